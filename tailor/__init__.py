@@ -1,0 +1,1 @@
+"""Tailor: personalization as a service (the `tailor` console script lives in `tailor.cli`)."""
