@@ -1,0 +1,1 @@
+"""Tailor personalization service (FastAPI): routes → orchestration → runtime/cache/DB."""

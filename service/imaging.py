@@ -1,0 +1,71 @@
+"""Safe image decoding for /predict and /refine: size limits before pixels are decoded.
+
+PIL reads only the header on ``Image.open``; we check width × height against the limit *then*
+decode, so a decompression bomb (a tiny PNG that inflates to gigapixels) costs nothing. Any
+decoding failure becomes a 400 problem naming the offending image, never a 500.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import io
+import warnings
+
+import numpy as np
+import torch
+from PIL import Image, UnidentifiedImageError
+
+from service.problems import Problem
+
+
+def decode_image(data: bytes, *, name: str, max_pixels: int, max_bytes: int) -> np.ndarray:
+    """Decode one encoded image to uint8 RGB ``(IMAGE_SIZE, IMAGE_SIZE, 3)``.
+
+    Raises:
+        Problem: 400 for empty, oversize, undecodable or bomb images.
+    """
+    from model_store.images import IMAGE_SIZE
+
+    if not data:
+        raise Problem(400, "invalid-image", f"{name}: empty image")
+    if len(data) > max_bytes:
+        raise Problem(400, "image-too-large", f"{name}: {len(data)} bytes > limit {max_bytes}")
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", Image.DecompressionBombWarning)
+            with Image.open(io.BytesIO(data)) as im:
+                w, h = im.size
+                if w * h > max_pixels or w <= 0 or h <= 0:
+                    raise Problem(
+                        400,
+                        "decompression-bomb",
+                        f"{name}: {w}x{h} = {w * h} pixels exceeds the limit of {max_pixels}",
+                    )
+                im = im.convert("RGB")
+                if im.size != (IMAGE_SIZE, IMAGE_SIZE):
+                    im = im.resize((IMAGE_SIZE, IMAGE_SIZE), Image.Resampling.BILINEAR)
+                return np.asarray(im, dtype=np.uint8).copy()
+    except Problem:
+        raise
+    except (Image.DecompressionBombError, Image.DecompressionBombWarning) as exc:
+        raise Problem(400, "decompression-bomb", f"{name}: {exc}") from None
+    except (UnidentifiedImageError, OSError, ValueError, SyntaxError) as exc:
+        raise Problem(400, "invalid-image", f"{name}: cannot decode image ({exc})") from None
+
+
+def decode_base64(text: str, *, name: str) -> bytes:
+    """Strict base64 (``data:`` URL prefix allowed); 400 when malformed."""
+    if text.startswith("data:") and "," in text:
+        text = text.split(",", 1)[1]
+    try:
+        return base64.b64decode(text, validate=True)
+    except (binascii.Error, ValueError):
+        raise Problem(400, "invalid-image", f"{name}: not valid base64") from None
+
+
+def to_batch(images: list[np.ndarray], device: torch.device) -> torch.Tensor:
+    """Normalise decoded images with the shared preprocessing (train/serve parity)."""
+    from model_store.images import to_tensor
+
+    return torch.stack([to_tensor(im) for im in images]).to(device)

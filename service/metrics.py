@@ -1,0 +1,62 @@
+"""Prometheus metrics, one registry per app so several apps (tests, workers) never collide.
+
+What to alert on: ``tailor_cache_errors_total{tier="redis"}`` rising (Redis down: requests
+still succeed by synthesizing, at higher latency), 5xx in ``tailor_request_seconds``, and
+``tailor_memory_cache_bytes`` pinned at its budget with a low hit rate (budget too small).
+"""
+
+from __future__ import annotations
+
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
+
+LATENCY_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)
+
+
+class Metrics:
+    """The service's collectors on a private registry."""
+
+    def __init__(self) -> None:
+        self.registry = CollectorRegistry()
+        r = self.registry
+        self.request_seconds = Histogram(
+            "tailor_request_seconds",
+            "HTTP request latency by route template, method and status",
+            ["route", "method", "status"],
+            buckets=LATENCY_BUCKETS,
+            registry=r,
+        )
+        self.synthesis_seconds = Histogram(
+            "tailor_synthesis_seconds",
+            "Time to synthesize one personalized model from the bases",
+            ["method"],
+            buckets=LATENCY_BUCKETS,
+            registry=r,
+        )
+        self.cache_requests = Counter(
+            "tailor_cache_requests_total",
+            "Cache lookups per tier and result (hit, miss, corrupt)",
+            ["tier", "result"],
+            registry=r,
+        )
+        self.cache_errors = Counter(
+            "tailor_cache_errors_total",
+            "Cache backend failures per tier (e.g. Redis unreachable)",
+            ["tier"],
+            registry=r,
+        )
+        self.memory_bytes = Gauge(
+            "tailor_memory_cache_bytes", "Bytes of ready models held in process", registry=r
+        )
+        self.memory_models = Gauge(
+            "tailor_memory_cache_models", "Ready models held in process", registry=r
+        )
+        self.redis_up = Gauge(
+            "tailor_redis_up", "1 if the last Redis call succeeded, 0 otherwise", registry=r
+        )
+        self.syntheses = Counter(
+            "tailor_syntheses_total", "Models synthesized (cache misses on every tier)", registry=r
+        )
+
+    def render(self) -> bytes:
+        """Prometheus text exposition of this registry."""
+        return generate_latest(self.registry)

@@ -1,0 +1,84 @@
+"""SQL registry tables (SQLAlchemy 2.0 declarative). Schema changes go through Alembic.
+
+The registry is the durable half of the cache: a personalized model's *recipe* is enough to
+rebuild its weights bit-identically on any replica after Redis evicts them, so the weights
+themselves never live in SQL.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+from sqlalchemy import JSON, DateTime, ForeignKey, Integer, String, Text, UniqueConstraint
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
+
+
+def utcnow() -> datetime:
+    """Timezone-aware now, so SQLite and PostgreSQL rows compare the same way."""
+    return datetime.now(UTC)
+
+
+class Base(DeclarativeBase):
+    """Declarative base; ``Base.metadata`` is Alembic's target."""
+
+
+class Artifact(Base):
+    """A model artifact version the service has served (kind ``taper``; adapters later)."""
+
+    __tablename__ = "artifacts"
+    __table_args__ = (UniqueConstraint("kind", "version", name="uq_artifacts_kind_version"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    kind: Mapped[str] = mapped_column(String(32))
+    version: Mapped[str] = mapped_column(String(64))
+    manifest_sha256: Mapped[str] = mapped_column(String(64))
+    metrics: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
+    registered_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+
+
+class Client(Base):
+    """An API consumer (an app, a hospital, a device fleet); federated clients reuse this row."""
+
+    __tablename__ = "clients"
+
+    id: Mapped[str] = mapped_column(String(64), primary_key=True)
+    name: Mapped[str] = mapped_column(String(200))
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+
+
+class ApiKey(Base):
+    """A client's API key, stored only as a salted hash; ``key_id`` is the public lookup half."""
+
+    __tablename__ = "api_keys"
+
+    key_id: Mapped[str] = mapped_column(String(32), primary_key=True)
+    client_id: Mapped[str] = mapped_column(ForeignKey("clients.id", ondelete="CASCADE"), index=True)
+    salt: Mapped[str] = mapped_column(String(64))
+    secret_hash: Mapped[str] = mapped_column(String(128))
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    revoked_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+
+
+class PersonalizedModel(Base):
+    """A personalized model's recipe: everything that determines its weights, plus their sha256.
+
+    ``id`` is a prefix of ``recipe_key`` (sha256 of the canonical recipe JSON), so the same
+    request always maps to the same model id on every replica.
+    """
+
+    __tablename__ = "personalized_models"
+
+    id: Mapped[str] = mapped_column(String(32), primary_key=True)
+    recipe_key: Mapped[str] = mapped_column(String(64), unique=True)
+    kind: Mapped[str] = mapped_column(String(32))
+    method: Mapped[str] = mapped_column(String(32))
+    artifact_version: Mapped[str] = mapped_column(String(64), index=True)
+    recipe: Mapped[dict[str, Any]] = mapped_column(JSON)
+    mixers: Mapped[list[list[float]] | None] = mapped_column(JSON, nullable=True)
+    description: Mapped[str | None] = mapped_column(Text, nullable=True)
+    parent_id: Mapped[str | None] = mapped_column(String(32), nullable=True)
+    weights_sha256: Mapped[str | None] = mapped_column(String(64), nullable=True)
+    weights_bytes: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    created_by: Mapped[str | None] = mapped_column(String(64), nullable=True)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)

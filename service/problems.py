@@ -1,0 +1,120 @@
+"""RFC 7807 problem details for every error the service returns.
+
+Handlers cover our own :class:`Problem`, Starlette's HTTP errors (unknown routes, 405s),
+FastAPI's request validation and anything unexpected (500 without internals), so a client only
+ever has to parse ``application/problem+json``.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from fastapi import FastAPI, Request
+from fastapi.encoders import jsonable_encoder
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from starlette.exceptions import HTTPException as StarletteHTTPException
+
+log = logging.getLogger(__name__)
+MEDIA_TYPE = "application/problem+json"
+TYPE_BASE = "https://tailor.dev/problems/"
+
+_TITLES = {
+    400: "Bad request",
+    401: "Unauthorized",
+    403: "Forbidden",
+    404: "Not found",
+    405: "Method not allowed",
+    406: "Not acceptable",
+    409: "Conflict",
+    413: "Payload too large",
+    415: "Unsupported media type",
+    422: "Unprocessable request",
+    429: "Too many requests",
+    500: "Internal server error",
+    501: "Not implemented",
+    503: "Service unavailable",
+}
+
+
+class Problem(Exception):
+    """An error to report as problem JSON.
+
+    Args:
+        status: HTTP status code.
+        slug: short machine-readable type, appended to ``TYPE_BASE``.
+        detail: human-readable explanation specific to this occurrence.
+        title: short summary; defaults to the status phrase.
+        headers: extra response headers (``WWW-Authenticate``, ``Retry-After``).
+        extra: RFC 7807 extension members (e.g. ``suggestions``).
+    """
+
+    def __init__(
+        self,
+        status: int,
+        slug: str,
+        detail: str,
+        *,
+        title: str | None = None,
+        headers: dict[str, str] | None = None,
+        **extra: Any,
+    ) -> None:
+        super().__init__(detail)
+        self.status, self.slug, self.detail = status, slug, detail
+        self.title = title or _TITLES.get(status, "Error")
+        self.headers = headers or {}
+        self.extra = extra
+
+
+def problem_response(request: Request, problem: Problem) -> JSONResponse:
+    """Render a :class:`Problem` as ``application/problem+json``."""
+    body = {
+        "type": TYPE_BASE + problem.slug,
+        "title": problem.title,
+        "status": problem.status,
+        "detail": problem.detail,
+        "instance": request.url.path,
+        **jsonable_encoder(problem.extra),
+    }
+    return JSONResponse(body, problem.status, headers=problem.headers, media_type=MEDIA_TYPE)
+
+
+async def _on_problem(request: Request, exc: Exception) -> JSONResponse:
+    assert isinstance(exc, Problem)
+    return problem_response(request, exc)
+
+
+async def _on_http(request: Request, exc: Exception) -> JSONResponse:
+    assert isinstance(exc, StarletteHTTPException)
+    slug = {404: "not-found", 405: "method-not-allowed"}.get(exc.status_code, "http-error")
+    detail = exc.detail if isinstance(exc.detail, str) else _TITLES.get(exc.status_code, "")
+    if exc.status_code == 404 and detail == "Not Found":
+        detail = f"no route matches {request.method} {request.url.path}"
+    headers = dict(exc.headers or {})
+    return problem_response(request, Problem(exc.status_code, slug, detail, headers=headers))
+
+
+async def _on_validation(request: Request, exc: Exception) -> JSONResponse:
+    assert isinstance(exc, RequestValidationError)
+    errors = [
+        {"loc": list(e.get("loc", ())), "msg": str(e.get("msg", "")), "type": e.get("type", "")}
+        for e in exc.errors()
+    ]
+    detail = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in errors)
+    return problem_response(request, Problem(422, "validation-error", detail, errors=errors))
+
+
+async def _on_unexpected(request: Request, exc: Exception) -> JSONResponse:
+    log.exception("unhandled error on %s %s", request.method, request.url.path)
+    return problem_response(
+        request, Problem(500, "internal-error", "an unexpected error occurred; it has been logged")
+    )
+
+
+def install(app: FastAPI) -> None:
+    """Register every handler on ``app``."""
+    app.add_exception_handler(Problem, _on_problem)
+    app.add_exception_handler(StarletteHTTPException, _on_http)
+    app.add_exception_handler(RequestValidationError, _on_validation)
+    app.add_exception_handler(Exception, _on_unexpected)

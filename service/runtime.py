@@ -1,0 +1,147 @@
+"""Loaded artifacts on the runtime device, and the in-process LRU of ready nn.Modules.
+
+The LRU is bounded in *bytes* (parameters + buffers), not entries: a ResNet-18 is ~45 MB in
+fp32, so an entry count says nothing about memory. Modules are built on the meta device and
+filled with ``load_state_dict(assign=True)``, which skips torchvision's random init (tens of ms
+per model) and copies nothing.
+"""
+
+from __future__ import annotations
+
+import functools
+import io
+import logging
+import threading
+from collections import OrderedDict
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+import torch
+from safetensors.torch import load as st_load
+from safetensors.torch import save as st_save
+from torch import nn
+
+from service.metrics import Metrics
+
+log = logging.getLogger(__name__)
+
+
+def module_nbytes(module: nn.Module) -> int:
+    """Bytes held by a module's parameters and buffers."""
+    tensors = list(module.parameters()) + list(module.buffers())
+    return sum(t.numel() * t.element_size() for t in tensors)
+
+
+def build_module(state: Mapping[str, torch.Tensor], device: torch.device) -> nn.Module:
+    """A stock torchvision ResNet-18 holding ``state`` (strict), in eval mode, on ``device``."""
+    from model_store.resnet import build_resnet18
+
+    num_classes = state["fc.weight"].shape[0]
+    with torch.device("meta"):
+        model = build_resnet18(num_classes)
+    model.load_state_dict({k: v.to(device) for k, v in state.items()}, strict=True, assign=True)
+    return model.eval()
+
+
+def serialize(state: Mapping[str, torch.Tensor], dtype: str = "fp32") -> bytes:
+    """Deterministic safetensors bytes of a state dict (fp16 casts floating tensors only)."""
+    out = {}
+    for name, t in state.items():
+        t = t.detach().to("cpu")
+        if dtype == "fp16" and t.is_floating_point():
+            t = t.to(torch.float16)
+        out[name] = t.contiguous()
+    return st_save(out)
+
+
+def deserialize(payload: bytes) -> dict[str, torch.Tensor]:
+    """Inverse of :func:`serialize`."""
+    return st_load(payload)
+
+
+@dataclass
+class _Entry:
+    module: nn.Module
+    nbytes: int
+
+
+class ModuleLRU:
+    """Thread-safe LRU of ready modules, bounded in bytes; evicts least recently used first.
+
+    Args:
+        capacity_bytes: budget; a single model larger than it is served but not kept.
+        metrics: ``tailor_memory_cache_*`` gauges and hit/miss counters.
+    """
+
+    TIER = "memory"
+
+    def __init__(self, capacity_bytes: int, metrics: Metrics) -> None:
+        self.capacity_bytes, self.metrics = capacity_bytes, metrics
+        self._items: OrderedDict[str, _Entry] = OrderedDict()
+        self._bytes = 0
+        self._lock = threading.Lock()
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes currently held."""
+        return self._bytes
+
+    def __contains__(self, key: str) -> bool:
+        return key in self._items
+
+    def get(self, key: str) -> nn.Module | None:
+        """The module for ``key`` (marking it recently used), or None."""
+        with self._lock:
+            entry = self._items.get(key)
+            if entry is not None:
+                self._items.move_to_end(key)
+        result = "hit" if entry else "miss"
+        self.metrics.cache_requests.labels(self.TIER, result).inc()
+        return entry.module if entry else None
+
+    def put(self, key: str, module: nn.Module) -> None:
+        """Insert (or refresh) ``key`` and evict until the byte budget holds."""
+        size = module_nbytes(module)
+        if size > self.capacity_bytes:
+            log.warning("model %s (%d B) exceeds the memory budget; not cached", key, size)
+            return
+        with self._lock:
+            old = self._items.pop(key, None)
+            self._bytes -= old.nbytes if old else 0
+            self._items[key] = _Entry(module, size)
+            self._bytes += size
+            while self._bytes > self.capacity_bytes:
+                _, evicted = self._items.popitem(last=False)
+                self._bytes -= evicted.nbytes
+            self._publish()
+
+    def pop(self, key: str) -> None:
+        """Evict one key."""
+        with self._lock:
+            entry = self._items.pop(key, None)
+            self._bytes -= entry.nbytes if entry else 0
+            self._publish()
+
+    def clear(self) -> None:
+        """Evict everything."""
+        with self._lock:
+            self._items.clear()
+            self._bytes = 0
+            self._publish()
+
+    def _publish(self) -> None:
+        self.metrics.memory_bytes.set(self._bytes)
+        self.metrics.memory_models.set(len(self._items))
+
+
+@functools.lru_cache(maxsize=4)
+def load_text_encoder(path: str | None, device: str):
+    """Load the text encoder once per process (read-only, so apps in one process share it)."""
+    from model_store.text import TextEncoder
+
+    return TextEncoder(path, device=device)
+
+
+def buffer_bytes(payload: bytes) -> io.BytesIO:
+    """A seekable view of bytes (for streaming responses)."""
+    return io.BytesIO(payload)
