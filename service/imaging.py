@@ -66,6 +66,6 @@ def decode_base64(text: str, *, name: str) -> bytes:
 
 def to_batch(images: list[np.ndarray], device: torch.device) -> torch.Tensor:
     """Normalise decoded images with the shared preprocessing (train/serve parity)."""
-    from model_store.images import to_tensor
+    from model_store.images import normalize_batch
 
-    return torch.stack([to_tensor(im) for im in images]).to(device)
+    return normalize_batch(np.stack(images)).to(device)

@@ -36,6 +36,7 @@ _TITLES = {
     501: "Not implemented",
     503: "Service unavailable",
 }
+_SLUGS = {404: "not-found", 405: "method-not-allowed", 413: "payload-too-large"}
 
 
 class Problem(Exception):
@@ -87,7 +88,7 @@ async def _on_problem(request: Request, exc: Exception) -> JSONResponse:
 
 async def _on_http(request: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, StarletteHTTPException)
-    slug = {404: "not-found", 405: "method-not-allowed"}.get(exc.status_code, "http-error")
+    slug = _SLUGS.get(exc.status_code, "http-error")
     detail = exc.detail if isinstance(exc.detail, str) else _TITLES.get(exc.status_code, "")
     if exc.status_code == 404 and detail == "Not Found":
         detail = f"no route matches {request.method} {request.url.path}"

@@ -9,12 +9,15 @@ per model) and copies nothing.
 from __future__ import annotations
 
 import functools
+import hashlib
 import io
 import logging
 import threading
 from collections import OrderedDict
 from collections.abc import Mapping
 from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
 
 import torch
 from safetensors.torch import load as st_load
@@ -145,3 +148,115 @@ def load_text_encoder(path: str | None, device: str):
 def buffer_bytes(payload: bytes) -> io.BytesIO:
     """A seekable view of bytes (for streaming responses)."""
     return io.BytesIO(payload)
+
+
+def resolve_version(store: Path, kind: str, version: str) -> str:
+    """Turn ``latest`` into the concrete version named by ``<store>/<kind>/LATEST``."""
+    if version != "latest":
+        return version
+    latest = Path(store) / kind / "LATEST"
+    if not latest.exists():
+        raise FileNotFoundError(
+            f"no {kind} artifact in {store} ({latest} missing): train one with "
+            f"`tailor train {kind}` or point TAILOR_STORE_DIR at a store"
+        )
+    return latest.read_text().strip()
+
+
+class Runtime:
+    """The loaded TAPER artifact on the runtime device, the text encoder, and the module LRU.
+
+    Args:
+        bundle: ``model_store.taper.TaperBundle``.
+        version: concrete artifact version (part of every recipe).
+        manifest_sha256: digest of the artifact's manifest (recorded in the registry).
+        device: where models run (CUDA when present).
+        lru: byte-bounded cache of ready modules.
+    """
+
+    def __init__(self, *, bundle, version: str, manifest_sha256: str, device, lru) -> None:
+        self.bundle, self.version, self.manifest_sha256 = bundle, version, manifest_sha256
+        self.device, self.lru = device, lru
+        self.catalogue: dict[str, Any] = bundle.catalogue
+        self.class_names = [c["name"] for c in self.catalogue["classes"]]
+        self.domains: list[str] = list(self.catalogue.get("domains", []))
+
+    @classmethod
+    def load(cls, settings, metrics: Metrics) -> Runtime:
+        """Load the configured artifact once onto ``pick_device(settings.device)``."""
+        from model_store.taper import load_taper
+
+        from model_store.device import pick_device
+
+        device = pick_device(settings.device)
+        version = resolve_version(settings.store_dir, "taper", settings.artifact_version)
+        bundle = load_taper(settings.store_dir, version, device=device)
+        manifest = Path(settings.store_dir) / "taper" / version / "manifest.json"
+        digest = hashlib.sha256(manifest.read_bytes()).hexdigest()
+        lru = ModuleLRU(settings.memory_cache_bytes, metrics)
+        log.info("loaded taper artifact %s on %s", version, device)
+        return cls(bundle=bundle, version=version, manifest_sha256=digest, device=device, lru=lru)
+
+    @property
+    def metrics(self) -> dict[str, Any]:
+        """The artifact's own evaluation (``taper``/``selection`` accuracy, default method)."""
+        return dict(self.bundle.metrics or {})
+
+    @property
+    def default_method(self) -> str:
+        """Whichever method the artifact's evaluation found more accurate."""
+        method = self.metrics.get("default_method")
+        if method in ("taper", "selection"):
+            return method
+        acc = {m: self.method_accuracy(m) for m in ("taper", "selection")}
+        return "selection" if (acc["selection"] or 0) > (acc["taper"] or 0) else "taper"
+
+    def method_accuracy(self, method: str) -> float | None:
+        """Evaluation accuracy of ``method`` recorded in the artifact, if any."""
+        value = (self.metrics.get(method) or {}).get("acc")
+        return float(value) if value is not None else None
+
+    def recipe(
+        self,
+        class_indices: list[int],
+        *,
+        domain: str | None,
+        method: str,
+        class_weights: list[float] | None = None,
+    ) -> dict[str, Any]:
+        """Everything that determines a model's weights (hashed into its id)."""
+        classes = self.catalogue["classes"]
+        prompts = [list(classes[i].get("prompts") or [classes[i]["name"]]) for i in class_indices]
+        return {
+            "kind": "taper",
+            "artifact_version": self.version,
+            "method": method,
+            "classes": [self.class_names[i] for i in class_indices],
+            "class_indices": list(class_indices),
+            "domain": domain,
+            "class_weights": class_weights,
+            "embedded_text": prompts if method == "taper" else None,
+        }
+
+    def mixers_for_recipe(self, recipe: dict[str, Any]) -> list[list[float]] | None:
+        """Block-wise mixer coefficients (4 × Q) of a recipe; None for classifier selection."""
+        if recipe["method"] != "taper":
+            return None
+        with torch.inference_mode():
+            mixers = self.bundle.mixers_for(self._task_embedding(recipe))
+        return [[round(float(v), 6) for v in row] for row in mixers.cpu().tolist()]
+
+    def synthesize(self, recipe: dict[str, Any]) -> tuple[dict[str, torch.Tensor], Any]:
+        """Deterministically build the state dict a recipe describes."""
+        idx, domain, method = recipe["class_indices"], recipe["domain"], recipe["method"]
+        with torch.inference_mode():
+            if recipe.get("class_weights") is None:
+                return self.bundle.personalize(idx, domain=domain, method=method)
+            mixers = self.bundle.mixers_for(self._task_embedding(recipe))
+            return self.bundle.synthesize_from_mixers(mixers, idx), mixers
+
+    def _task_embedding(self, recipe: dict[str, Any]):
+        """Task embedding, weighted by ``class_weights`` when present (refinement)."""
+        return self.bundle.task_embedding(
+            recipe["class_indices"], domain=recipe["domain"], weights=recipe.get("class_weights")
+        )

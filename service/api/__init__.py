@@ -1,0 +1,1 @@
+"""HTTP layer: thin route handlers over the orchestration module."""

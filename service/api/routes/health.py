@@ -1,0 +1,46 @@
+"""Unauthenticated operational routes: liveness, readiness, Prometheus metrics."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter, Request, Response
+from fastapi.responses import JSONResponse
+from prometheus_client import CONTENT_TYPE_LATEST
+from sqlalchemy import text
+from starlette.concurrency import run_in_threadpool
+
+router = APIRouter(tags=["health"])
+
+
+@router.get("/healthz")
+def healthz():
+    """Liveness: the process answers."""
+    return {"status": "ok"}
+
+
+@router.get("/readyz")
+async def readyz(request: Request):
+    """Readiness: artifact loaded and the database reachable (Redis is optional: reported)."""
+    state = request.app.state
+
+    def check() -> dict:
+        checks: dict[str, str] = {"artifact": state.personalizer.runtime.version}
+        try:
+            with state.engine.connect() as conn:
+                conn.execute(text("SELECT 1"))
+            checks["database"] = "ok"
+        except Exception as exc:  # noqa: BLE001 - any DB failure means not ready
+            checks["database"] = f"error: {type(exc).__name__}"
+        redis = state.personalizer.redis
+        checks["redis"] = "disabled" if redis is None else ("ok" if redis.ping() else "down")
+        return checks
+
+    checks = await run_in_threadpool(check)
+    ready = checks["database"] == "ok"
+    return JSONResponse({"status": "ready" if ready else "not-ready", "checks": checks},
+                        status_code=200 if ready else 503)  # fmt: skip
+
+
+@router.get("/metrics")
+def metrics(request: Request):
+    """Prometheus exposition."""
+    return Response(request.app.state.metrics.render(), media_type=CONTENT_TYPE_LATEST)

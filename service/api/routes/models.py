@@ -1,0 +1,92 @@
+"""Personalized models: metadata, weight download, prediction, refinement."""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+from typing import Annotated, Literal
+
+from fastapi import APIRouter, Header, Path, Request, Response
+from fastapi.responses import StreamingResponse
+from starlette.concurrency import run_in_threadpool
+
+from service.api.deps import PersonalizerDep, PrincipalDep, SettingsDep
+from service.api.inputs import IMAGES_BODY, decode_batch, read_images
+from service.problems import Problem
+from service.schemas import ModelPublic, PredictResponse, RefineResponse
+
+router = APIRouter(prefix="/models", tags=["models"])
+ModelId = Annotated[str, Path(pattern=r"^[0-9a-f]{32}$", description="model id (32 hex)")]
+CHUNK = 1 << 20
+
+
+@router.get("/{model_id}", response_model=ModelPublic)
+def get_model(model_id: ModelId, p: PersonalizerDep, principal: PrincipalDep):
+    """Metadata of a personalized model."""
+    return p.public(p.get(model_id))
+
+
+def _etag_matches(header: str | None, etag: str) -> bool:
+    if not header:
+        return False
+    tags = [t.strip().removeprefix("W/") for t in header.split(",")]
+    return "*" in tags or etag in tags
+
+
+@router.get("/{model_id}/weights", responses={200: {"content": {"application/octet-stream": {}}}})
+def get_weights(
+    model_id: ModelId,
+    p: PersonalizerDep,
+    principal: PrincipalDep,
+    dtype: Literal["fp32", "fp16"] = "fp32",
+    format: Literal["safetensors", "onnx"] = "safetensors",
+    if_none_match: Annotated[str | None, Header()] = None,
+):
+    """Download weights (safetensors; loads into torchvision resnet18(num_classes=k))."""
+    row = p.get(model_id)
+    if format == "onnx":
+        missing = importlib.util.find_spec("onnx") is None
+        reason = "the onnx package is not installed" if missing else "not implemented yet"
+        raise Problem(501, "onnx-unavailable", f"ONNX export is unavailable: {reason}; "
+                      "download safetensors instead")  # fmt: skip
+    if (
+        dtype == "fp32"
+        and row.weights_sha256
+        and _etag_matches(if_none_match, f'"{row.weights_sha256}"')
+    ):
+        return Response(status_code=304, headers={"ETag": f'"{row.weights_sha256}"'})
+    payload = p.weights(row, dtype)
+    etag = f'"{hashlib.sha256(payload).hexdigest()}"'
+    headers = {"ETag": etag, "Cache-Control": "private, max-age=31536000, immutable"}
+    if _etag_matches(if_none_match, etag):
+        return Response(status_code=304, headers=headers)
+    headers["Content-Disposition"] = f'attachment; filename="tailor-{model_id}-{dtype}.safetensors"'
+    headers["Content-Length"] = str(len(payload))
+    view = memoryview(payload)
+    chunks = (bytes(view[i : i + CHUNK]) for i in range(0, len(view), CHUNK))
+    return StreamingResponse(chunks, media_type="application/octet-stream", headers=headers)
+
+
+@router.post("/{model_id}/predict", response_model=PredictResponse, openapi_extra=IMAGES_BODY)
+async def predict(
+    model_id: ModelId, request: Request, p: PersonalizerDep, principal: PrincipalDep,
+    settings: SettingsDep,
+):  # fmt: skip
+    """Top-k labels among the model's classes for a batch of images."""
+    row = await run_in_threadpool(p.get, model_id)
+    raw, names, top_k = await read_images(request, settings)
+    batch = await decode_batch(raw, names, settings, p.runtime.device)
+    predictions = await run_in_threadpool(p.predict, row, batch, top_k)
+    return PredictResponse(model_id=model_id, predictions=predictions)
+
+
+@router.post("/{model_id}/refine", response_model=RefineResponse, openapi_extra=IMAGES_BODY)
+async def refine(
+    model_id: ModelId, request: Request, p: PersonalizerDep, principal: PrincipalDep,
+    settings: SettingsDep,
+):  # fmt: skip
+    """Self-improvement from unlabeled images: pseudo-labels define a new model."""
+    row = await run_in_threadpool(p.get, model_id)
+    raw, names, _ = await read_images(request, settings)
+    batch = await decode_batch(raw, names, settings, p.runtime.device)
+    return await run_in_threadpool(p.refine, row, batch, principal)

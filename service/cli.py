@@ -1,0 +1,124 @@
+"""Service commands for the ``tailor`` console script (mounted by ``tailor/cli.py``).
+
+``serve`` runs uvicorn; ``migrate`` runs ``alembic upgrade head``; ``keys create`` writes a
+client key straight into the registry (the admin HTTP route does the same remotely);
+``personalize`` and ``predict`` call a running server through :mod:`service.client`.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+app = typer.Typer(help="Personalization service.", no_args_is_help=True)
+keys_app = typer.Typer(help="API keys.", no_args_is_help=True)
+app.add_typer(keys_app, name="keys")
+
+UrlOpt = Annotated[str | None, typer.Option(help="server URL (default $TAILOR_URL)")]
+KeyOpt = Annotated[str | None, typer.Option(help="API key (default $TAILOR_API_KEY)")]
+
+
+@app.command()
+def serve(
+    host: str = "127.0.0.1",
+    port: int = 8000,
+    workers: int = 1,
+    print_examples: Annotated[bool, typer.Option(help="print curl examples first")] = False,
+) -> None:
+    """Run the API under uvicorn (settings from TAILOR_* environment variables)."""
+    import uvicorn
+
+    if print_examples:
+        _print_examples(f"http://{host}:{port}")
+    uvicorn.run("service.main:create_app", factory=True, host=host, port=port, workers=workers)
+
+
+@app.command()
+def migrate() -> None:
+    """Bring the SQL registry to the newest schema (alembic upgrade head)."""
+    from service import db
+    from service.settings import Settings
+
+    url = Settings().database_url
+    db.upgrade(url)
+    typer.echo(f"schema at {db.head_revision(url)} ({url.split('@')[-1]})")
+
+
+@keys_app.command("create")
+def keys_create(
+    name: Annotated[str, typer.Option(help="name of a new client")] = "client",
+    client_id: Annotated[str | None, typer.Option(help="add a key to this client")] = None,
+) -> None:
+    """Create a client key in the registry and print it (shown only once)."""
+    from sqlalchemy.orm import Session
+
+    from service import crud, db
+    from service.settings import Settings
+
+    engine = db.prepare_database(Settings().database_url, migrate=True)
+    with Session(engine, expire_on_commit=False) as s, s.begin():
+        client = crud.get_client(s, client_id=client_id) if client_id else None
+        if client_id and client is None:
+            raise typer.BadParameter(f"no client {client_id!r}", param_hint="--client-id")
+        client = client or crud.create_client(s, name=name)
+        row, plaintext = crud.create_api_key(s, client_id=client.id)
+    engine.dispose()
+    typer.echo(json.dumps({"client_id": client.id, "key_id": row.key_id, "key": plaintext}))
+
+
+@app.command()
+def personalize(
+    description: Annotated[str, typer.Argument(help='e.g. "classify cats and dogs"')],
+    domain: str | None = None,
+    method: str | None = None,
+    url: UrlOpt = None,
+    key: KeyOpt = None,
+) -> None:
+    """Ask a running server for a personalized model; prints its JSON."""
+    from service.client import TailorClient, TailorError
+
+    with TailorClient(url, key) as client:
+        try:
+            result = client.personalize(description=description, domain=domain, method=method)
+        except TailorError as exc:
+            typer.echo(json.dumps(exc.problem, indent=2), err=True)
+            raise typer.Exit(1) from None
+    typer.echo(json.dumps(result, indent=2))
+
+
+@app.command()
+def predict(
+    model_id: str,
+    images: Annotated[list[Path], typer.Argument(exists=True, dir_okay=False)],
+    top_k: int = 1,
+    url: UrlOpt = None,
+    key: KeyOpt = None,
+) -> None:
+    """Classify image files with a personalized model on a running server."""
+    from service.client import TailorClient, TailorError
+
+    with TailorClient(url, key) as client:
+        try:
+            result = client.predict(model_id, list(images), top_k=top_k)
+        except TailorError as exc:
+            typer.echo(json.dumps(exc.problem, indent=2), err=True)
+            raise typer.Exit(1) from None
+    typer.echo(json.dumps(result, indent=2))
+
+
+def _print_examples(base: str) -> None:
+    auth = '-H "Authorization: Bearer $TAILOR_API_KEY"'
+    lines = [
+        f"Tailor API on {base}  (OpenAPI docs: {base}/docs)",
+        "  export TAILOR_API_KEY=$(tailor keys create --name demo | "
+        "python -c 'import json,sys; print(json.load(sys.stdin)[\"key\"])')",
+        f"  curl -s {auth} -H 'content-type: application/json' \\",
+        f'       -d \'{{"description": "classify cats, dogs and horses"}}\' {base}/v1/personalize',
+        f"  curl -s {auth} -o model.safetensors {base}/v1/models/<id>/weights",
+        f"  curl -s {auth} -F files=@image.png {base}/v1/models/<id>/predict",
+        f"  curl -s {base}/readyz; curl -s {base}/metrics | head",
+    ]
+    typer.echo("\n".join(lines))

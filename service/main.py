@@ -1,0 +1,97 @@
+"""App factory: ``create_app(settings)`` with a lifespan that owns every long-lived resource.
+
+The lifespan loads the TAPER artifact once onto the runtime device, brings the database schema to
+Alembic head (or refuses an old one), connects Redis when configured, records the artifact in the
+registry, and closes everything on shutdown. Routes reach these through ``app.state``.
+"""
+
+from __future__ import annotations
+
+import logging
+from contextlib import asynccontextmanager
+
+from fastapi import APIRouter, FastAPI
+from sqlalchemy.orm import sessionmaker
+from starlette.concurrency import run_in_threadpool
+
+from service import crud, db, problems
+from service.api.routes import admin, health, models, personalize
+from service.metrics import Metrics
+from service.middleware import BodyLimitMiddleware, MetricsMiddleware
+from service.personalization import Personalizer
+from service.resolution import ClassResolver
+from service.runtime import Runtime, load_text_encoder
+from service.settings import Settings
+from service.weight_cache import RedisWeightCache
+
+log = logging.getLogger(__name__)
+
+
+def _start(app: FastAPI, settings: Settings) -> None:
+    """Blocking start-up work (run in a thread so the event loop stays responsive)."""
+    metrics: Metrics = app.state.metrics
+    engine = db.prepare_database(settings.database_url, migrate=settings.migrate_on_start)
+    app.state.engine = engine
+    app.state.sessions = sessionmaker(engine, expire_on_commit=False)
+    runtime = Runtime.load(settings, metrics)
+    with app.state.sessions.begin() as s:
+        crud.register_artifact(
+            s, kind="taper", version=runtime.version,
+            manifest_sha256=runtime.manifest_sha256, metrics=runtime.metrics,
+        )  # fmt: skip
+    encoder = load_text_encoder(settings.text_encoder, "cpu")
+    resolver = ClassResolver(runtime.catalogue, encoder, settings.match_threshold)
+    redis = None
+    if settings.redis_url:
+        redis = RedisWeightCache(
+            settings.redis_url, metrics, ttl_s=settings.redis_ttl_s,
+            retry_s=settings.redis_retry_s, timeout_s=settings.redis_timeout_s,
+        )  # fmt: skip
+        if not redis.ping():
+            log.warning("redis at %s is not reachable; starting without it", settings.redis_url)
+    app.state.personalizer = Personalizer(
+        runtime=runtime, sessions=app.state.sessions, redis=redis, metrics=metrics,
+        resolver=resolver, public_url=settings.public_url,
+    )  # fmt: skip
+
+
+def _stop(app: FastAPI) -> None:
+    personalizer = getattr(app.state, "personalizer", None)
+    if personalizer is not None:
+        if personalizer.redis is not None:
+            personalizer.redis.close()
+        personalizer.runtime.lru.clear()
+    engine = getattr(app.state, "engine", None)
+    if engine is not None:
+        engine.dispose()
+
+
+def create_app(settings: Settings | None = None) -> FastAPI:
+    """Build the FastAPI app for ``settings`` (defaults: ``Settings()`` from the environment)."""
+    settings = settings or Settings()
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI):
+        await run_in_threadpool(_start, app, settings)
+        try:
+            yield
+        finally:
+            await run_in_threadpool(_stop, app)
+
+    app = FastAPI(
+        title="Tailor",
+        version="0.1.0",
+        summary="Personalized ResNet-18s synthesized from a task description, no training.",
+        lifespan=lifespan,
+    )
+    app.state.settings = settings
+    app.state.metrics = Metrics()
+    problems.install(app)
+    v1 = APIRouter(prefix="/v1")
+    for module in (personalize, models, admin):
+        v1.include_router(module.router)
+    app.include_router(v1)
+    app.include_router(health.router)
+    app.add_middleware(BodyLimitMiddleware, limit=settings.max_body_bytes)
+    app.add_middleware(MetricsMiddleware, metrics=app.state.metrics)
+    return app

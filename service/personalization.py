@@ -1,0 +1,253 @@
+"""Orchestration: the one place where the SQL registry, the weight caches and the runtime meet.
+
+Lookup order for a model's weights: in-process LRU (ready module) → Redis (verified bytes) →
+synthesis from the recipe (deterministic, so the result is bit-identical on every replica).
+Identical concurrent requests share one lookup via single-flight.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import time
+from typing import Any
+
+import numpy as np
+import torch
+from sqlalchemy.orm import sessionmaker
+from torch import nn
+
+from service import crud
+from service import runtime as rt
+from service.auth import Principal
+from service.metrics import Metrics
+from service.models import PersonalizedModel
+from service.problems import Problem
+from service.resolution import ClassResolver, Match
+from service.schemas import ModelPublic, PersonalizeCreate, Prediction, Resolution
+from service.singleflight import SingleFlight
+from service.weight_cache import RedisWeightCache
+
+log = logging.getLogger(__name__)
+
+
+def recipe_key(recipe: dict[str, Any]) -> str:
+    """sha256 of the canonical JSON of everything that determines the weights."""
+    canonical = json.dumps(recipe, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
+    return hashlib.sha256(canonical.encode()).hexdigest()
+
+
+class Personalizer:
+    """Serves personalization, weights, prediction and refinement.
+
+    Args:
+        runtime: loaded artifact, encoder, device and module LRU.
+        sessions: SQLAlchemy session factory (``expire_on_commit=False``).
+        redis: the Redis tier, or None for in-process only.
+        metrics: Prometheus collectors.
+        resolver: phrase → class matcher over the artifact's catalogue.
+        public_url: prefix for the URLs returned to clients.
+    """
+
+    def __init__(
+        self,
+        *,
+        runtime: rt.Runtime,
+        sessions: sessionmaker,
+        redis: RedisWeightCache | None,
+        metrics: Metrics,
+        resolver: ClassResolver,
+        public_url: str = "",
+    ) -> None:
+        self.runtime, self.sessions, self.redis = runtime, sessions, redis
+        self.metrics, self.resolver, self.public_url = metrics, resolver, public_url.rstrip("/")
+        self._flight: SingleFlight[tuple[nn.Module, str]] = SingleFlight()
+
+    # ---- requests -------------------------------------------------------------------------
+
+    def personalize(self, req: PersonalizeCreate, principal: Principal) -> dict[str, Any]:
+        """Resolve, build (or find) the model, record its recipe, describe it."""
+        if req.client_id is not None:
+            return self._client_model(req.client_id)
+        matches, domain = self._resolve(req)
+        method = req.method or self.runtime.default_method
+        indices = [m.index for m in matches]
+        recipe = self.runtime.recipe(indices, domain=domain, method=method)
+        row = self._register(recipe, description=req.description, principal=principal)
+        _, tier = self.ensure(row)
+        resolution = [
+            Resolution(
+                phrase=m.phrase,
+                name=m.name,
+                index=m.index,
+                score=m.score,
+                did_you_mean=m.suggestions,
+            )  # fmt: skip
+            for m in matches
+        ]
+        return {**self.public(row).model_dump(), "resolution": resolution, "cache": tier}
+
+    def get(self, model_id: str) -> PersonalizedModel:
+        """The recipe row, or a 404 problem."""
+        with self.sessions() as s:
+            row = crud.get_model(s, model_id=model_id)
+        if row is None:
+            raise Problem(404, "model-not-found", f"no personalized model with id {model_id!r}")
+        return row
+
+    def weights(self, row: PersonalizedModel, dtype: str) -> bytes:
+        """Safetensors bytes of the model (fp32 from Redis when present; fp16 converted)."""
+        if dtype == "fp32" and self.redis is not None:
+            payload = self.redis.get(row.recipe_key)
+            if payload is not None:
+                return payload
+        module, _ = self.ensure(row)
+        payload = rt.serialize(module.state_dict(), dtype)
+        if dtype == "fp32":
+            self._store(row, payload)
+        return payload
+
+    def predict(self, row: PersonalizedModel, batch: torch.Tensor, top_k: int):
+        """Top-k labels with probabilities among the model's classes, per image."""
+        probs = self._probabilities(row, batch)
+        names = row.recipe["classes"]
+        k = min(top_k, len(names))
+        values, indices = probs.topk(k, dim=1)
+        return [
+            [
+                Prediction(label=names[i], probability=round(float(p), 6))
+                for p, i in zip(pv, iv, strict=True)
+            ]
+            for pv, iv in zip(values.tolist(), indices.tolist(), strict=True)
+        ]
+
+    def refine(self, row: PersonalizedModel, batch: torch.Tensor, principal: Principal):
+        """Self-improvement (TAPER §5.2): pseudo-label → weighted task description → new model.
+
+        The new model keeps the task's classes (so the app's output space does not change) and
+        re-predicts the mixers from the class embeddings weighted by pseudo-label frequency.
+        """
+        if row.kind != "taper":
+            raise Problem(409, "not-refinable", f"model {row.id} is a {row.kind!r} model")
+        labels = self._probabilities(row, batch).argmax(dim=1)
+        names = row.recipe["classes"]
+        counts = np.bincount(labels.cpu().numpy(), minlength=len(names))
+        weights = [round(float(c) / len(labels), 6) for c in counts]
+        recipe = self.runtime.recipe(
+            row.recipe["class_indices"], domain=row.recipe["domain"], method="taper",
+            class_weights=weights,
+        )  # fmt: skip
+        hist = {n: int(c) for n, c in zip(names, counts, strict=True)}
+        desc = f"refined from {row.id}: " + ", ".join(f"{n}×{c}" for n, c in hist.items())
+        new = self._register(recipe, description=desc, principal=principal, parent_id=row.id)
+        _, tier = self.ensure(new)
+        return {**self.public(new).model_dump(), "cache": tier, "pseudo_labels": hist}
+
+    def public(self, row: PersonalizedModel) -> ModelPublic:
+        """The client-facing description of a recipe row."""
+        base = f"{self.public_url}/v1/models/{row.id}"
+        return ModelPublic(
+            id=row.id, kind=row.kind, method=row.method,
+            method_accuracy=self.runtime.method_accuracy(row.method),
+            classes=row.recipe["classes"], domain=row.recipe["domain"], mixers=row.mixers,
+            artifact_version=row.artifact_version, description=row.description,
+            parent_id=row.parent_id, weights_sha256=row.weights_sha256,
+            created_at=row.created_at, weights_url=f"{base}/weights",
+            predict_url=f"{base}/predict",
+        )  # fmt: skip
+
+    # ---- cache tiers ----------------------------------------------------------------------
+
+    def ensure(self, row: PersonalizedModel) -> tuple[nn.Module, str]:
+        """A ready module for ``row`` and the tier that supplied it."""
+        module = self.runtime.lru.get(row.id)
+        if module is not None:
+            return module, "memory"
+        (module, tier), shared = self._flight.do(row.id, lambda: self._load_or_build(row))
+        return module, ("memory" if shared else tier)
+
+    def _load_or_build(self, row: PersonalizedModel) -> tuple[nn.Module, str]:
+        payload = self.redis.get(row.recipe_key) if self.redis is not None else None
+        if payload is not None:
+            module = rt.build_module(rt.deserialize(payload), self.runtime.device)
+            self.runtime.lru.put(row.id, module)
+            return module, "redis"
+        t0 = time.perf_counter()
+        state, _ = self.runtime.synthesize(row.recipe)
+        self.metrics.synthesis_seconds.labels(row.method).observe(time.perf_counter() - t0)
+        self.metrics.syntheses.inc()
+        module = rt.build_module(state, self.runtime.device)
+        self.runtime.lru.put(row.id, module)
+        self._store(row, rt.serialize(state))
+        return module, "synthesized"
+
+    def _store(self, row: PersonalizedModel, payload: bytes) -> None:
+        """Put fp32 bytes in Redis and check them against the recipe's recorded digest."""
+        digest = hashlib.sha256(payload).hexdigest()
+        if row.weights_sha256 is None:
+            with self.sessions.begin() as s:
+                crud.set_weights_digest(s, model_id=row.id, sha256=digest, size=len(payload))
+            row.weights_sha256, row.weights_bytes = digest, len(payload)
+        elif row.weights_sha256 != digest:
+            log.error("model %s rebuilt with sha256 %s != recorded %s", row.id, digest,
+                      row.weights_sha256)  # fmt: skip
+        if self.redis is not None:
+            self.redis.put(row.recipe_key, payload)
+
+    # ---- helpers --------------------------------------------------------------------------
+
+    def _probabilities(self, row: PersonalizedModel, batch: torch.Tensor) -> torch.Tensor:
+        module, _ = self.ensure(row)
+        with torch.inference_mode():
+            return module(batch.to(self.runtime.device)).float().softmax(dim=1)
+
+    def _resolve(self, req: PersonalizeCreate) -> tuple[list[Match], str | None]:
+        if req.classes is not None:
+            phrases, domain = list(req.classes), None
+        else:
+            phrases, domain = self.resolver.parse_description(req.description or "")
+        domain = req.domain or domain
+        if domain is not None and domain not in self.runtime.domains:
+            raise Problem(422, "unknown-domain", f"unknown domain {domain!r}",
+                          domains=self.runtime.domains)  # fmt: skip
+        matches = self.resolver.match_many(phrases)
+        unknown = [m for m in matches if m.name is None]
+        if unknown:
+            raise Problem(
+                422, "unknown-classes",
+                "no catalogue class matches " + ", ".join(repr(m.phrase) for m in unknown),
+                unknown=[{"phrase": m.phrase, "did_you_mean": m.suggestions} for m in unknown],
+            )  # fmt: skip
+        unique = list({m.index: m for m in reversed(matches)}.values())[::-1]
+        if len(unique) < 2:
+            raise Problem(422, "too-few-classes",
+                          "a task needs at least 2 distinct classes; resolved: "
+                          + ", ".join(m.name for m in unique))  # fmt: skip
+        return unique, domain
+
+    def _register(
+        self, recipe: dict[str, Any], *, description: str | None, principal: Principal,
+        parent_id: str | None = None,
+    ) -> PersonalizedModel:  # fmt: skip
+        key = recipe_key(recipe)
+        row = PersonalizedModel(
+            id=key[:32], recipe_key=key, kind="taper", method=recipe["method"],
+            artifact_version=recipe["artifact_version"], recipe=recipe,
+            mixers=self.runtime.mixers_for_recipe(recipe), description=description,
+            parent_id=parent_id, created_by=principal.client_id,
+        )  # fmt: skip
+        with self.sessions.begin() as s:
+            return crud.save_model(s, row=row)
+
+    def _client_model(self, client_id: str) -> dict[str, Any]:
+        with self.sessions() as s:
+            client = crud.get_client(s, client_id=client_id)
+        if client is None:
+            raise Problem(404, "client-not-found", f"no client with id {client_id!r}")
+        raise Problem(
+            501, "adapters-not-available",
+            "client-ID personalization (federated adapters) is not served yet: this deployment "
+            "has no adapter artifact for this client",
+            client_id=client_id,
+        )  # fmt: skip

@@ -1,0 +1,151 @@
+"""Request/response models (pydantic), separate from the ORM tables.
+
+``PersonalizeCreate`` takes exactly one of ``description``, ``classes`` or ``client_id``; the
+response has a ``kind`` (``taper`` now, ``adapter`` when client-ID personalization lands) so the
+federated path slots in without changing the shape.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+Method = Literal["taper", "selection"]
+
+
+class PersonalizeCreate(BaseModel):
+    """A personalization request."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    description: str | None = Field(
+        None, min_length=1, max_length=2000, examples=["classify cats, dogs and horses"]
+    )
+    classes: list[str] | None = Field(None, min_length=1, max_length=100, examples=[["cat", "dog"]])
+    client_id: str | None = Field(None, min_length=1, max_length=64)
+    domain: str | None = Field(None, max_length=64, examples=["sketch"])
+    method: Method | None = None
+
+    @model_validator(mode="after")
+    def _exactly_one(self) -> PersonalizeCreate:
+        given = [f for f in ("description", "classes", "client_id") if getattr(self, f)]
+        if len(given) != 1:
+            raise ValueError(
+                "give exactly one of 'description', 'classes' or 'client_id' "
+                f"(got {', '.join(given) or 'none'})"
+            )
+        if self.classes is not None and any(not c.strip() for c in self.classes):
+            raise ValueError("class names must be non-empty")
+        return self
+
+
+class Suggestion(BaseModel):
+    """A nearby catalogue class."""
+
+    name: str
+    score: float
+
+
+class Resolution(BaseModel):
+    """How one phrase of the request was resolved."""
+
+    phrase: str
+    name: str
+    index: int
+    score: float = Field(description="cosine similarity; 1.0 for an exact name match")
+    did_you_mean: list[Suggestion] = []
+
+
+class ModelPublic(BaseModel):
+    """A personalized model as clients see it."""
+
+    id: str
+    kind: Literal["taper", "adapter"]
+    method: Method
+    method_accuracy: float | None = Field(
+        None, description="the artifact's own evaluation accuracy for this method"
+    )
+    classes: list[str]
+    domain: str | None
+    mixers: list[list[float]] | None = Field(None, description="block-wise coefficients (4 × Q)")
+    artifact_version: str
+    description: str | None = None
+    parent_id: str | None = None
+    weights_sha256: str | None = None
+    created_at: datetime | None = None
+    weights_url: str
+    predict_url: str
+
+
+class PersonalizeResponse(ModelPublic):
+    """``ModelPublic`` plus how the request was resolved and which cache tier answered."""
+
+    resolution: list[Resolution] = []
+    cache: Literal["memory", "redis", "synthesized"]
+
+
+class RefineResponse(PersonalizeResponse):
+    """A refined model and the pseudo-label histogram that defined it."""
+
+    pseudo_labels: dict[str, int]
+
+
+class Prediction(BaseModel):
+    """Top-k labels for one image."""
+
+    label: str
+    probability: float
+
+
+class PredictJSON(BaseModel):
+    """Base64 images (a ``data:`` URL prefix is allowed)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    images: list[str] = Field(min_length=1)
+    top_k: int = Field(1, ge=1, le=100)
+
+
+class PredictResponse(BaseModel):
+    """One list of predictions per input image, in input order."""
+
+    model_id: str
+    predictions: list[list[Prediction]]
+
+
+class CatalogueClass(BaseModel):
+    """One class the artifact knows."""
+
+    name: str
+    group: str | None = None
+    definition: str | None = None
+
+
+class CataloguePublic(BaseModel):
+    """Everything a request may name."""
+
+    artifact_version: str
+    classes: list[CatalogueClass]
+    groups: list[str]
+    domains: list[str]
+    methods: dict[str, float | None]
+    default_method: Method
+
+
+class KeyCreate(BaseModel):
+    """Admin request for a new client key (a new client unless ``client_id`` is given)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: str = Field("client", min_length=1, max_length=200)
+    client_id: str | None = Field(None, min_length=1, max_length=64)
+
+
+class KeyPublic(BaseModel):
+    """A new key: ``key`` is shown this once and never stored in plaintext."""
+
+    client_id: str
+    key_id: str
+    key: str

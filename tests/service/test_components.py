@@ -1,0 +1,145 @@
+"""Unit tests of service parts with real backends: Redis tier, LRU, single-flight, images, keys."""
+
+from __future__ import annotations
+
+import io
+import struct
+import threading
+import time
+import zlib
+
+import numpy as np
+import pytest
+import torch
+from PIL import Image
+
+from service import auth, imaging
+from service.metrics import Metrics
+from service.problems import Problem
+from service.runtime import ModuleLRU, deserialize, module_nbytes, serialize
+from service.singleflight import SingleFlight
+from service.weight_cache import RedisWeightCache
+
+
+def _count(metrics: Metrics, tier: str, result: str) -> float:
+    return metrics.cache_requests.labels(tier, result)._value.get()
+
+
+def test_redis_tier_roundtrip_corruption_and_outage(private_redis):
+    metrics = Metrics()
+    cache = RedisWeightCache(private_redis.url, metrics, ttl_s=60, retry_s=0.2, timeout_s=0.5)
+    payload = bytes(range(256)) * 100
+    assert cache.get("k") is None and _count(metrics, "redis", "miss") == 1
+    assert cache.put("k", payload)
+    assert cache.get("k") == payload and _count(metrics, "redis", "hit") == 1
+    assert 0 < cache.client.ttl(cache.key("k")) <= 60
+    blob = bytearray(cache.client.get(cache.key("k")))
+    blob[-1] ^= 0xFF  # flip a payload bit: the stored digest no longer matches
+    cache.client.set(cache.key("k"), bytes(blob))
+    assert cache.get("k") is None and _count(metrics, "redis", "corrupt") == 1
+    assert cache.client.exists(cache.key("k")) == 0  # corrupt entry was deleted
+
+    private_redis.stop()
+    assert cache.get("k") is None and not cache.put("k", payload)  # no exception
+    assert metrics.cache_errors.labels("redis")._value.get() >= 1
+    assert metrics.redis_up._value.get() == 0
+    private_redis.start()
+    time.sleep(0.3)  # past the back-off window
+    assert cache.put("k", payload) and cache.get("k") == payload
+    assert metrics.redis_up._value.get() == 1
+
+
+def _linear(n: int) -> torch.nn.Module:
+    return torch.nn.Linear(n, n, bias=False)  # n*n*4 bytes
+
+
+def test_lru_is_bounded_in_bytes_and_evicts_least_recent():
+    metrics = Metrics()
+    size = module_nbytes(_linear(16))
+    lru = ModuleLRU(capacity_bytes=int(2.5 * size), metrics=metrics)
+    lru.put("a", _linear(16))
+    lru.put("b", _linear(16))
+    assert lru.get("a") is not None  # a is now most recent
+    lru.put("c", _linear(16))
+    assert "b" not in lru and "a" in lru and "c" in lru
+    assert lru.nbytes == 2 * size == metrics.memory_bytes._value.get()
+    lru.put("huge", _linear(64))  # larger than the whole budget: served, never cached
+    assert "huge" not in lru and lru.nbytes == 2 * size
+
+
+def test_single_flight_runs_identical_concurrent_work_once():
+    flight: SingleFlight[int] = SingleFlight()
+    calls, gate = [], threading.Event()
+
+    def work():
+        calls.append(1)
+        gate.wait(5)
+        return 42
+
+    results = []
+    threads = [
+        threading.Thread(target=lambda: results.append(flight.do("k", work))) for _ in range(8)
+    ]
+    for t in threads:
+        t.start()
+    time.sleep(0.2)
+    gate.set()
+    for t in threads:
+        t.join()
+    assert len(calls) == 1
+    assert sorted(r[0] for r in results) == [42] * 8
+    assert sum(shared for _, shared in results) == 7
+
+
+def test_serialize_is_deterministic_and_fp16_casts_only_floats():
+    state = {"w": torch.randn(4, 4), "n": torch.tensor(3, dtype=torch.long), "a": torch.ones(2)}
+    reordered = {k: state[k].clone() for k in reversed(list(state))}
+    assert serialize(state) == serialize(reordered)
+    half = deserialize(serialize(state, "fp16"))
+    assert half["w"].dtype == torch.float16 and half["n"].dtype == torch.long
+
+
+def _png(array: np.ndarray) -> bytes:
+    buf = io.BytesIO()
+    Image.fromarray(array).save(buf, format="PNG")
+    return buf.getvalue()
+
+
+def _declared_bomb(width: int, height: int) -> bytes:
+    """A valid PNG header declaring a huge image with almost no data (cheap to build)."""
+
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        crc = zlib.crc32(kind + data) & 0xFFFFFFFF
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", crc)
+
+    ihdr = struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)
+    idat = zlib.compress(b"\x00" * 1024)
+    return b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", ihdr) + chunk(b"IDAT", idat) + chunk(b"IEND", b"")
+
+
+def test_decode_image_limits():
+    kw = {"max_pixels": 256 * 256, "max_bytes": 1 << 20}
+    rgb = np.random.default_rng(0).integers(0, 255, (40, 40, 3), dtype=np.uint8)
+    assert imaging.decode_image(_png(rgb), name="ok", **kw).shape == (32, 32, 3)
+    with pytest.raises(Problem) as bomb:
+        imaging.decode_image(_declared_bomb(50_000, 50_000), name="bomb", **kw)
+    assert bomb.value.status == 400 and bomb.value.slug == "decompression-bomb"
+    real = np.zeros((300, 300, 3), np.uint8)  # a real image just over the pixel limit
+    with pytest.raises(Problem, match="exceeds the limit"):
+        imaging.decode_image(_png(real), name="big", **kw)
+    for bad in (b"", b"not an image", _png(rgb)[:60]):
+        with pytest.raises(Problem) as err:
+            imaging.decode_image(bad, name="bad", **kw)
+        assert err.value.status == 400
+    with pytest.raises(Problem):
+        imaging.decode_base64("###", name="b64")
+
+
+def test_keys_never_contain_secret_in_hash_and_admin_compare():
+    new = auth.generate_key()
+    key_id, secret = auth.split_key(new.plaintext)
+    assert key_id == new.key_id and secret not in new.secret_hash
+    assert auth.verify_secret(secret, salt=new.salt, secret_hash=new.secret_hash)
+    assert not auth.verify_secret(secret + "x", salt=new.salt, secret_hash=new.secret_hash)
+    assert auth.is_admin_key("s3cret", "s3cret") and not auth.is_admin_key("s3cret", None)
+    assert auth.split_key("Bearer nonsense") is None
