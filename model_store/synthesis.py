@@ -1,0 +1,165 @@
+"""TAPER weight synthesis: block-wise weighted sums of Q basis ResNet-18s + classifier selection.
+
+``synthesize`` is the whole "personalization without training" step: for every state-dict
+tensor, the weighted sum of the Q bases with the mixer coefficients of that tensor's block
+(``resnet.block_of``). BatchNorm running means/variances are mixed the same way (a linear
+approximation, see DESIGN.md §5) and ``num_batches_tracked`` is copied from basis 0. Classifier
+selection then keeps ``fc`` rows ``class_indices`` in the task's order, so output ``j`` of the
+synthesized model is class ``class_indices[j]``.
+
+Speed: synthesis is memory-bound (it must read all Q bases once). The fast path works on
+pre-stacked ``[Q, ...]`` tensors (``stack_bases``, done once at load time) with one tensordot per
+tensor; classifier rows are selected *before* mixing so only the task's rows are read.
+``benchmarks/synthesis.py`` measures it against the time to copy the stacked bases once.
+Everything is differentiable w.r.t. bases and mixers (no in-place ops on inputs), so the trainer
+can use the same function inside ``torch.func.functional_call``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import torch
+
+from model_store.resnet import CLASSIFIER_KEYS, NUM_BLOCKS, block_of
+
+StateDict = dict[str, torch.Tensor]
+
+
+def stack_bases(bases: Sequence[Mapping[str, torch.Tensor]]) -> StateDict:
+    """Stack Q state dicts into one ``[Q, ...]`` tensor per key (the fast-path layout).
+
+    Raises:
+        ValueError: If there are no bases, or their keys, shapes or dtypes disagree.
+    """
+    _check_bases(bases)
+    return {k: torch.stack([b[k].detach() for b in bases]) for k in bases[0]}
+
+
+def _check_bases(bases: Sequence[Mapping[str, torch.Tensor]]) -> None:
+    if isinstance(bases, Mapping) or len(bases) == 0:
+        raise ValueError("bases must be a non-empty sequence of state dicts")
+    ref = bases[0]
+    for q, basis in enumerate(bases[1:], start=1):
+        if list(basis) != list(ref):
+            missing = sorted(set(ref) ^ set(basis))
+            raise ValueError(f"basis {q} keys differ from basis 0 (e.g. {missing[:3]})")
+        for key, t in basis.items():
+            if t.shape != ref[key].shape or t.dtype != ref[key].dtype:
+                raise ValueError(
+                    f"basis {q} {key}: {tuple(t.shape)}/{t.dtype} != "
+                    f"basis 0 {tuple(ref[key].shape)}/{ref[key].dtype}"
+                )
+
+
+def _check_mixers(mixers: torch.Tensor, num_bases: int) -> torch.Tensor:
+    mixers = torch.as_tensor(mixers)
+    if mixers.shape != (NUM_BLOCKS, num_bases):
+        raise ValueError(
+            f"mixers must have shape ({NUM_BLOCKS}, {num_bases}) = (blocks, bases), "
+            f"got {tuple(mixers.shape)}"
+        )
+    if not mixers.is_floating_point() or not torch.isfinite(mixers).all():
+        raise ValueError("mixers must be finite floating-point coefficients")
+    return mixers
+
+
+def _check_classes(class_indices: Sequence[int] | torch.Tensor, num_classes: int) -> list[int]:
+    if isinstance(class_indices, torch.Tensor):
+        class_indices = class_indices.tolist()
+    idx = list(class_indices)
+    if not idx:
+        raise ValueError("class_indices must name at least one class")
+    for i in idx:
+        if isinstance(i, bool) or not isinstance(i, int) or not 0 <= i < num_classes:
+            raise ValueError(f"class index {i!r} out of range [0, {num_classes})")
+    if len(set(idx)) != len(idx):
+        raise ValueError(f"class_indices contains duplicates: {idx}")
+    return idx
+
+
+def _num_classes(fc_weight: torch.Tensor) -> int:
+    return fc_weight.shape[-2]
+
+
+def synthesize(
+    bases: Sequence[Mapping[str, torch.Tensor]] | Mapping[str, torch.Tensor],
+    mixers: torch.Tensor,
+    class_indices: Sequence[int] | torch.Tensor,
+) -> StateDict:
+    """Synthesize a task model's state dict from Q bases.
+
+    Args:
+        bases: Either a list of Q ResNet-18 state dicts (reference path) or the output of
+            ``stack_bases`` (fast path); both give the same result.
+        mixers: ``(NUM_BLOCKS, Q)`` coefficients; row ``b`` weighs the bases in block ``b``.
+            Rows are normally softmax outputs but any finite weights are accepted.
+        class_indices: The task's classes as indices into the bases' classifier, in the order
+            the synthesized model's outputs should have. Unique, non-empty.
+
+    Returns:
+        A state dict that loads with ``strict=True`` into
+        ``torchvision.models.resnet18(num_classes=len(class_indices))``. Its tensors own their
+        memory (no aliasing of the bases), so it can be serialised or cached directly.
+
+    Raises:
+        ValueError: On mismatched bases, wrongly shaped/non-finite mixers, or invalid classes.
+    """
+    if isinstance(bases, Mapping):
+        return _synthesize_stacked(bases, mixers, class_indices)
+    _check_bases(bases)
+    mixers = _check_mixers(mixers, len(bases))
+    idx = _check_classes(class_indices, _num_classes(bases[0]["fc.weight"]))
+    out: StateDict = {}
+    for key, ref in bases[0].items():
+        if not ref.is_floating_point():
+            out[key] = ref.detach().clone()
+            continue
+        weights = mixers[block_of(key)].to(device=ref.device, dtype=ref.dtype)
+        rows = (lambda t: t[idx]) if key in CLASSIFIER_KEYS else (lambda t: t)
+        acc = weights[0] * rows(bases[0][key])
+        for q in range(1, len(bases)):
+            acc = acc + weights[q] * rows(bases[q][key])
+        out[key] = acc
+    return out
+
+
+def _synthesize_stacked(
+    stacked: Mapping[str, torch.Tensor],
+    mixers: torch.Tensor,
+    class_indices: Sequence[int] | torch.Tensor,
+) -> StateDict:
+    """Fast path: one tensordot over the Q axis per tensor on pre-stacked bases."""
+    if "fc.weight" not in stacked:
+        raise ValueError("stacked bases have no 'fc.weight' (not a ResNet-18 state dict?)")
+    num_bases = stacked["fc.weight"].shape[0]
+    mixers = _check_mixers(mixers, num_bases)
+    idx = _check_classes(class_indices, _num_classes(stacked["fc.weight"]))
+    idx_t: torch.Tensor | None = None
+    out: StateDict = {}
+    for key, t in stacked.items():
+        if t.shape[0] != num_bases:
+            raise ValueError(f"stacked {key} has {t.shape[0]} bases, expected {num_bases}")
+        if not t.is_floating_point():
+            out[key] = t[0].clone()
+            continue
+        if key in CLASSIFIER_KEYS:
+            if idx_t is None:
+                idx_t = torch.tensor(idx, device=t.device)
+            t = t.index_select(1, idx_t)
+        weights = mixers[block_of(key)].to(device=t.device, dtype=t.dtype)
+        out[key] = torch.tensordot(weights, t, dims=1)
+    return out
+
+
+def select_classes(state: Mapping[str, torch.Tensor], class_indices: Sequence[int]) -> StateDict:
+    """Classifier selection on one model: keep ``fc`` rows ``class_indices`` in task order.
+
+    The "selection" baseline (generic stage-1 model, no mixing). Other tensors are cloned so the
+    result never aliases the source model.
+    """
+    idx = _check_classes(class_indices, _num_classes(state["fc.weight"]))
+    return {
+        k: (v.detach()[idx].clone() if k in CLASSIFIER_KEYS else v.detach().clone())
+        for k, v in state.items()
+    }

