@@ -53,8 +53,9 @@ def _check_class_text(class_text: Mapping[str, torch.Tensor], n: int, n_domains:
     dom = class_text.get("domain_prompts")
     if dom is not None and (dom.dim() != 4 or dom.shape[:2] != (n_domains, n)):
         raise ValueError(f"domain_prompts must be ({n_domains}, {n}, P, d), got {tuple(dom.shape)}")
-    if unknown := set(class_text) - {"prompts", "names", "domain_prompts"}:
-        raise ValueError(f"unknown class_text entries: {sorted(unknown)}")
+    defs = class_text.get("definitions")
+    if defs is not None and defs.shape != names.shape:
+        raise ValueError(f"definitions must be {tuple(names.shape)}, got {tuple(defs.shape)}")
     return int(prompts.shape[2])
 
 
@@ -94,7 +95,8 @@ def save_taper(
         catalogue: ``{"classes": [{"name", "group", "prompts", "definition"}], "groups",
             "domains"}`` (a bare list of class dicts is accepted too).
         class_text: ``prompts`` (N, P, d), ``names`` (N, d), optional ``domain_prompts``
-            (D, N, P, d); all L2-normalised float32.
+            (D, N, P, d), optional ``definitions`` (N, d); all L2-normalised float32. Further
+            entries are stored as given.
         config: Extra/overriding ``config.json`` entries (must agree with the tensors).
         metrics: Evaluation results; ``metrics["default_method"]`` picks the service default.
         metadata: Further manifest entries (training config, dataset fingerprint, ...).
@@ -156,8 +158,8 @@ class TaperBundle:
         bases: Stacked bases, ``param -> Tensor[Q, ...]`` (the synthesis fast-path layout).
         generic: Stage-1 state dict, used by the ``selection`` method.
         mixer: ``MixerPredictor`` in eval mode (batch-1 safe, see ``model_store.mixer``).
-        catalogue: Class dicts (``name``, ``group``, ``prompts``, ``definition``), index = label.
-        groups, domains: From ``catalogue.json``.
+        catalogue: The ``catalogue.json`` dict: ``classes`` (dicts with ``name``, ``group``,
+            ``prompts``, ``definition``; list index = label), ``groups``, ``domains``.
         class_text: ``prompts`` (N, P, d), ``names`` (N, d), maybe ``domain_prompts``; on CPU.
         config, metrics, manifest: From ``config.json`` / ``manifest.json``.
     """
@@ -166,9 +168,7 @@ class TaperBundle:
     bases: StateDict
     generic: StateDict
     mixer: MixerPredictor
-    catalogue: list[dict[str, Any]]
-    groups: list[str]
-    domains: list[str]
+    catalogue: dict[str, Any]
     class_text: StateDict
     config: dict[str, Any]
     metrics: dict[str, Any]
@@ -176,9 +176,22 @@ class TaperBundle:
     device: torch.device = field(default_factory=lambda: torch.device("cpu"))
 
     @property
+    def classes(self) -> list[dict[str, Any]]:
+        """Catalogue class dicts in label order."""
+        return self.catalogue["classes"]
+
+    @property
     def class_names(self) -> list[str]:
         """Class names in label order."""
-        return [c["name"] for c in self.catalogue]
+        return [c["name"] for c in self.classes]
+
+    @property
+    def groups(self) -> list[str]:
+        return list(self.catalogue.get("groups", []))
+
+    @property
+    def domains(self) -> list[str]:
+        return list(self.catalogue.get("domains", []))
 
     @property
     def num_bases(self) -> int:
@@ -190,17 +203,23 @@ class TaperBundle:
         method = self.metrics.get("default_method", "taper")
         return method if method in METHODS else "taper"
 
-    def task_embedding(self, class_indices: Sequence[int], domain: str | None = None):
+    def task_embedding(
+        self,
+        class_indices: Sequence[int],
+        domain: str | None = None,
+        weights: Sequence[float] | None = None,
+    ) -> np.ndarray:
         """Mean of the task classes' normalised prompt embeddings, re-normalised (``(d,)``).
 
         With a ``domain`` the domain-aware prompts are used when the artifact has them; an
-        artifact without them falls back to the plain prompts.
+        artifact without them falls back to the plain prompts. ``weights`` weighs the classes
+        (see ``model_store.text.task_embedding``).
 
         Raises:
             ValueError: Unknown class index or domain.
         """
         idx = list(class_indices)
-        n = len(self.catalogue)
+        n = len(self.classes)
         if not idx or any(isinstance(i, bool) or not 0 <= int(i) < n for i in idx):
             raise ValueError(f"class indices must be non-empty and within [0, {n}): {idx}")
         prompts = self.class_text["prompts"]
@@ -209,7 +228,7 @@ class TaperBundle:
                 raise ValueError(f"unknown domain {domain!r}; known: {self.domains}")
             if "domain_prompts" in self.class_text:
                 prompts = self.class_text["domain_prompts"][self.domains.index(domain)]
-        return task_embedding([prompts[int(i)].numpy() for i in idx])
+        return task_embedding([prompts[int(i)].numpy() for i in idx], weights)
 
     def mixers_for(self, embedding: np.ndarray | torch.Tensor) -> torch.Tensor:
         """Block-wise coefficients ``(NUM_BLOCKS, Q)`` (CPU float32) for a ``(d,)`` embedding."""
@@ -248,7 +267,14 @@ class TaperBundle:
         if embedding is None:
             embedding = self.task_embedding(class_indices, domain)
         mixers = self.mixers_for(embedding)
-        return synthesize(self.bases, mixers, class_indices), mixers
+        return self.synthesize_from_mixers(mixers, class_indices), mixers
+
+    @torch.no_grad()
+    def synthesize_from_mixers(
+        self, mixers: torch.Tensor, class_indices: Sequence[int]
+    ) -> StateDict:
+        """``synthesize`` on this bundle's bases with given ``(NUM_BLOCKS, Q)`` mixers."""
+        return synthesize(self.bases, mixers, class_indices)
 
 
 def _unstack(flat: Mapping[str, torch.Tensor], keys: list[str], q: int) -> StateDict:
@@ -286,9 +312,7 @@ def load_taper(
         bases=bases,
         generic={k: generic_flat[k] for k in keys},
         mixer=mixer.to(dev).eval(),
-        catalogue=list(cat["classes"]),
-        groups=list(cat.get("groups", [])),
-        domains=list(cat.get("domains", [])),
+        catalogue=cat,
         class_text=art.tensors("class_text"),
         config=cfg,
         metrics=dict(art.manifest.get("metrics", {})),

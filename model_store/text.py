@@ -100,13 +100,17 @@ def _unit_rows(x: np.ndarray) -> np.ndarray:
     return x / norms
 
 
-def task_embedding(prompt_embeddings: Sequence[np.ndarray]) -> np.ndarray:
+def task_embedding(
+    prompt_embeddings: Sequence[np.ndarray], weights: Sequence[float] | None = None
+) -> np.ndarray:
     """The paper's task embedding: mean over classes of normalised prompt embeddings.
 
     Args:
         prompt_embeddings: One entry per task class: ``(P, d)`` prompt embeddings or ``(d,)``.
             Every row is normalised, averaged within its class, then the class means are
             averaged (each class weighs the same however many prompts it has).
+        weights: Optional non-negative per-class weights for the class average (e.g. pseudo-label
+            frequencies when refining a model); ``None`` means equal weights.
 
     Returns:
         float32 ``(d,)`` unit vector.
@@ -123,4 +127,9 @@ def task_embedding(prompt_embeddings: Sequence[np.ndarray]) -> np.ndarray:
     dims = {m.shape[0] for m in means}
     if len(dims) != 1:
         raise ValueError(f"embeddings have different dimensions: {sorted(dims)}")
-    return _unit_rows(np.mean(means, axis=0)).astype(np.float32)
+    if weights is None:
+        return _unit_rows(np.mean(means, axis=0)).astype(np.float32)
+    w = np.asarray(weights, dtype=np.float64)
+    if w.shape != (len(means),) or not np.all(np.isfinite(w)) or np.any(w < 0) or w.sum() <= 0:
+        raise ValueError(f"weights must be {len(means)} finite non-negative numbers, not all 0")
+    return _unit_rows(np.tensordot(w / w.sum(), np.stack(means), axes=1)).astype(np.float32)
