@@ -1,0 +1,88 @@
+"""Named TAPER training configurations and the training-budget arithmetic.
+
+Budgets are counted in full passes over the training split ("epochs"): a stage-2 epoch on a 1/Q
+shard costs 1/Q, so Q specialists trained for ``e2`` epochs each cost ``e2``. Every method in a
+comparison gets the same total (``budget``); the generic baseline simply continues training the
+stage-1 checkpoint for the epochs TAPER spends on stages 2 and 3, which is the fair comparison and
+lets both share stage 1.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass
+class TaperConfig:
+    """Everything that changes a TAPER run's result (it is stored in the artifact manifest)."""
+
+    name: str = "default"
+    data_size: str = "default"  # build_pacs size ("tiny" for tests)
+    width: int = 64  # ResNet-18 base width; 64 = the stock model the product ships
+    k: int = 5  # task size for training and the main test table
+    test_tasks: int = 300  # fixed held-out test tasks per seed
+    val_tasks: int = 100  # fixed val tasks (choices like default_method are made on val)
+    dynamic_ks: tuple[int, ...] = (3, 5, 10)
+    domain_task_prob: float = 0.5  # share of training tasks that fix a domain
+    batch_size: int = 128
+    stage1_epochs: float = 8.0
+    stage1_lr: float = 0.1
+    stage2_epochs: float = 2.0  # per specialist on its own shard (costs stage2_epochs in total)
+    stage2_lr: float = 0.01
+    shard_by: str = "domain"  # domain | group | group_domain
+    stage3_epochs: float = 2.0
+    stage3_lr: float = 1e-3  # bases (SGD); §5b: a restart at a high LR undoes stage 1
+    mixer_lr: float = 1e-3  # Adam
+    tasks_per_step: int = 8
+    task_batch: int = 32  # images per task in stage 3
+    aux_weight: float = 0.5  # weight of the auxiliary full-way loss in stage 3
+    bn_mode: str = "train"  # stage-3 BatchNorm: "train" (batch stats) or "frozen" (mixed stats)
+    bn_recal_batches: int = 60  # task batches used to re-estimate mixed BN statistics
+    weight_decay: float = 5e-4
+    augment: bool = True
+    mixer_hidden: int = 256
+    description: str = "text"  # text | bow  (ablation)
+    blockwise: bool = True  # False: one mixer for the whole network (ablation)
+    seeds: tuple[int, ...] = (0, 1, 2)
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def budget(self) -> float:
+        """Total budget of every method, in full passes over the training split."""
+        return self.stage1_epochs + self.stage2_epochs + self.stage3_epochs
+
+    def to_json(self) -> dict[str, Any]:
+        """JSON-safe dict (tuples become lists)."""
+        return json.loads(json.dumps(dataclasses.asdict(self)))
+
+    def replace(self, **changes: Any) -> TaperConfig:
+        """A copy with some fields changed (unknown names raise TypeError)."""
+        return dataclasses.replace(self, **changes)
+
+
+CONFIGS: dict[str, TaperConfig] = {
+    # Used by tests: a few hundred images, a tiny-width net, one seed; seconds on 2 cores.
+    "tiny": TaperConfig(
+        name="tiny", data_size="tiny", width=8, k=3, test_tasks=12, val_tasks=6,
+        dynamic_ks=(2, 3), batch_size=32, stage1_epochs=1, stage2_epochs=1,
+        stage3_epochs=1, tasks_per_step=4, task_batch=8, bn_recal_batches=4, mixer_hidden=32,
+        seeds=(0,),
+    ),
+    # `make demo`: a small but useful stock-width model in about 10 minutes on 2 CPU cores.
+    "demo": TaperConfig(
+        name="demo", stage1_epochs=5, stage2_epochs=1, stage3_epochs=1, test_tasks=150,
+        val_tasks=60, bn_recal_batches=40, seeds=(0,),
+    ),
+    # The main comparison: stock ResNet-18, 12-epoch budget, 3 seeds.
+    "default": TaperConfig(name="default"),
+}
+
+
+def get_config(name: str, **overrides: Any) -> TaperConfig:
+    """Look up a named config and apply overrides, with a clear error for unknown names."""
+    if name not in CONFIGS:
+        raise ValueError(f"unknown TAPER config {name!r}; choose one of {sorted(CONFIGS)}")
+    return CONFIGS[name].replace(**overrides) if overrides else CONFIGS[name]

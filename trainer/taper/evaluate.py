@@ -1,0 +1,141 @@
+"""Scoring methods on fixed held-out tasks, with one code path for every method.
+
+A *method* is a set of bases plus a router (task -> block-wise mixers): the generic baseline is
+one basis with mixer 1, TAPER routes with its mixer predictor, the domain-routed control routes
+one-hot, the uniform average is one basis holding the averaged weights. Every method therefore
+gets the same BatchNorm treatment (``recalibrate_bn`` on the same training task batches) and the
+same forward, and is scored on the same tasks, so differences are the method's alone.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+import torch
+from torch.func import functional_call
+
+from trainer.taper.data import Split, TaskBatcher
+from trainer.taper.mixing import Bases, recalibrate_bn
+
+Router = Callable[[Sequence[int], "int | None"], torch.Tensor]  # -> (4, Q)
+
+
+@dataclass
+class EvalTask:
+    """A held-out task: its classes (order = local labels), optional domain, test images."""
+
+    classes: list[int]
+    domain: int | None
+    idx: np.ndarray
+    meta: dict = field(default_factory=dict)
+
+
+@dataclass
+class Method:
+    """Bases + a router; ``selection`` False scores argmax over all classes."""
+
+    name: str
+    bases: Bases
+    router: Router
+    selection: bool = True
+
+
+def constant_router(q: int, alpha: torch.Tensor | None = None) -> Router:
+    """A router that ignores the task: uniform over ``q`` bases, or a fixed ``alpha``."""
+    fixed = torch.full((4, q), 1.0 / q) if alpha is None else alpha
+
+    def route(_classes, _domain):
+        return fixed
+
+    return route
+
+
+def calibrate(method: Method, batcher: TaskBatcher, n_batches: int, batch: int) -> None:
+    """Re-estimate ``method``'s BN statistics on ``n_batches`` sampled training task batches."""
+    if n_batches <= 0:
+        return
+    batches = []
+    for _ in range(n_batches):
+        tb = batcher.task_batch(batch, augment=False)
+        batches.append((tb.x, method.router(tb.classes.tolist(), tb.domain).detach()))
+    recalibrate_bn(method.bases, batches)
+
+
+@torch.no_grad()
+def task_predictions(method: Method, split: Split, task: EvalTask,
+                     alpha: torch.Tensor | None = None) -> torch.Tensor:
+    """Predicted global class ids for the task's images (chunked forward)."""
+    if alpha is None:
+        alpha = method.router(task.classes, task.domain)
+    state = method.bases.mixed_state(alpha)
+    model = method.bases.template.eval()
+    classes = torch.as_tensor(task.classes)
+    preds = []
+    for start in range(0, len(task.idx), 256):
+        idx = torch.from_numpy(np.asarray(task.idx[start : start + 256]))
+        logits = functional_call(model, state, (split.batch(idx),))
+        preds.append(classes[logits[:, classes].argmax(1)] if method.selection
+                     else logits.argmax(1))
+    return torch.cat(preds)
+
+
+def score(method: Method, split: Split, tasks: Sequence[EvalTask]) -> dict:
+    """Accuracy averaged over tasks (each task = its images' mean), plus per-task values."""
+    per_task = []
+    for task in tasks:
+        pred = task_predictions(method, split, task)
+        per_task.append(float((pred == split.y[torch.from_numpy(task.idx)]).float().mean()))
+    return {"acc": float(np.mean(per_task)) if per_task else float("nan"), "per_task": per_task}
+
+
+def per_domain(per_task: Sequence[float], tasks: Sequence[EvalTask], domains: Sequence[str]):
+    """Mean accuracy of the domain-fixed tasks of each domain (Table 5 style)."""
+    out = {}
+    for d, name in enumerate(domains):
+        vals = [a for a, t in zip(per_task, tasks, strict=True) if t.domain == d]
+        out[name] = float(np.mean(vals)) if vals else float("nan")
+    return out
+
+
+def mixer_similarity(router_a: Router, router_b: Router, tasks: Sequence[EvalTask]) -> float:
+    """Mean cosine similarity of two routers' flattened mixers over ``tasks`` (§5.1)."""
+    sims = []
+    for t in tasks:
+        a, b = router_a(t.classes, t.domain).flatten(), router_b(t.classes, t.domain).flatten()
+        sims.append(float(torch.nn.functional.cosine_similarity(a, b, dim=0)))
+    return float(np.mean(sims))
+
+
+def self_improvement(generic: Method, taper: Method, split: Split, tasks: Sequence[EvalTask],
+                     k: int, batch: int, steps: int, seed: int) -> list[float]:
+    """§5.2: accuracy vs number of unlabeled test batches seen, with no task description.
+
+    Step 0 is the generic model over all classes (``generic.selection`` must be False). After
+    each batch, the k classes the generic model predicts most often over the batches seen so far
+    form the task; TAPER mixes a model for them (with classifier selection). Accuracy at step s
+    is measured on all of the task's images with the model built after s batches.
+    """
+    rng = np.random.default_rng(seed)
+    curves = np.zeros((len(tasks), steps + 1))
+    for i, task in enumerate(tasks):
+        order = rng.permutation(task.idx)
+        labels = split.y[torch.from_numpy(task.idx)]
+        seen: list[int] = []
+        current: Method = generic
+        if generic.selection:
+            raise ValueError("self_improvement needs the generic method without selection")
+        guess: list[int] | None = None
+        for s in range(steps + 1):
+            probe = EvalTask(guess or task.classes, None, task.idx)
+            pred = task_predictions(current, split, probe)
+            curves[i, s] = float((pred == labels).float().mean())
+            chunk = order[s * batch : (s + 1) * batch]
+            if len(chunk) == 0:
+                chunk = order[:batch]
+            seen += task_predictions(generic, split, EvalTask(task.classes, None, chunk)).tolist()
+            counts = np.bincount(np.asarray(seen), minlength=int(split.y.max()) + 1)
+            guess = [int(c) for c in np.argsort(-counts, kind="stable")[:k]]
+            current = taper
+    return curves.mean(0).tolist()

@@ -1,0 +1,217 @@
+"""Q stacked basis models: block-wise mixing, the stage-3 gradient fold, and mixed BN statistics.
+
+Why not one ``functional_call`` over per-task mixed weights that stay in the autograd graph: that
+keeps a full ResNet-18 copy per task alive for backward and differentiates through Q-way einsums.
+Instead each task's mixed weights are materialised as fresh leaves, the task's loss is
+back-propagated to them only, and the gradient is folded back with the chain rule:
+``dL/dv_q = sum_t a_tq * dL/dW_t`` and ``dL/da_tq = <dL/dW_t, v_q>`` (summed over the block's
+tensors). One task's mixed copy is alive at a time (DESIGN.md §5b).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+from torch.func import functional_call
+
+from model_store.resnet import NUM_BLOCKS, block_of
+
+
+@dataclass
+class TaskBatch:
+    """One task inside a stage-3 step: images, global labels, the task's classes (in order)."""
+
+    x: torch.Tensor
+    y: torch.Tensor  # global class ids
+    classes: torch.Tensor  # (k,) global ids; position = local label
+    domain: int | None = None
+
+
+def local_labels(y: torch.Tensor, classes: torch.Tensor) -> torch.Tensor:
+    """Map global labels to positions in ``classes`` (classifier selection's label space).
+
+    Raises:
+        ValueError: If a label is not one of the task's classes.
+    """
+    match = y[:, None] == classes[None, :]
+    if not bool(match.any(1).all()):
+        raise ValueError("a label is outside its task's classes")
+    return match.float().argmax(1)
+
+
+class Bases:
+    """Q ResNet-18s stored as stacked tensors ``[Q, ...]`` per state-dict key.
+
+    Parameters are leaf tensors with ``requires_grad`` (optimise ``self.parameters()``); BN
+    running statistics are plain tensors (re-estimated explicitly, see ``recalibrate_bn``).
+    """
+
+    def __init__(self, states: Sequence[dict[str, torch.Tensor]], template: nn.Module):
+        """Stack ``states`` (each a full state dict of ``template``'s architecture)."""
+        if not states:
+            raise ValueError("need at least one basis")
+        self.template = template
+        self.param_names = [n for n, _ in template.named_parameters()]
+        self.buffer_names = [n for n, _ in template.named_buffers()]
+        self.block = {n: block_of(n) for n in self.param_names + self.buffer_names}
+        self.params = {
+            n: torch.stack([s[n].detach().float() for s in states]).requires_grad_()
+            for n in self.param_names
+        }
+        self.buffers = {
+            n: torch.stack([s[n].detach().clone() for s in states]) for n in self.buffer_names
+        }
+
+    @property
+    def num_bases(self) -> int:
+        """Q."""
+        return next(iter(self.params.values())).shape[0]
+
+    def parameters(self) -> list[torch.Tensor]:
+        """The stacked parameter leaves, for an optimiser."""
+        return list(self.params.values())
+
+    def state(self, q: int) -> dict[str, torch.Tensor]:
+        """Basis ``q`` as an ordinary state dict (detached copies)."""
+        out = {n: p[q].detach().clone() for n, p in self.params.items()}
+        out.update({n: b[q].clone() for n, b in self.buffers.items()})
+        return out
+
+    def stacked_state(self) -> dict[str, torch.Tensor]:
+        """Every key as a detached ``[Q, ...]`` tensor (what ``save_taper`` stores)."""
+        out = {n: p.detach().clone() for n, p in self.params.items()}
+        out.update({n: b.clone() for n, b in self.buffers.items()})
+        return out
+
+    def _mix_one(self, name: str, tensor: torch.Tensor, alpha: torch.Tensor) -> torch.Tensor:
+        if name.endswith("num_batches_tracked"):
+            return tensor[0].clone()
+        coef = alpha[self.block[name]].to(tensor.dtype)
+        return torch.tensordot(coef, tensor.detach(), dims=1)
+
+    def mix(self, alpha: torch.Tensor) -> tuple[dict[str, torch.Tensor], dict[str, torch.Tensor]]:
+        """Mixed (params, buffers) of one task; ``alpha`` is ``(NUM_BLOCKS, Q)``, detached."""
+        params = {n: self._mix_one(n, p, alpha) for n, p in self.params.items()}
+        buffers = {n: self._mix_one(n, b, alpha) for n, b in self.buffers.items()}
+        return params, buffers
+
+    def mixed_state(self, alpha: torch.Tensor, classes: Sequence[int] | None = None):
+        """A plain state dict of the mixed model, optionally with classifier selection."""
+        params, buffers = self.mix(alpha.detach())
+        state = {**params, **buffers}
+        if classes is not None:
+            idx = torch.as_tensor(list(classes), dtype=torch.long)
+            state["fc.weight"], state["fc.bias"] = state["fc.weight"][idx], state["fc.bias"][idx]
+        return state
+
+
+def task_logits(bases: Bases, alpha: torch.Tensor, x: torch.Tensor) -> torch.Tensor:
+    """Full-way logits of the mixed model on ``x`` (module mode decides BN behaviour)."""
+    params, buffers = bases.mix(alpha)
+    return functional_call(bases.template, {**params, **buffers}, (x,))
+
+
+def stage3_loss(logits: torch.Tensor, task: TaskBatch, aux_weight: float) -> torch.Tensor:
+    """k-way loss on the selected classifier rows + ``aux_weight`` x full-way loss (§5b)."""
+    loss = F.cross_entropy(logits[:, task.classes], local_labels(task.y, task.classes))
+    if aux_weight > 0:
+        loss = loss + aux_weight * F.cross_entropy(logits, task.y)
+    return loss
+
+
+def accumulate_task_grads(
+    bases: Bases, alpha: torch.Tensor, tasks: Sequence[TaskBatch], aux_weight: float
+) -> tuple[torch.Tensor, float]:
+    """Back-propagate every task's loss into ``bases`` (``.grad``) and return ``dL/dalpha``.
+
+    Args:
+        bases: The stacked bases; their ``.grad`` is overwritten with the mean-task gradient.
+        alpha: ``(T, NUM_BLOCKS, Q)`` detached mixers, one row per task.
+        tasks: The T task batches.
+        aux_weight: Weight of the auxiliary full-way loss.
+
+    Returns:
+        ``(grad_alpha (T, NUM_BLOCKS, Q), mean loss)``.
+    """
+    num_tasks = len(tasks)
+    grads = {n: torch.zeros_like(p) for n, p in bases.params.items()}
+    grad_alpha = torch.zeros_like(alpha)
+    total = 0.0
+    for t, task in enumerate(tasks):
+        mixed, buffers = bases.mix(alpha[t])
+        leaves = {n: w.requires_grad_() for n, w in mixed.items()}
+        logits = functional_call(bases.template, {**leaves, **buffers}, (task.x,))
+        loss = stage3_loss(logits, task, aux_weight) / num_tasks
+        loss.backward()
+        total += float(loss.detach()) * num_tasks
+        for name, leaf in leaves.items():
+            block, g = bases.block[name], leaf.grad
+            grads[name].add_(alpha[t, block].view(-1, *[1] * g.dim()) * g)
+            flat = bases.params[name].detach().reshape(bases.num_bases, -1)
+            grad_alpha[t, block] += flat @ g.reshape(-1)
+    for name, p in bases.params.items():
+        p.grad = grads[name]
+    return grad_alpha, total / max(num_tasks, 1)
+
+
+class _BnMoments:
+    """Forward pre-hooks that record each BatchNorm input's per-channel mean and E[x^2]."""
+
+    def __init__(self, model: nn.Module):
+        self.moments: dict[str, tuple[torch.Tensor, torch.Tensor]] = {}
+        self.handles = [
+            m.register_forward_pre_hook(self._hook(name))
+            for name, m in model.named_modules()
+            if isinstance(m, nn.modules.batchnorm._BatchNorm)
+        ]
+
+    def _hook(self, name: str):
+        def hook(_module, args):
+            x = args[0].detach().transpose(0, 1).reshape(args[0].shape[1], -1)
+            self.moments[name] = (x.mean(1), (x * x).mean(1))
+
+        return hook
+
+    def close(self) -> None:
+        for handle in self.handles:
+            handle.remove()
+
+
+@torch.no_grad()
+def recalibrate_bn(bases: Bases, batches: Sequence[tuple[torch.Tensor, torch.Tensor]]) -> None:
+    """Re-estimate every basis's BN running stats so that *mixing them* fits mixed models.
+
+    Each batch ``(x, alpha)`` runs through its mixed model with batch statistics; basis q's
+    running mean / E[x^2] become the ``alpha``-weighted averages of the batch moments, so a model
+    mixed with similar coefficients gets statistics close to its own (exact for one-hot mixers
+    and for Q=1). Bases that no batch used keep their statistics. Under ``functional_call`` the
+    bases' own buffers are never updated by training-mode BN (§5b pitfall), hence this pass.
+    """
+    model = bases.template
+    was_training = model.training
+    model.train()
+    hooks = _BnMoments(model)
+    sums: dict[str, list[torch.Tensor]] = {}
+    weight = torch.zeros(NUM_BLOCKS, bases.num_bases)
+    try:
+        for x, alpha in batches:
+            task_logits(bases, alpha, x)
+            weight += alpha
+            for name, (m1, m2) in hooks.moments.items():
+                coef = alpha[bases.block[name + ".running_mean"]][:, None]
+                acc = sums.setdefault(name, [0.0, 0.0])
+                acc[0], acc[1] = acc[0] + coef * m1, acc[1] + coef * m2
+    finally:
+        hooks.close()
+        model.train(was_training)
+    for name, (s1, s2) in sums.items():
+        w = weight[bases.block[name + ".running_mean"]][:, None]
+        used = w[:, 0] > 1e-6
+        mean, sq = s1 / w.clamp_min(1e-6), s2 / w.clamp_min(1e-6)
+        var = (sq - mean * mean).clamp_min(0)
+        bases.buffers[name + ".running_mean"][used] = mean[used]
+        bases.buffers[name + ".running_var"][used] = var[used]

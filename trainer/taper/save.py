@@ -1,0 +1,52 @@
+"""Write the trained TAPER model to the model store (``model_store.taper.save_taper``)."""
+
+from __future__ import annotations
+
+from trainer.taper.evaluate import Method
+from trainer.taper.run import Env
+
+ARTIFACT_TEXT_KEYS = ("prompts", "names", "domain_prompts", "definitions")
+
+
+def artifact_metrics(summary: dict, first_results: dict) -> dict:
+    """Metrics the service reads: test accuracies (mean over seeds) and the val-chosen default.
+
+    ``default_method`` is decided on the *val* tasks of the saved seed (never on test), so the
+    service only defaults to TAPER when it measured better than classifier selection.
+    """
+    main = summary.get("main", {})
+    val = first_results.get("val", {})
+    default = "taper" if val.get("taper", 0.0) > val.get("selection", 0.0) else "selection"
+    return {
+        "taper": {"acc": main.get("taper", {}).get("mean"), "val_acc": val.get("taper")},
+        "selection": {"acc": main.get("selection", {}).get("mean"),
+                      "val_acc": val.get("selection")},
+        "default_method": default,
+        "error_ratio": summary.get("ratio", {}).get("mean"),
+        "k": summary.get("k"),
+        "seeds": summary.get("seeds"),
+    }
+
+
+def save_artifact(store: str, env: Env, methods: dict[str, Method], summary: dict,
+                  first_results: dict):
+    """Save seed-0 TAPER (BN-recalibrated bases + mixer) and its generic baseline."""
+    from model_store.taper import save_taper
+    from trainer.data.catalogue import catalogue_json
+
+    taper = methods["taper"]
+    generic = methods["selection"].bases.state(0)
+    mixer = taper.router.mixer
+    names = [c["name"] for c in env.catalogue]
+    return save_taper(
+        store,
+        bases=taper.bases.stacked_state(),
+        generic=generic,
+        mixer_state=mixer.state_dict(),
+        mixer_cfg=mixer.config,
+        catalogue=catalogue_json(names),
+        class_text={k: env.class_text[k] for k in ARTIFACT_TEXT_KEYS},
+        config={"width": env.cfg.width, "k": env.cfg.k},
+        metrics=artifact_metrics(summary, first_results),
+        metadata={"training": env.cfg.to_json(), "dataset_fingerprint": env.fingerprint},
+    )

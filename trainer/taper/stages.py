@@ -1,0 +1,195 @@
+"""The three TAPER stages, the baselines and the controls, each resumable from its checkpoint.
+
+Every function takes a ``Context`` (config, seed, splits, run directory) and returns state dicts;
+a finished stage is saved as safetensors under ``<run_dir>/seed<k>/`` and loaded instead of
+retrained when the run is resumed (delete the file to retrain that stage).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import torch
+from safetensors.torch import load_file, save_file
+
+from trainer.taper.config import TaperConfig
+from trainer.taper.data import Split, TaskBatcher, TaskFn
+from trainer.taper.describe import Describer
+from trainer.taper.loops import Curves, train_full_way, train_stage3
+from trainer.taper.mixing import Bases
+from trainer.taper.nets import build_net
+
+State = dict[str, torch.Tensor]
+
+
+@dataclass
+class Context:
+    """What every stage needs; ``curves`` collects training curves for JSON/PNG output."""
+
+    cfg: TaperConfig
+    seed: int
+    train: Split
+    num_classes: int
+    groups: list[int]  # group id per class
+    task_fn: TaskFn
+    run_dir: Path
+    curves: Curves = field(default_factory=dict)
+
+    def net(self):
+        return build_net(self.num_classes, self.cfg.width)
+
+    def batcher(self, offset: int) -> TaskBatcher:
+        return TaskBatcher(self.train, self.task_fn, self.cfg.domain_task_prob,
+                           seed=self.seed * 1000 + offset)
+
+    def save_curves(self) -> None:
+        (self.run_dir / "curves.json").write_text(json.dumps(self.curves))
+
+
+def _cached(path: Path, build: Callable[[], State]) -> State:
+    """Load ``path`` if a previous run finished it, else build and save it atomically."""
+    if path.exists():
+        return load_file(str(path))
+    state = {k: v.detach().contiguous().clone() for k, v in build().items()}
+    tmp = path.with_suffix(".tmp")
+    save_file(state, str(tmp))
+    os.replace(tmp, path)
+    return state
+
+
+def stack_states(states: list[State]) -> State:
+    """``{"q.key": tensor}`` flat layout (the artifact's bases.safetensors format)."""
+    return {f"{q}.{k}": v for q, s in enumerate(states) for k, v in s.items()}
+
+
+def unstack_states(flat: State) -> list[State]:
+    """Inverse of ``stack_states``."""
+    out: dict[int, State] = {}
+    for key, value in flat.items():
+        q, name = key.split(".", 1)
+        out.setdefault(int(q), {})[name] = value
+    return [out[q] for q in sorted(out)]
+
+
+def _full_way(ctx: Context, init: State | None, name: str, *, epochs: float, lr: float,
+              indices: np.ndarray | None = None, seed_offset: int = 0) -> State:
+    model = ctx.net()
+    if init is not None:
+        model.load_state_dict(init)
+    train_full_way(model, ctx.train, epochs=epochs, lr=lr, batch_size=ctx.cfg.batch_size,
+                   weight_decay=ctx.cfg.weight_decay, seed=ctx.seed * 1000 + seed_offset,
+                   augment=ctx.cfg.augment, indices=indices,
+                   curve=ctx.curves.setdefault(name, []), desc=f"s{ctx.seed} {name}")
+    return model.state_dict()
+
+
+def stage1(ctx: Context) -> State:
+    """Stage 1: one ResNet-18 over all classes, cosine schedule over ``stage1_epochs``."""
+    return _cached(ctx.run_dir / "stage1.safetensors", lambda: _full_way(
+        ctx, None, "stage1", epochs=ctx.cfg.stage1_epochs, lr=ctx.cfg.stage1_lr))
+
+
+def baseline(ctx: Context, s1: State) -> State:
+    """Generic baseline: stage 1 continued for the epochs TAPER spends on stages 2 + 3."""
+    extra = ctx.cfg.stage2_epochs + ctx.cfg.stage3_epochs
+    return _cached(ctx.run_dir / "baseline.safetensors", lambda: _full_way(
+        ctx, s1, "baseline", epochs=extra, lr=ctx.cfg.stage2_lr, seed_offset=1))
+
+
+def shards(ctx: Context) -> list[np.ndarray]:
+    """Training-index shards for stage 2 (by domain, group or group x domain)."""
+    y, d = ctx.train.y.numpy(), ctx.train.d.numpy()
+    g = np.asarray(ctx.groups)[y]
+    keys = {"domain": d, "group": g, "group_domain": g * (int(d.max()) + 1) + d}
+    if ctx.cfg.shard_by not in keys:
+        raise ValueError(f"shard_by must be one of {sorted(keys)}, got {ctx.cfg.shard_by!r}")
+    key = keys[ctx.cfg.shard_by]
+    return [np.flatnonzero(key == v) for v in np.unique(key)]
+
+
+def shard_of(ctx: Context, classes: list[int], domain: int | None) -> int | None:
+    """The shard a task belongs to (for the routed control), or None if it spans shards."""
+    groups = {ctx.groups[c] for c in classes}
+    group = next(iter(groups)) if len(groups) == 1 else None
+    num_domains = int(ctx.train.d.max()) + 1
+    if ctx.cfg.shard_by == "domain":
+        return domain
+    if ctx.cfg.shard_by == "group":
+        return group
+    if group is None or domain is None:
+        return None
+    return group * num_domains + domain
+
+
+def stage2(ctx: Context, s1: State) -> list[State]:
+    """Stage 2: Q specialists fine-tuned from stage 1, each on its own shard."""
+    out = []
+    for q, idx in enumerate(shards(ctx)):
+        out.append(_cached(ctx.run_dir / f"stage2_{q}.safetensors", lambda q=q, idx=idx: _full_way(
+            ctx, s1, f"stage2_{q}", epochs=ctx.cfg.stage2_epochs, lr=ctx.cfg.stage2_lr,
+            indices=idx, seed_offset=10 + q)))
+    return out
+
+
+def make_mixer(ctx: Context, describer: Describer, q: int, blockwise: bool = True):
+    """A fresh mixer predictor for ``q`` bases (one block when not block-wise)."""
+    from model_store.mixer import MixerPredictor
+
+    torch.manual_seed(ctx.seed)
+    return MixerPredictor(describer.dim, q, num_blocks=4 if blockwise else 1,
+                          hidden=ctx.cfg.mixer_hidden)
+
+
+def stage3(ctx: Context, init: list[State], describer: Describer | None, name: str,
+           *, epochs: float | None = None, lr: float | None = None,
+           blockwise: bool = True) -> tuple[list[State], State]:
+    """Stage 3: bases (+ mixer when ``describer``) trained jointly on sampled k-way tasks.
+
+    Returns (bases, mixer state); the mixer state is empty when no describer is given (fixed
+    uniform mixing, i.e. the one-basis control when ``len(init) == 1``).
+    """
+    bases_path = ctx.run_dir / f"{name}_bases.safetensors"
+    mixer_path = ctx.run_dir / f"{name}_mixer.safetensors"
+    if bases_path.exists() and (describer is None or mixer_path.exists()):
+        mixer_state = load_file(str(mixer_path)) if describer is not None else {}
+        return unstack_states(load_file(str(bases_path))), mixer_state
+    cfg = ctx.cfg
+    bases = Bases(init, ctx.net())
+    mixer = make_mixer(ctx, describer, len(init), blockwise) if describer is not None else None
+    train_stage3(bases, ctx.batcher(offset=100), mixer=mixer, embed=describer,
+                 epochs=cfg.stage3_epochs if epochs is None else epochs,
+                 lr=cfg.stage3_lr if lr is None else lr, mixer_lr=cfg.mixer_lr,
+                 tasks_per_step=cfg.tasks_per_step, task_batch=cfg.task_batch,
+                 aux_weight=cfg.aux_weight, weight_decay=cfg.weight_decay, bn_mode=cfg.bn_mode,
+                 augment=cfg.augment, curve=ctx.curves.setdefault(name, []),
+                 desc=f"s{ctx.seed} {name}", blocks_share=not blockwise)
+    states = [bases.state(q) for q in range(bases.num_bases)]
+    _cached(bases_path, lambda: stack_states(states))
+    mixer_state = mixer.state_dict() if mixer is not None else {}
+    if mixer is not None:
+        _cached(mixer_path, lambda: mixer_state)
+    return states, mixer_state
+
+
+def one_basis_control(ctx: Context, s1: State) -> State:
+    """TAPER with Q=1: full-data stage 2 (same cost as Q shards) then stage 3, no mixing."""
+    s2 = _cached(ctx.run_dir / "stage2_full.safetensors", lambda: _full_way(
+        ctx, s1, "stage2_full", epochs=ctx.cfg.stage2_epochs, lr=ctx.cfg.stage2_lr,
+        seed_offset=9))
+    return stage3(ctx, [s2], None, "one_basis")[0][0]
+
+
+def average_states(states: list[State]) -> State:
+    """Uniform weight average (BN statistics averaged too; recalibrated before scoring)."""
+    out = {}
+    for key in states[0]:
+        if key.endswith("num_batches_tracked"):
+            out[key] = states[0][key].clone()
+        else:
+            out[key] = torch.stack([s[key].float() for s in states]).mean(0)
+    return out

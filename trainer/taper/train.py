@@ -1,0 +1,152 @@
+"""``tailor train taper``: train TAPER + baselines + controls for each seed, score, save artifact.
+
+Outputs (under ``--out``, default ``.tailor/runs/taper-<config>``): per-seed checkpoints (resume by
+re-running the same command), ``seed<k>/curves.json`` and ``results.json``, ``summary.json``,
+``report.md`` and PNGs. The TAPER artifact of the first seed is written to the model store with
+``model_store.taper.save_taper`` (metrics include ``default_method``, chosen on val tasks).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import time
+from pathlib import Path
+
+import torch
+from safetensors.torch import load_file, save_file
+
+from trainer.taper.config import CONFIGS, TaperConfig, get_config
+from trainer.taper.data import TEST, TRAIN, VAL, make_split
+from trainer.taper.describe import Describer, encode_class_text
+from trainer.taper.run import Env, train_all
+from trainer.taper.stages import Context
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    """CLI arguments (``--set key=value`` overrides any ``TaperConfig`` field)."""
+    p = argparse.ArgumentParser(prog="tailor train taper", description=__doc__)
+    p.add_argument("--config", default="default", choices=sorted(CONFIGS))
+    p.add_argument("--data-dir", default=os.environ.get("TAILOR_DATA_DIR", ".tailor/data"))
+    p.add_argument("--store-dir", default=os.environ.get("TAILOR_STORE_DIR", ".tailor/store"))
+    p.add_argument("--out", default=None, help="run directory (default .tailor/runs/taper-<cfg>)")
+    p.add_argument("--seeds", default=None, help="comma-separated seeds (default: config's)")
+    p.add_argument("--ablations", action="store_true", help="also train Table-6 ablations")
+    p.add_argument("--no-artifact", action="store_true", help="do not write to the model store")
+    p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE")
+    p.add_argument("--threads", type=int, default=None, help="torch CPU threads")
+    return p.parse_args(argv)
+
+
+def _coerce(cfg: TaperConfig, key: str, raw: str):
+    if not hasattr(cfg, key):
+        raise SystemExit(f"--set: unknown config field {key!r}")
+    current = getattr(cfg, key)
+    if isinstance(current, bool):
+        return raw.lower() in ("1", "true", "yes")
+    if isinstance(current, tuple):
+        return tuple(int(v) for v in raw.split(","))
+    return type(current)(raw)
+
+
+def build_config(args: argparse.Namespace) -> TaperConfig:
+    """Named config + ``--set`` overrides + ``--seeds``."""
+    overrides = {}
+    for item in args.set:
+        key, sep, raw = item.partition("=")
+        if not sep:
+            raise SystemExit(f"--set expects KEY=VALUE, got {item!r}")
+        overrides[key] = _coerce(CONFIGS[args.config], key, raw)
+    if args.seeds:
+        overrides["seeds"] = tuple(int(s) for s in args.seeds.split(","))
+    return get_config(args.config, **overrides)
+
+
+def load_class_text(catalogue: list[dict], cache: Path) -> dict[str, torch.Tensor]:
+    """Prompt/definition embeddings of the catalogue, cached in the run directory."""
+    if cache.exists():
+        return load_file(str(cache))
+    from model_store.text import TextEncoder
+
+    text = encode_class_text(TextEncoder(device="cpu"), catalogue)
+    save_file({k: v.contiguous() for k, v in text.items()}, str(cache))
+    return text
+
+
+def load_env(cfg: TaperConfig, data_dir: str, out_dir: Path, data=None) -> Env:
+    """Data splits, catalogue, text embeddings and the training task sampler."""
+    from trainer.data.catalogue import DOMAINS, GROUPS, catalogue_for
+
+    if data is None:
+        from trainer.data.pacs import build_pacs
+
+        data = build_pacs(data_dir, size=cfg.data_size)
+    names = list(data.class_names)
+    catalogue = catalogue_for(names)
+    groups = [GROUPS.index(c["group"]) if c["group"] in GROUPS else 0 for c in catalogue]
+    out_dir.mkdir(parents=True, exist_ok=True)
+    return Env(
+        cfg=cfg, train=make_split(data, TRAIN), val=make_split(data, VAL),
+        test=make_split(data, TEST), catalogue=catalogue, domains=list(DOMAINS), groups=groups,
+        class_text=load_class_text(catalogue, out_dir / "class_text.safetensors"),
+        task_fn=training_task_fn(catalogue, cfg.k), out_dir=out_dir,
+        fingerprint=str(getattr(data, "fingerprint", "")),
+    )
+
+
+def training_task_fn(catalogue: list[dict], k: int):
+    """Tasks for stage 3: the shared definition (nearest classes, same group first)."""
+    from trainer.taper.tasks import neighbour_task_fn
+
+    return neighbour_task_fn(catalogue, k)
+
+
+def run_seed(env: Env, seed: int, ablations: bool) -> tuple[dict, dict]:
+    """Train and score one seed; returns (results, trained methods)."""
+    from trainer.taper.scoring import score_seed
+
+    torch.manual_seed(seed)
+    run_dir = env.out_dir / f"seed{seed}"
+    run_dir.mkdir(parents=True, exist_ok=True)
+    ctx = Context(cfg=env.cfg, seed=seed, train=env.train, num_classes=len(env.catalogue),
+                  groups=env.groups, task_fn=env.task_fn, run_dir=run_dir)
+    describer = Describer(env.class_text, env.cfg.description)
+    t0 = time.time()
+    methods = train_all(ctx, env, describer, ablations)
+    train_s = time.time() - t0
+    results = score_seed(env, ctx, methods)
+    results["train_seconds"] = train_s
+    (run_dir / "results.json").write_text(json.dumps(results, indent=1))
+    return results, methods
+
+
+def main(argv: list[str] | None = None) -> dict:
+    """Entry point of ``tailor train taper``; returns the summary dict."""
+    from trainer.taper.report import summarise, write_report
+    from trainer.taper.save import save_artifact
+
+    args = parse_args(argv)
+    if args.threads:
+        torch.set_num_threads(args.threads)
+    cfg = build_config(args)
+    out_dir = Path(args.out or f".tailor/runs/taper-{cfg.name}")
+    env = load_env(cfg, args.data_dir, out_dir)
+    (out_dir / "config.json").write_text(json.dumps(cfg.to_json(), indent=1))
+    per_seed, first = {}, None
+    for i, seed in enumerate(cfg.seeds):
+        results, methods = run_seed(env, seed, ablations=args.ablations and i == 0)
+        per_seed[seed] = results
+        first = first or (seed, results, methods)
+    summary = summarise(cfg, per_seed)
+    write_report(out_dir, cfg, summary, per_seed, first[2])
+    if not args.no_artifact:
+        ref = save_artifact(args.store_dir, env, first[2], summary, first[1])
+        summary["artifact"] = {"version": ref.version, "path": str(ref.path)}
+    (out_dir / "summary.json").write_text(json.dumps(summary, indent=1))
+    print(json.dumps({k: summary[k] for k in ("ratio", "main") if k in summary}, indent=1))
+    return summary
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()
