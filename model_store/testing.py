@@ -50,8 +50,12 @@ def _prompts(name: str, domain: str | None = None) -> list[str]:
     return [f"a {word} of a {name}", f"a {word} showing a {name}", f"a {name} as a {word}"]
 
 
-def _random_resnet(num_classes: int, gen: torch.Generator) -> dict[str, torch.Tensor]:
-    """Random-init ResNet-18 with randomised BN running stats and batch counters."""
+def random_resnet_state(num_classes: int, gen: torch.Generator) -> dict[str, torch.Tensor]:
+    """Random-init ResNet-18 state dict with randomised BN running stats and batch counters.
+
+    Seeds torch's global RNG from ``gen`` (wrap calls in ``torch.random.fork_rng`` to keep the
+    caller's RNG state).
+    """
     torch.manual_seed(int(torch.randint(0, 2**31 - 1, (1,), generator=gen)))
     state = build_resnet18(num_classes).state_dict()
     for key, t in state.items():
@@ -133,8 +137,8 @@ def make_tiny_taper(
         encoder = TextEncoder(device="cpu")
     class_text = tiny_class_text(cat, encoder if use_encoder else None, seed)
     with torch.random.fork_rng(devices=[]):
-        bases = [_random_resnet(num_classes, gen) for _ in range(Q)]
-        generic = _random_resnet(num_classes, gen)
+        bases = [random_resnet_state(num_classes, gen) for _ in range(Q)]
+        generic = random_resnet_state(num_classes, gen)
         torch.manual_seed(seed)
         mixer = MixerPredictor(class_text["names"].shape[1], Q, hidden=64)
         with torch.no_grad():  # give BatchNorm realistic running statistics

@@ -112,10 +112,15 @@ def test_fedclip_artifact_round_trip(tmp_path):
     glob, a, b = AttentionAdapter(8, rank=4), AttentionAdapter(8, rank=4), AttentionAdapter(8, 4)
     text = torch.randn(3, 8)
     ref = write_fedclip_artifact(
-        tmp_path, global_state=glob.state_dict(),
+        tmp_path,
+        global_state=glob.state_dict(),
         client_states={"photo": a.state_dict(), "sketch": b.state_dict()},
-        adapter_config=glob.config(), class_names=["cat", "dog", "cow"], text_features=text,
-        logit_scale=50.0, backbone={"spec": "test"}, metadata={"metrics": {"acc": 0.5}},
+        adapter_config=glob.config(),
+        class_names=["cat", "dog", "cow"],
+        text_features=text,
+        logit_scale=50.0,
+        backbone={"spec": "test"},
+        metadata={"metrics": {"acc": 0.5}},
     )
     x = torch.randn(4, 8)
     loaded, tf, names, cfg = load_fedclip_adapter(tmp_path, "sketch")
