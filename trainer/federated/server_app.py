@@ -1,0 +1,124 @@
+"""Flower ServerApp: FedAvg / FedProx over the exchanged parameters, with accounting.
+
+The strategies are Flower's own (``flwr.serverapp.strategy``); :class:`Accounting` wraps them
+only to observe: bytes and parameter counts sent and received per round, the client uploads of
+each round (so a test can check the average independently) and per-client evaluation metrics.
+FedProx's proximal term is applied client-side (``proximal-mu`` travels in the train config).
+
+Weighting: ``weighting="samples"`` averages by each client's number of training examples (the
+FedAvg paper); ``"uniform"`` gives every client the same weight, as the FedCLIP authors' released
+code does.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from flwr.app import ArrayRecord, ConfigRecord, Context, Message, MetricRecord, RecordDict
+from flwr.serverapp import Grid, ServerApp
+from flwr.serverapp.strategy import FedAvg, FedProx
+from flwr.serverapp.strategy.strategy_utils import aggregate_metricrecords
+
+WEIGHT_KEYS = {"samples": "num-examples", "uniform": "unit"}
+
+
+def _strategy_class(method: str) -> type[FedAvg]:
+    if method not in ("fedavg", "fedprox"):
+        raise ValueError(f"unknown aggregation {method!r}: expected 'fedavg' or 'fedprox'")
+    base = FedProx if method == "fedprox" else FedAvg
+
+    class Accounting(base):  # type: ignore[valid-type,misc]
+        """Flower's strategy plus a record of what each round cost and produced."""
+
+        sink: dict[str, Any]
+
+        def configure_train(self, server_round, arrays, config, grid):
+            msgs = list(super().configure_train(server_round, arrays, config, grid))
+            self.sink["rounds"].append({
+                "round": server_round, "clients": len(msgs),
+                "params_per_client": sum(a.numel() for a in arrays.to_torch_state_dict().values()),
+                "bytes_down": len(msgs) * arrays.count_bytes(), "bytes_up": 0,
+            })
+            return msgs
+
+        def aggregate_train(self, server_round, replies):
+            replies = list(replies)
+            ok = [r for r in replies if not r.has_error()]
+            self.sink["rounds"][-1]["bytes_up"] = sum(
+                r.content["arrays"].count_bytes() for r in ok)
+            self.sink["last_uploads"] = [
+                (r.content["arrays"].to_torch_state_dict(),
+                 float(r.content["metrics"]["num-examples"])) for r in ok]
+            self.sink["errors"] += [r.error.reason for r in replies if r.has_error()]
+            return super().aggregate_train(server_round, replies)
+
+    return Accounting
+
+
+def _per_client_aggr(sink: dict[str, Any]) -> Callable[[list[RecordDict], str], MetricRecord]:
+    def aggr(records: list[RecordDict], key: str) -> MetricRecord:
+        per = {int(r["metrics"]["partition-id"]): {k: float(v) for k, v in r["metrics"].items()}
+               for r in records}
+        sink["client_eval"].append(per)
+        return aggregate_metricrecords(records, key)
+    return aggr
+
+
+def personalize_all(grid: Grid, arrays: ArrayRecord, config: ConfigRecord,
+                    timeout: float) -> dict[int, dict[str, Any]]:
+    """Ask every node to fine-tune the global weights locally; collect their results."""
+    msgs = [Message(RecordDict({"arrays": arrays, "config": config}),
+                    message_type="train.personalize", dst_node_id=nid)
+            for nid in grid.get_node_ids()]
+    out: dict[int, dict[str, Any]] = {}
+    for reply in grid.send_and_receive(msgs, timeout=timeout):
+        if reply.has_error():
+            raise RuntimeError(f"personalisation failed on a client: {reply.error.reason}")
+        metrics = {k: float(v) for k, v in reply.content["metrics"].items()}
+        out[int(metrics["partition-id"])] = {
+            "metrics": metrics, "state": reply.content["arrays"].to_torch_state_dict()}
+    return out
+
+
+def make_server_app(cfg: dict[str, Any], initial_state: dict, sink: dict[str, Any],
+                    evaluate_fn: Callable[[int, ArrayRecord], MetricRecord | None] | None = None
+                    ) -> ServerApp:
+    """Build the ServerApp for one federation.
+
+    Args:
+        cfg: ``method`` (fedavg|fedprox), ``weighting`` (samples|uniform), ``rounds``,
+            ``num_clients``, ``mu``, ``personal_epochs`` (0 skips personalisation) and the
+            client train config (``lr``, ``local_epochs``, ``batch_size``, ``weight_decay``,
+            ``seed``).
+        initial_state: Starting values of the exchanged parameters.
+        sink: Filled with ``rounds`` (accounting), ``last_uploads``, ``client_eval``,
+            ``result`` (Flower's Result), ``global_state`` and ``personal``.
+        evaluate_fn: Server-side evaluation per round (the unseen client's test split).
+    """
+    sink.update(rounds=[], last_uploads=[], client_eval=[], errors=[], personal={})
+    app = ServerApp()
+
+    @app.main()
+    def main(grid: Grid, context: Context) -> None:
+        n = int(cfg["num_clients"])
+        kwargs: dict[str, Any] = {"proximal_mu": float(cfg["mu"])} if cfg["method"] == "fedprox" \
+            else {}
+        strategy = _strategy_class(cfg["method"])(
+            min_train_nodes=n, min_evaluate_nodes=n, min_available_nodes=n,
+            weighted_by_key=WEIGHT_KEYS[cfg.get("weighting", "samples")],
+            evaluate_metrics_aggr_fn=_per_client_aggr(sink), **kwargs)
+        strategy.sink = sink
+        train_cfg = ConfigRecord({k: cfg[k] for k in ("lr", "local_epochs", "batch_size",
+                                                      "weight_decay", "seed") if k in cfg})
+        result = strategy.start(grid=grid, initial_arrays=ArrayRecord(initial_state),
+                                num_rounds=int(cfg["rounds"]), train_config=train_cfg,
+                                evaluate_fn=evaluate_fn, timeout=float(cfg.get("timeout", 600)))
+        sink["result"] = result
+        sink["global_state"] = result.arrays.to_torch_state_dict()
+        if int(cfg.get("personal_epochs", 0)) > 0:
+            pcfg = ConfigRecord({**dict(train_cfg), "personal_epochs": cfg["personal_epochs"]})
+            sink["personal"] = personalize_all(grid, result.arrays, pcfg,
+                                               float(cfg.get("timeout", 600)))
+
+    return app
