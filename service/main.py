@@ -10,7 +10,7 @@ from __future__ import annotations
 import logging
 from contextlib import asynccontextmanager
 
-from fastapi import APIRouter, FastAPI
+from fastapi import FastAPI
 from sqlalchemy.orm import sessionmaker
 from starlette.concurrency import run_in_threadpool
 
@@ -87,11 +87,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.state.settings = settings
     app.state.metrics = Metrics()
     problems.install(app)
-    v1 = APIRouter(prefix="/v1")
-    for module in (personalize, models, admin):
-        v1.include_router(module.router)
-    app.include_router(v1)
-    app.include_router(health.router)
+    for module in (personalize, models, admin, health):  # versioned prefixes live in modules
+        app.include_router(module.router)
     app.add_middleware(BodyLimitMiddleware, limit=settings.max_body_bytes)
     app.add_middleware(MetricsMiddleware, metrics=app.state.metrics)
     return app

@@ -10,15 +10,15 @@ from __future__ import annotations
 
 import functools
 import hashlib
-import io
+import json
 import logging
 import threading
 from collections import OrderedDict
 from collections.abc import Mapping
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
+import numpy as np
 import torch
 from safetensors.torch import load as st_load
 from safetensors.torch import save as st_save
@@ -43,7 +43,7 @@ def build_module(state: Mapping[str, torch.Tensor], device: torch.device) -> nn.
     with torch.device("meta"):
         model = build_resnet18(num_classes)
     model.load_state_dict({k: v.to(device) for k, v in state.items()}, strict=True, assign=True)
-    return model.eval()
+    return model.requires_grad_(False).eval()
 
 
 def serialize(state: Mapping[str, torch.Tensor], dtype: str = "fp32") -> bytes:
@@ -145,57 +145,39 @@ def load_text_encoder(path: str | None, device: str):
     return TextEncoder(path, device=device)
 
 
-def buffer_bytes(payload: bytes) -> io.BytesIO:
-    """A seekable view of bytes (for streaming responses)."""
-    return io.BytesIO(payload)
-
-
-def resolve_version(store: Path, kind: str, version: str) -> str:
-    """Turn ``latest`` into the concrete version named by ``<store>/<kind>/LATEST``."""
-    if version != "latest":
-        return version
-    latest = Path(store) / kind / "LATEST"
-    if not latest.exists():
-        raise FileNotFoundError(
-            f"no {kind} artifact in {store} ({latest} missing): train one with "
-            f"`tailor train {kind}` or point TAILOR_STORE_DIR at a store"
-        )
-    return latest.read_text().strip()
+def _canonical_sha256(obj: Any) -> str:
+    return hashlib.sha256(json.dumps(obj, sort_keys=True, default=str).encode()).hexdigest()
 
 
 class Runtime:
-    """The loaded TAPER artifact on the runtime device, the text encoder, and the module LRU.
+    """The loaded TAPER artifact on the runtime device, and the module LRU.
 
     Args:
-        bundle: ``model_store.taper.TaperBundle``.
-        version: concrete artifact version (part of every recipe).
-        manifest_sha256: digest of the artifact's manifest (recorded in the registry).
+        bundle: ``model_store.taper.TaperBundle`` (already on ``device``).
         device: where models run (CUDA when present).
         lru: byte-bounded cache of ready modules.
     """
 
-    def __init__(self, *, bundle, version: str, manifest_sha256: str, device, lru) -> None:
-        self.bundle, self.version, self.manifest_sha256 = bundle, version, manifest_sha256
-        self.device, self.lru = device, lru
+    def __init__(self, *, bundle, device: torch.device, lru: ModuleLRU) -> None:
+        self.bundle, self.device, self.lru = bundle, device, lru
+        self.version: str = bundle.version
+        self.manifest_sha256 = _canonical_sha256(bundle.manifest)
+        self.domains: list[str] = list(bundle.domains)
         self.catalogue: dict[str, Any] = bundle.catalogue
-        self.class_names = [c["name"] for c in self.catalogue["classes"]]
-        self.domains: list[str] = list(self.catalogue.get("domains", []))
+        self.class_names: list[str] = bundle.class_names
 
     @classmethod
     def load(cls, settings, metrics: Metrics) -> Runtime:
-        """Load the configured artifact once onto ``pick_device(settings.device)``."""
+        """Load the configured artifact once (hash-verified) onto ``pick_device``."""
+        from model_store.device import pick_device
         from model_store.taper import load_taper
 
-        from model_store.device import pick_device
-
         device = pick_device(settings.device)
-        version = resolve_version(settings.store_dir, "taper", settings.artifact_version)
-        bundle = load_taper(settings.store_dir, version, device=device)
-        manifest = Path(settings.store_dir) / "taper" / version / "manifest.json"
-        digest = hashlib.sha256(manifest.read_bytes()).hexdigest()
-        lru = ModuleLRU(settings.memory_cache_bytes, metrics)
-        log.info("loaded taper artifact %s on %s", version, device)
-        return cls(bundle=bundle, version=version, manifest_sha256=digest, device=device, lru=lru)
+        bundle = load_taper(settings.store_dir, settings.artifact_version, device=device)
+        log.info("loaded taper artifact %s on %s", bundle.version, device)
+        return cls(
+            bundle=bundle, device=device, lru=ModuleLRU(settings.memory_cache_bytes, metrics)
+        )
 
     @property
     def metrics(self) -> dict[str, Any]:
@@ -205,11 +187,7 @@ class Runtime:
     @property
     def default_method(self) -> str:
         """Whichever method the artifact's evaluation found more accurate."""
-        method = self.metrics.get("default_method")
-        if method in ("taper", "selection"):
-            return method
-        acc = {m: self.method_accuracy(m) for m in ("taper", "selection")}
-        return "selection" if (acc["selection"] or 0) > (acc["taper"] or 0) else "taper"
+        return self.bundle.default_method
 
     def method_accuracy(self, method: str) -> float | None:
         """Evaluation accuracy of ``method`` recorded in the artifact, if any."""
@@ -243,20 +221,20 @@ class Runtime:
         if recipe["method"] != "taper":
             return None
         with torch.inference_mode():
-            mixers = self.bundle.mixers_for(self._task_embedding(recipe))
-        return [[round(float(v), 6) for v in row] for row in mixers.cpu().tolist()]
+            mixers = self.bundle.mixers_for(self.task_embedding(recipe))
+        return [[round(float(v), 6) for v in row] for row in mixers.tolist()]
 
     def synthesize(self, recipe: dict[str, Any]) -> tuple[dict[str, torch.Tensor], Any]:
         """Deterministically build the state dict a recipe describes."""
-        idx, domain, method = recipe["class_indices"], recipe["domain"], recipe["method"]
-        with torch.inference_mode():
-            if recipe.get("class_weights") is None:
-                return self.bundle.personalize(idx, domain=domain, method=method)
-            mixers = self.bundle.mixers_for(self._task_embedding(recipe))
-            return self.bundle.synthesize_from_mixers(mixers, idx), mixers
+        emb = self.task_embedding(recipe) if recipe.get("class_weights") is not None else None
+        with torch.no_grad():  # not inference_mode: nn.Parameter cannot wrap inference tensors
+            return self.bundle.personalize(
+                recipe["class_indices"], domain=recipe["domain"], method=recipe["method"],
+                embedding=emb,
+            )  # fmt: skip
 
-    def _task_embedding(self, recipe: dict[str, Any]):
-        """Task embedding, weighted by ``class_weights`` when present (refinement)."""
+    def task_embedding(self, recipe: dict[str, Any]) -> np.ndarray:
+        """The recipe's task embedding; weighted by ``class_weights`` when present (refinement)."""
         return self.bundle.task_embedding(
-            recipe["class_indices"], domain=recipe["domain"], weights=recipe.get("class_weights")
+            recipe["class_indices"], recipe["domain"], weights=recipe.get("class_weights")
         )

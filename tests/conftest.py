@@ -193,7 +193,7 @@ class UvicornThread:
         self.thread.join(timeout=30)
 
 
-@pytest.fixture
+@pytest.fixture(scope="session")
 def serve_app():
     """Factory: ``with serve_app(app) as server: httpx.get(server.url + ...)``."""
     return UvicornThread

@@ -9,7 +9,7 @@ from service.api.deps import AdminDep
 from service.problems import Problem
 from service.schemas import KeyCreate, KeyPublic
 
-router = APIRouter(prefix="/keys", tags=["admin"])
+router = APIRouter(prefix="/v1/keys", tags=["admin"])
 
 
 @router.post("", response_model=KeyPublic, status_code=201)

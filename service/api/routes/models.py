@@ -15,7 +15,7 @@ from service.api.inputs import IMAGES_BODY, decode_batch, read_images
 from service.problems import Problem
 from service.schemas import ModelPublic, PredictResponse, RefineResponse
 
-router = APIRouter(prefix="/models", tags=["models"])
+router = APIRouter(prefix="/v1/models", tags=["models"])
 ModelId = Annotated[str, Path(pattern=r"^[0-9a-f]{32}$", description="model id (32 hex)")]
 CHUNK = 1 << 20
 

@@ -7,7 +7,7 @@ from fastapi import APIRouter
 from service.api.deps import PersonalizerDep, PrincipalDep
 from service.schemas import CatalogueClass, CataloguePublic, PersonalizeCreate, PersonalizeResponse
 
-router = APIRouter(tags=["personalize"])
+router = APIRouter(prefix="/v1", tags=["personalize"])
 
 
 @router.post("/personalize", response_model=PersonalizeResponse)

@@ -1,0 +1,129 @@
+"""Service fixtures: a tiny real TAPER artifact, settings, and apps under a real uvicorn."""
+
+from __future__ import annotations
+
+import base64
+import io
+import re
+from contextlib import contextmanager
+
+import httpx
+import numpy as np
+import pytest
+from PIL import Image
+
+from service.main import create_app
+from service.settings import Settings
+
+ADMIN_KEY = "admin-" + "x" * 30
+NUM_CLASSES, Q = 12, 2
+_LABEL = re.compile(r'(\w+)="([^"]*)"')
+
+
+@pytest.fixture(scope="session")
+def taper_store(tmp_path_factory):
+    """A store holding one tiny (random-init, full-size ResNet-18) TAPER artifact."""
+    from model_store.testing import make_tiny_taper
+    from service.runtime import load_text_encoder
+
+    store = tmp_path_factory.mktemp("store")
+    make_tiny_taper(store, num_classes=NUM_CLASSES, Q=Q, seed=0,
+                    encoder=load_text_encoder(None, "cpu"))  # fmt: skip
+    return store
+
+
+@pytest.fixture(scope="session")
+def make_settings(taper_store):
+    """Factory for settings over the tiny store; keyword overrides pass through."""
+
+    def make(database_url: str, **overrides) -> Settings:
+        values = {
+            "store_dir": taper_store, "database_url": database_url, "admin_key": ADMIN_KEY,
+            "device": "cpu", "max_body_bytes": 2 * 1024 * 1024, "max_batch": 64,
+            "max_image_pixels": 512 * 512, "redis_retry_s": 0.2, "redis_timeout_s": 0.5,
+        }  # fmt: skip
+        values.update(overrides)
+        return Settings(**values)
+
+    return make
+
+
+class Live:
+    """A running server plus clients for the admin and one fresh client key."""
+
+    def __init__(self, app, url: str) -> None:
+        self.app, self.url = app, url
+        self.anon = httpx.Client(base_url=url, timeout=60)
+        self.admin = httpx.Client(base_url=url, timeout=60, headers=_bearer(ADMIN_KEY))
+        made = self.admin.post("/v1/keys", json={"name": "tests"})
+        assert made.status_code == 201, made.text
+        self.key, self.client_id = made.json()["key"], made.json()["client_id"]
+        self.http = httpx.Client(base_url=url, timeout=60, headers=_bearer(self.key))
+
+    @property
+    def personalizer(self):
+        """The app's orchestration object (to evict caches in tests)."""
+        return self.app.state.personalizer
+
+    def metric(self, name: str, **labels) -> float:
+        """Current value of a sample from /metrics (0 when absent); label order is irrelevant."""
+        want = {k: str(v) for k, v in labels.items()}
+        for line in self.anon.get("/metrics").text.splitlines():
+            m = re.fullmatch(r"(\w+)(?:\{(.*)\})? (\S+)", line)
+            if m and m.group(1) == name and dict(_LABEL.findall(m.group(2) or "")) == want:
+                return float(m.group(3))
+        return 0.0
+
+    def close(self) -> None:
+        for c in (self.anon, self.admin, self.http):
+            c.close()
+
+
+def _bearer(key: str) -> dict[str, str]:
+    return {"Authorization": f"Bearer {key}"}
+
+
+@pytest.fixture
+def run_live(serve_app):
+    """Context manager factory: ``with run_live(settings) as live: ...`` (real uvicorn)."""
+
+    @contextmanager
+    def run(settings: Settings):
+        app = create_app(settings)
+        with serve_app(app) as server:
+            live = Live(app, server.url)
+            try:
+                yield live
+            finally:
+                live.close()
+
+    return run
+
+
+@pytest.fixture(scope="module")
+def live(taper_store, make_settings, redis_server, tmp_path_factory, serve_app):
+    """Module-wide app on real Redis + SQLite under a real uvicorn."""
+    db = tmp_path_factory.mktemp("db") / "tailor.db"
+    app = create_app(make_settings(f"sqlite:///{db}", redis_url=redis_server.url))
+    with serve_app(app) as server:
+        live = Live(app, server.url)
+        yield live
+        live.close()
+
+
+def images(n: int, seed: int = 0, size: int = 32) -> list[np.ndarray]:
+    """Seeded random RGB uint8 images."""
+    rng = np.random.default_rng(seed)
+    return [rng.integers(0, 256, (size, size, 3), dtype=np.uint8) for _ in range(n)]
+
+
+def png(array: np.ndarray) -> bytes:
+    """Lossless PNG bytes of an image."""
+    buf = io.BytesIO()
+    Image.fromarray(array).save(buf, format="PNG")
+    return buf.getvalue()
+
+
+def b64(data: bytes) -> str:
+    """Base64 text of bytes."""
+    return base64.b64encode(data).decode()
