@@ -165,8 +165,12 @@ def write_fedclip_artifact(
         "clients": sorted(client_states),
     }
     return write_artifact(
-        store, KIND, tensors=tensors, json_files={"classes": list(class_names)},
-        config=config, metadata=metadata,
+        store,
+        KIND,
+        tensors=tensors,
+        json_files={"classes": list(class_names)},
+        config=config,
+        metadata=metadata,
     )
 
 
@@ -190,7 +194,8 @@ def load_fedclip_adapter(
         if client_id not in config.get("clients", []):
             raise KeyError(f"no adapter for client {client_id!r} in {KIND}/{art.version}")
         prefix = f"{client_id}{CLIENT_SEP}"
-        state = {k[len(prefix):]: v for k, v in art.tensors("clients").items()
-                 if k.startswith(prefix)}
+        state = {
+            k[len(prefix) :]: v for k, v in art.tensors("clients").items() if k.startswith(prefix)
+        }
     adapter.load_state_dict(state, strict=True)
     return adapter.eval(), art.tensors("class_text")["text_features"], art.json("classes"), config

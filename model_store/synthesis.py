@@ -32,11 +32,12 @@ def stack_bases(bases: Sequence[Mapping[str, torch.Tensor]]) -> StateDict:
     Raises:
         ValueError: If there are no bases, or their keys, shapes or dtypes disagree.
     """
-    _check_bases(bases)
+    check_bases(bases)
     return {k: torch.stack([b[k].detach() for b in bases]) for k in bases[0]}
 
 
-def _check_bases(bases: Sequence[Mapping[str, torch.Tensor]]) -> None:
+def check_bases(bases: Sequence[Mapping[str, torch.Tensor]]) -> None:
+    """Raise ``ValueError`` unless ``bases`` are >= 1 state dicts with equal keys/shapes/dtypes."""
     if isinstance(bases, Mapping) or len(bases) == 0:
         raise ValueError("bases must be a non-empty sequence of state dicts")
     ref = bases[0]
@@ -107,7 +108,7 @@ def synthesize(
     """
     if isinstance(bases, Mapping):
         return _synthesize_stacked(bases, mixers, class_indices)
-    _check_bases(bases)
+    check_bases(bases)
     mixers = _check_mixers(mixers, len(bases))
     idx = _check_classes(class_indices, _num_classes(bases[0]["fc.weight"]))
     out: StateDict = {}

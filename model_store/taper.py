@@ -22,7 +22,7 @@ from model_store.device import pick_device
 from model_store.images import IMAGE_SIZE, MEAN, STD
 from model_store.mixer import MixerPredictor, build_mixer
 from model_store.resnet import ARCH, NUM_BLOCKS, build_resnet18
-from model_store.synthesis import select_classes, stack_bases, synthesize
+from model_store.synthesis import check_bases, select_classes, synthesize
 from model_store.text import DEFAULT_MODEL_NAME, task_embedding
 
 KIND = "taper"
@@ -36,8 +36,13 @@ def _resnet_keys(num_classes: int) -> list[str]:
         return list(build_resnet18(num_classes).state_dict())
 
 
-def _as_stacked(bases: Sequence[Mapping[str, torch.Tensor]] | Mapping[str, torch.Tensor]):
-    return dict(bases) if isinstance(bases, Mapping) else stack_bases(bases)
+def _per_basis(bases: Sequence[Mapping[str, torch.Tensor]] | Mapping[str, torch.Tensor]):
+    """Q per-basis views, from a list (validated like ``stack_bases``) or a stacked dict."""
+    if isinstance(bases, Mapping):
+        q = bases["fc.weight"].shape[0] if "fc.weight" in bases else 0
+        return [{k: v[i] for k, v in bases.items()} for i in range(q)]
+    check_bases(bases)
+    return list(bases)
 
 
 def _check_class_text(class_text: Mapping[str, torch.Tensor], n: int, n_domains: int) -> int:
@@ -105,14 +110,16 @@ def save_taper(
     Raises:
         ValueError: If shapes, keys or configs are inconsistent (caught here, not at serving).
     """
-    stacked = _as_stacked(bases)
+    per_basis = _per_basis(bases)
     cat = _normalise_catalogue(catalogue)
-    n, q = len(cat["classes"]), stacked["fc.weight"].shape[0]
+    n, q = len(cat["classes"]), len(per_basis)
+    if q == 0:
+        raise ValueError("bases must hold at least one ResNet-18 state dict")
     keys = _resnet_keys(n)
-    for label, sd in (("bases", stacked), ("generic", generic)):
+    for label, sd in (("bases", per_basis[0]), ("generic", generic)):
         if set(sd) != set(keys):
             raise ValueError(f"{label} are not ResNet-18 state dicts with torchvision keys")
-    if stacked["fc.weight"].shape[1] != n or generic["fc.weight"].shape[0] != n:
+    if per_basis[0]["fc.weight"].shape[0] != n or generic["fc.weight"].shape[0] != n:
         raise ValueError(f"classifier size differs from the catalogue's {n} classes")
     embed_dim = _check_class_text(class_text, n, len(cat["domains"]))
     mixer = build_mixer(dict(mixer_cfg))
@@ -142,7 +149,7 @@ def save_taper(
         store, KIND, config=full, version=version, json_files={"catalogue": cat},
         metadata={**dict(metadata or {}), "metrics": dict(metrics or {})},
         tensors={
-            "bases": {f"{i}.{k}": stacked[k][i] for k in keys for i in range(q)},
+            "bases": {f"{i}.{k}": per_basis[i][k] for k in keys for i in range(q)},
             "generic": {k: generic[k] for k in keys},
             "mixer": dict(mixer_state),
             "class_text": dict(class_text),
