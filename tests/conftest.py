@@ -172,7 +172,14 @@ class UvicornThread:
         self.port = port or free_port()
         config = uvicorn.Config(app, host="127.0.0.1", port=self.port, log_level="warning")
         self.server = uvicorn.Server(config)
-        self.thread = threading.Thread(target=self.server.run, daemon=True)
+        self.exit_code: int | None = None
+        self.thread = threading.Thread(target=self._run, daemon=True)
+
+    def _run(self) -> None:
+        try:
+            self.server.run()
+        except SystemExit as exc:  # uvicorn exits 3 when the lifespan fails
+            self.exit_code = int(exc.code or 0)
 
     @property
     def url(self) -> str:
@@ -184,7 +191,7 @@ class UvicornThread:
         deadline = time.monotonic() + 120
         while not self.server.started:
             if not self.thread.is_alive() or time.monotonic() > deadline:
-                raise RuntimeError("uvicorn failed to start (see the lifespan error above)")
+                raise RuntimeError(f"uvicorn failed to start (exit {self.exit_code}; see its log)")
             time.sleep(0.05)
         return self
 
