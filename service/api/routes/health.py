@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 from fastapi import APIRouter, Request, Response
-from fastapi.responses import JSONResponse
 from prometheus_client import CONTENT_TYPE_LATEST
 from sqlalchemy import text
 from starlette.concurrency import run_in_threadpool
+
+from service.problems import Problem
 
 router = APIRouter(tags=["health"])
 
@@ -35,9 +36,10 @@ async def readyz(request: Request):
         return checks
 
     checks = await run_in_threadpool(check)
-    ready = checks["database"] == "ok"
-    return JSONResponse({"status": "ready" if ready else "not-ready", "checks": checks},
-                        status_code=200 if ready else 503)  # fmt: skip
+    if checks["database"] != "ok":
+        raise Problem(503, "not-ready", "the database is unreachable", checks=checks,
+                      headers={"Retry-After": "5"})  # fmt: skip
+    return {"status": "ready", "checks": checks}
 
 
 @router.get("/metrics")

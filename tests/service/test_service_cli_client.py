@@ -1,0 +1,59 @@
+"""The `tailor` service commands and the httpx client apps import, against a live server."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from conftest import images, png
+from safetensors.torch import load_file
+from typer.testing import CliRunner
+
+from service.cli import app
+from service.client import TailorClient, TailorError
+
+
+def test_keys_create_writes_a_working_key(live, monkeypatch, tmp_path):
+    db_url = str(live.app.state.settings.database_url)
+    monkeypatch.setenv("TAILOR_DATABASE_URL", db_url)
+    result = CliRunner().invoke(app, ["keys", "create", "--name", "cli-app"])
+    assert result.exit_code == 0, result.output
+    made = json.loads(result.output)
+    assert made["key"].startswith("tlr_") and made["client_id"].startswith("c_")
+    with TailorClient(live.url, made["key"]) as client:
+        assert client.catalogue()["default_method"] == "taper"
+
+
+def test_personalize_and_predict_commands(live, tmp_path):
+    args = ["--url", live.url, "--key", live.key]
+    result = CliRunner().invoke(app, ["personalize", "classify cats and dogs", *args])
+    assert result.exit_code == 0, result.output
+    model = json.loads(result.output)
+    assert model["classes"] == ["cat", "dog"]
+    paths = []
+    for i, im in enumerate(images(2, seed=9)):
+        paths.append(tmp_path / f"{i}.png")
+        paths[-1].write_bytes(png(im))
+    out = CliRunner().invoke(app, ["predict", model["id"], *map(str, paths), "--top-k", "2", *args])
+    assert out.exit_code == 0, out.output
+    assert [len(p) for p in json.loads(out.output)["predictions"]] == [2, 2]
+    bad = CliRunner().invoke(app, ["personalize", "quantum physics and cats", *args])
+    assert bad.exit_code == 1
+
+
+def test_client_round_trip_and_errors(live, tmp_path):
+    with TailorClient(live.url, live.key) as client:
+        model = client.personalize(classes=["zero", "one", "two"])
+        path = client.download_weights(model["id"], tmp_path / "m.safetensors")
+        assert load_file(path)["fc.weight"].shape == (3, 512)
+        assert client.weights(model["id"]) == path.read_bytes()
+        preds = client.predict(model["id"], [png(im) for im in images(3)], top_k=3)
+        assert len(preds["predictions"]) == 3
+        refined = client.refine(model["id"], [png(im) for im in images(4)])
+        assert refined["parent_id"] == model["id"]
+        with pytest.raises(TailorError) as err:
+            client.personalize(classes=["cat"], description="dogs")
+        assert err.value.status == 422 and "exactly one" in err.value.problem["detail"]
+    with TailorClient(live.url, "tlr_bad") as anon, pytest.raises(TailorError) as err:
+        anon.catalogue()
+    assert err.value.status == 401
