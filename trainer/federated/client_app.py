@@ -3,8 +3,9 @@
 Thin by design (Flower examples' layout): the work is in :mod:`trainer.federated.task`. A node
 finds its data through ``context.node_config["partition-id"]`` (set by the simulation engine, or
 by ``flower-supernode --node-config "partition-id=0"`` on a real deployment) and the federation
-directory in the run config (``fed-dir``), so the same app runs under ``run_simulation`` and on
-SuperLink/SuperNodes.
+directory in the message config's ``fed-dir`` (else the run config's), so the same app runs under
+``run_simulation`` and on SuperLink/SuperNodes, and one simulation can run several federations
+(methods, seeds, held-out domains) back to back without restarting Ray.
 
 Per-client state lives in ``context.state`` (it persists across rounds for a node): the number
 of rounds this client took part in and, after the final ``train.personalize`` message, its
@@ -30,7 +31,8 @@ from trainer.federated.task import (
 def _setup(msg: Message, context: Context, fed_dir: str | None):
     """Load this node's data and a model holding the server's weights."""
     torch.set_num_threads(1)  # several simulated clients share a 2-core machine
-    fed_dir = fed_dir or str(context.run_config["fed-dir"])
+    cfg = msg.content.config_records.get("config", {})
+    fed_dir = str(cfg.get("fed-dir") or fed_dir or context.run_config["fed-dir"])
     data = load_client(fed_dir, int(context.node_config["partition-id"]))
     model = build_model(fed_dir, data.arrays["x_train"].shape[1])
     state = msg.content["arrays"].to_torch_state_dict()

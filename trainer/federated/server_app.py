@@ -81,44 +81,61 @@ def personalize_all(grid: Grid, arrays: ArrayRecord, config: ConfigRecord,
     return out
 
 
-def make_server_app(cfg: dict[str, Any], initial_state: dict, sink: dict[str, Any],
-                    evaluate_fn: Callable[[int, ArrayRecord], MetricRecord | None] | None = None
-                    ) -> ServerApp:
-    """Build the ServerApp for one federation.
+def run_job(grid: Grid, cfg: dict[str, Any], initial_state: dict, sink: dict[str, Any],
+            evaluate_fn: Callable[[int, ArrayRecord], MetricRecord | None] | None = None) -> None:
+    """Run one federation (one method on one client set) on the connected nodes.
 
     Args:
+        grid: Flower grid of connected nodes (all of them take part).
         cfg: ``method`` (fedavg|fedprox), ``weighting`` (samples|uniform), ``rounds``,
-            ``num_clients``, ``mu``, ``personal_epochs`` (0 skips personalisation) and the
-            client train config (``lr``, ``local_epochs``, ``batch_size``, ``weight_decay``,
-            ``seed``).
+            ``num_clients``, ``mu``, ``personal_epochs`` (0 skips personalisation), ``fed-dir``
+            and the client train config (``lr``, ``local_epochs``, ``batch_size``,
+            ``weight_decay``, ``seed``).
         initial_state: Starting values of the exchanged parameters.
         sink: Filled with ``rounds`` (accounting), ``last_uploads``, ``client_eval``,
             ``result`` (Flower's Result), ``global_state`` and ``personal``.
         evaluate_fn: Server-side evaluation per round (the unseen client's test split).
     """
     sink.update(rounds=[], last_uploads=[], client_eval=[], errors=[], personal={})
+    n = int(cfg["num_clients"])
+    kwargs: dict[str, Any] = {"proximal_mu": float(cfg["mu"])} if cfg["method"] == "fedprox" \
+        else {}
+    strategy = _strategy_class(cfg["method"])(
+        min_train_nodes=n, min_evaluate_nodes=n, min_available_nodes=n,
+        weighted_by_key=WEIGHT_KEYS[cfg.get("weighting", "samples")],
+        evaluate_metrics_aggr_fn=_per_client_aggr(sink), **kwargs)
+    strategy.sink = sink
+    keys = ("lr", "local_epochs", "batch_size", "weight_decay", "seed", "fed-dir")
+    train_cfg = ConfigRecord({k: cfg[k] for k in keys if k in cfg})
+    eval_cfg = ConfigRecord({k: cfg[k] for k in ("fed-dir",) if k in cfg})
+    result = strategy.start(grid=grid, initial_arrays=ArrayRecord(initial_state),
+                            num_rounds=int(cfg["rounds"]), train_config=train_cfg,
+                            evaluate_config=eval_cfg, evaluate_fn=evaluate_fn,
+                            timeout=float(cfg.get("timeout", 600)))
+    sink["result"] = result
+    sink["global_state"] = result.arrays.to_torch_state_dict()
+    if int(cfg.get("personal_epochs", 0)) > 0:
+        pcfg = ConfigRecord({**dict(train_cfg), "personal_epochs": cfg["personal_epochs"]})
+        sink["personal"] = personalize_all(grid, result.arrays, pcfg,
+                                           float(cfg.get("timeout", 600)))
+
+
+def make_server_app(jobs: list[dict[str, Any]]) -> ServerApp:
+    """A ServerApp that runs ``jobs`` in order on the same nodes (one Ray start for all).
+
+    Each job is ``{"cfg", "initial_state", "sink", "evaluate_fn"}`` as for :func:`run_job`; a job
+    may instead carry ``"prepare": callable() -> dict`` returning those keys, so that expensive
+    set-up (feature extraction) happens only when its turn comes.
+    """
     app = ServerApp()
 
     @app.main()
     def main(grid: Grid, context: Context) -> None:
-        n = int(cfg["num_clients"])
-        kwargs: dict[str, Any] = {"proximal_mu": float(cfg["mu"])} if cfg["method"] == "fedprox" \
-            else {}
-        strategy = _strategy_class(cfg["method"])(
-            min_train_nodes=n, min_evaluate_nodes=n, min_available_nodes=n,
-            weighted_by_key=WEIGHT_KEYS[cfg.get("weighting", "samples")],
-            evaluate_metrics_aggr_fn=_per_client_aggr(sink), **kwargs)
-        strategy.sink = sink
-        train_cfg = ConfigRecord({k: cfg[k] for k in ("lr", "local_epochs", "batch_size",
-                                                      "weight_decay", "seed") if k in cfg})
-        result = strategy.start(grid=grid, initial_arrays=ArrayRecord(initial_state),
-                                num_rounds=int(cfg["rounds"]), train_config=train_cfg,
-                                evaluate_fn=evaluate_fn, timeout=float(cfg.get("timeout", 600)))
-        sink["result"] = result
-        sink["global_state"] = result.arrays.to_torch_state_dict()
-        if int(cfg.get("personal_epochs", 0)) > 0:
-            pcfg = ConfigRecord({**dict(train_cfg), "personal_epochs": cfg["personal_epochs"]})
-            sink["personal"] = personalize_all(grid, result.arrays, pcfg,
-                                               float(cfg.get("timeout", 600)))
+        for job in jobs:
+            if "prepare" in job:
+                job.update(job.pop("prepare")())
+            run_job(grid, job["cfg"], job["initial_state"], job["sink"], job.get("evaluate_fn"))
+            if job.get("on_done"):
+                job["on_done"](job)
 
     return app

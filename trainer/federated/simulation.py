@@ -77,13 +77,26 @@ def run_federation(fed_dir: Path, clients: list[ClientData], spec: dict[str, Any
     torch.manual_seed(int(cfg.get("seed", 0)))
     init = build_model(fed, clients[0].arrays["x_train"].shape[1])
     sink: dict[str, Any] = {}
-    server = make_server_app({**cfg, "num_clients": len(clients)}, init.exchanged(), sink,
-                             _unseen_evaluator(fed, unseen, sink))
-    t0 = time.perf_counter()
-    run_simulation(server_app=server, client_app=make_client_app(fed),
-                   num_supernodes=len(clients), backend_name="ray",
-                   backend_config=_ray_env(num_cpus))
-    sink["seconds"] = time.perf_counter() - t0
-    if "global_state" not in sink:
-        raise RuntimeError(f"federation did not finish; client errors: {sink.get('errors')}")
+    job = {"cfg": {**cfg, "num_clients": len(clients), "fed-dir": fed},
+           "initial_state": init.exchanged(), "sink": sink,
+           "evaluate_fn": _unseen_evaluator(fed, unseen, sink)}
+    seconds = simulate([job], num_nodes=len(clients), num_cpus=num_cpus)
+    sink["seconds"] = seconds
     return sink
+
+
+def simulate(jobs: list[dict[str, Any]], num_nodes: int, num_cpus: int = 2) -> float:
+    """Run ``jobs`` (see :func:`make_server_app`) in one Flower simulation; return seconds.
+
+    Raises:
+        RuntimeError: A job did not finish (a client failed or timed out).
+    """
+    t0 = time.perf_counter()
+    run_simulation(server_app=make_server_app(jobs), client_app=make_client_app(),
+                   num_supernodes=num_nodes, backend_name="ray",
+                   backend_config=_ray_env(num_cpus))
+    for job in jobs:
+        if "global_state" not in job.get("sink", {}):
+            raise RuntimeError(f"federation did not finish; client errors: "
+                               f"{job.get('sink', {}).get('errors')}")
+    return time.perf_counter() - t0
