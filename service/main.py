@@ -58,6 +58,7 @@ def _start(app: FastAPI, settings: Settings) -> None:
 def _stop(app: FastAPI) -> None:
     personalizer = getattr(app.state, "personalizer", None)
     if personalizer is not None:
+        personalizer.close()
         if personalizer.redis is not None:
             personalizer.redis.close()
         personalizer.runtime.lru.clear()

@@ -207,6 +207,7 @@ def test_evicted_and_corrupted_weights_come_back_bit_identical(live):
         corrupt_before + 1
     )
     assert live.http.get(model["weights_url"]).content == original
+    p.flush()
     p.runtime.lru.clear()
     hit = live.http.post("/v1/personalize", json={"classes": ["two", "three", "cat"]}).json()
     assert hit["cache"] == "redis"

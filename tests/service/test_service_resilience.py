@@ -41,6 +41,7 @@ def test_redis_outage_mid_run_then_hits_resume(run_live, make_settings, private_
         time.sleep(0.3)  # past the back-off window
         live.personalizer.runtime.lru.clear()
         assert _personalize(live, ["cat", "dog"])["cache"] == "synthesized"  # Redis was wiped
+        live.personalizer.flush()  # the write-behind to Redis has landed
         live.personalizer.runtime.lru.clear()
         hits = live.metric("tailor_cache_requests_total", tier="redis", result="hit")
         assert _personalize(live, ["cat", "dog"])["cache"] == "redis"  # caching resumed

@@ -1,0 +1,208 @@
+"""Service benchmark (not a test): cold/warm /personalize, download MB/s, /predict vs raw torch.
+
+Runs the real API under uvicorn in a subprocess (so client and server do not share a GIL) on a
+tiny-random but full-size artifact (ResNet-18, Q bases), with a real redis-server when one is
+installed, and measures in one run:
+
+* cold ``/personalize`` latency (never-seen class sets) ÷ the time for torch to read the Q bases
+  once (the memory-bandwidth bound of synthesis; goal ≤ 2.0);
+* warm ``/personalize`` p50;
+* weight download throughput (MB/s);
+* ``/predict`` batch-64 latency ÷ raw ``model(x)`` on the same batch (goal ≤ 1.2).
+
+    .venv/bin/python benchmarks/service.py [--q 4] [--repeats 10]
+
+Prints a table and writes JSON under ``benchmarks/results/``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import io
+import itertools
+import json
+import os
+import shutil
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import httpx
+import numpy as np
+import torch
+import torchvision
+from PIL import Image
+from safetensors.torch import load as st_load
+
+ROOT = Path(__file__).resolve().parents[1]
+ADMIN = "bench-admin-" + "k" * 24
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _wait(url: str, proc: subprocess.Popen, timeout: float = 180) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"server exited with {proc.returncode}")
+        try:
+            if httpx.get(url, timeout=1).status_code == 200:
+                return
+        except httpx.HTTPError:
+            pass
+        time.sleep(0.2)
+    raise TimeoutError(url)
+
+
+def _start_redis(workdir: Path) -> tuple[subprocess.Popen | None, str | None]:
+    binary = shutil.which("redis-server")
+    if binary is None:
+        return None, None
+    port = _free_port()
+    args = [binary, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--dir", str(workdir)]
+    proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    time.sleep(0.3)
+    return proc, f"redis://127.0.0.1:{port}/0"
+
+
+def _median_time(fn, repeats: int) -> float:
+    times = []
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t0)
+    return statistics.median(times)
+
+
+def bases_read_seconds(store: Path, repeats: int) -> float:
+    """Median time for torch to read every byte of the stacked Q bases once (a sum)."""
+    from model_store.taper import load_taper
+
+    bases = load_taper(store, device="cpu").bases
+    floats = [t for t in bases.values() if t.is_floating_point()]
+    with torch.inference_mode():
+        return _median_time(lambda: [t.sum() for t in floats], repeats)
+
+
+def _png(array: np.ndarray) -> bytes:
+    buf = io.BytesIO()
+    Image.fromarray(array).save(buf, format="PNG")
+    return buf.getvalue()
+
+
+def measure(http: httpx.Client, store: Path, repeats: int) -> dict:
+    """All measurements against a running server."""
+    names = [c["name"] for c in http.get("/v1/catalogue").json()["classes"]]
+    tasks = itertools.permutations(names, 3)
+    cold = []
+    for _ in range(repeats):
+        body = {"classes": list(next(tasks))}
+        t0 = time.perf_counter()
+        resp = http.post("/v1/personalize", json=body)
+        cold.append(time.perf_counter() - t0)
+        assert resp.status_code == 200 and resp.json()["cache"] == "synthesized", resp.text
+    model = resp.json()
+    warm = []
+    for _ in range(max(30, repeats)):
+        t0 = time.perf_counter()
+        http.post("/v1/personalize", json={"classes": model["classes"]}).raise_for_status()
+        warm.append(time.perf_counter() - t0)
+    payload = http.get(model["weights_url"]).content
+    download = _median_time(lambda: http.get(model["weights_url"]).raise_for_status(), repeats)
+    rng = np.random.default_rng(0)
+    imgs = [rng.integers(0, 256, (32, 32, 3), dtype=np.uint8) for _ in range(64)]
+    files = [("files", (f"{i}.png", _png(im), "image/png")) for i, im in enumerate(imgs)]
+    url = model["predict_url"]
+    http.post(url, files=files).raise_for_status()
+    predict = _median_time(lambda: http.post(url, files=files).raise_for_status(), repeats)
+    net = torchvision.models.resnet18(num_classes=3)
+    net.load_state_dict(st_load(payload), strict=True)
+    net.eval()
+    from model_store.images import to_batch
+
+    x = to_batch(imgs)
+    with torch.inference_mode():
+        net(x)
+        raw = _median_time(lambda: net(x), repeats)
+    read = bases_read_seconds(store, repeats)
+    return {
+        "bases_read_s": read,
+        "cold_personalize_s": statistics.median(cold),
+        "cold_over_read": statistics.median(cold) / read,
+        "warm_personalize_p50_s": statistics.median(warm),
+        "download_MBps": len(payload) / 1e6 / download,
+        "weights_MB": len(payload) / 1e6,
+        "predict64_s": predict,
+        "raw_model64_s": raw,
+        "predict_over_raw": predict / raw,
+    }
+
+
+def main(argv: list[str] | None = None) -> dict:
+    """Build the artifact, start redis + uvicorn, measure, print and save."""
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--q", type=int, default=4, help="number of bases")
+    parser.add_argument("--repeats", type=int, default=10)
+    parser.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "results")
+    args = parser.parse_args(argv)
+    from model_store.testing import make_tiny_taper
+
+    work = Path(tempfile.mkdtemp(prefix="tailor-bench-"))
+    make_tiny_taper(work / "store", num_classes=12, Q=args.q, seed=0)
+    redis_proc, redis_url = _start_redis(work)
+    port = _free_port()
+    env = {**os.environ, "TAILOR_STORE_DIR": str(work / "store"), "TAILOR_ADMIN_KEY": ADMIN,
+           "TAILOR_DATABASE_URL": f"sqlite:///{work}/bench.db", "TAILOR_DEVICE": "cpu"}  # fmt: skip
+    if redis_url:
+        env["TAILOR_REDIS_URL"] = redis_url
+    cmd = [sys.executable, "-m", "uvicorn", "service.main:create_app", "--factory",
+           "--port", str(port), "--log-level", "warning"]  # fmt: skip
+    server = subprocess.Popen(cmd, env=env, cwd=ROOT)
+    try:
+        base = f"http://127.0.0.1:{port}"
+        _wait(base + "/readyz", server)
+        headers = {"Authorization": f"Bearer {ADMIN}"}
+        with httpx.Client(base_url=base, headers=headers, timeout=120) as http:
+            result = measure(http, work / "store", args.repeats)
+    finally:
+        server.terminate()
+        server.wait(30)
+        if redis_proc:
+            redis_proc.terminate()
+        shutil.rmtree(work, ignore_errors=True)
+    result.update(q=args.q, redis=bool(redis_url), torch_threads=torch.get_num_threads(),
+                  device="cpu", cpus=os.cpu_count())  # fmt: skip
+    _report(result, args.out)
+    return result
+
+
+def _report(r: dict, out: Path) -> None:
+    rows = [
+        ("torch reads Q bases once", f"{r['bases_read_s'] * 1e3:.1f} ms", ""),
+        ("cold /personalize (median)", f"{r['cold_personalize_s'] * 1e3:.1f} ms",
+         f"÷ read = {r['cold_over_read']:.2f} (goal ≤ 2.0)"),
+        ("warm /personalize p50", f"{r['warm_personalize_p50_s'] * 1e3:.1f} ms", ""),
+        ("weights download", f"{r['download_MBps']:.0f} MB/s", f"{r['weights_MB']:.1f} MB"),
+        ("/predict batch 64", f"{r['predict64_s'] * 1e3:.1f} ms",
+         f"÷ raw = {r['predict_over_raw']:.2f} (goal ≤ 1.2)"),
+        ("raw model(x) batch 64", f"{r['raw_model64_s'] * 1e3:.1f} ms", ""),
+    ]  # fmt: skip
+    print(f"\nTailor service benchmark (Q={r['q']}, redis={r['redis']}, cpu x{r['cpus']})")
+    for name, value, note in rows:
+        print(f"  {name:30s} {value:>12s}  {note}")
+    out.mkdir(parents=True, exist_ok=True)
+    path = out / "service.json"
+    path.write_text(json.dumps(r, indent=2))
+    print(f"wrote {path}")
+
+
+if __name__ == "__main__":
+    main()
