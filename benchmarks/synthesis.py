@@ -1,0 +1,138 @@
+"""Synthesis speed vs the memory-bandwidth bound (not a test; run by hand).
+
+For Q in {4, 8} full-size ResNet-18 bases (num_classes=30, ~11.2M params, ~45 MB each) this
+times ``synthesize`` on pre-stacked bases (the service's fast path, under ``torch.no_grad`` as in
+``TaperBundle.personalize``) and divides it by the time torch needs to read the same stacked
+bytes once: a ``clone`` of every stacked tensor (read + fresh allocation) and, stricter, a
+``copy_`` into preallocated buffers (read + write, no allocation) and, strictest, a ``sum``
+(read only). Timings are interleaved and
+the median of the repeats is reported. Product goal: synthesis <= 2.0x the read time. Prints a
+table and writes ``benchmarks/results/synthesis.json``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import statistics
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import torch
+
+from model_store.device import pick_device
+from model_store.resnet import build_resnet18
+from model_store.synthesis import stack_bases, synthesize
+
+NUM_CLASSES = 30
+TASK = [3, 17, 0, 25, 9]
+OUT = Path(__file__).resolve().parent / "results" / "synthesis.json"
+
+
+def _interleaved_medians(
+    fns: dict[str, Callable[[], object]], repeats: int, device: torch.device
+) -> dict[str, float]:
+    """Median wall time per function, timing them in turn within each repeat.
+
+    Interleaving makes background load (this machine is shared) hit every candidate alike, so
+    the ratios stay meaningful even when absolute times drift.
+    """
+    sync = torch.cuda.synchronize if device.type == "cuda" else (lambda: None)
+    for fn in fns.values():  # warm-up: allocator caches, page faults, GEMV kernels
+        fn(), fn()
+    sync()
+    times: dict[str, list[float]] = {name: [] for name in fns}
+    for _ in range(repeats):
+        for name, fn in fns.items():
+            start = time.perf_counter()
+            fn()
+            sync()
+            times[name].append(time.perf_counter() - start)
+    return {name: statistics.median(ts) for name, ts in times.items()}
+
+
+def measure(q: int, repeats: int, device: torch.device) -> dict[str, float]:
+    """Time synthesis and the two read baselines for ``q`` random full-size bases."""
+    torch.manual_seed(q)
+    stacked = stack_bases([build_resnet18(NUM_CLASSES).state_dict() for _ in range(q)])
+    stacked = {k: v.to(device) for k, v in stacked.items()}
+    mixers = torch.softmax(torch.randn(4, q), dim=-1)
+    nbytes = sum(v.numel() * v.element_size() for v in stacked.values())
+    buffers = {k: torch.empty_like(v) for k, v in stacked.items()}
+
+    def clone() -> object:
+        return {k: v.clone() for k, v in stacked.items()}
+
+    def copy_into() -> None:
+        for k, v in stacked.items():
+            buffers[k].copy_(v)
+
+    def read_sum() -> object:
+        return [v.sum() for v in stacked.values() if v.is_floating_point()]
+
+    def synth() -> object:
+        with torch.no_grad():
+            return synthesize(stacked, mixers, TASK)
+
+    med = _interleaved_medians(
+        {"clone": clone, "copy": copy_into, "sum": read_sum, "synth": synth}, repeats, device
+    )
+    t_clone, t_copy, t_sum, t_synth = med["clone"], med["copy"], med["sum"], med["synth"]
+    return {
+        "Q": q,
+        "stacked_mb": nbytes / 1e6,
+        "synthesis_ms": t_synth * 1e3,
+        "clone_ms": t_clone * 1e3,
+        "copy_ms": t_copy * 1e3,
+        "sum_ms": t_sum * 1e3,
+        "ratio_vs_clone": t_synth / t_clone,
+        "ratio_vs_copy": t_synth / t_copy,
+        "ratio_vs_sum": t_synth / t_sum,
+        "read_gb_per_s_copy": nbytes / t_copy / 1e9,
+    }
+
+
+def main(argv: list[str] | None = None) -> dict:
+    """Run the benchmark, print a table, write JSON; returns the JSON payload."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeats", type=int, default=21)
+    parser.add_argument("--threads", type=int, default=None, help="torch intra-op threads")
+    parser.add_argument("--device", default="cpu", help="cpu, cuda or auto (pick_device)")
+    parser.add_argument("--bases", type=int, nargs="+", default=[4, 8])
+    parser.add_argument("--out", type=Path, default=OUT)
+    args = parser.parse_args(argv)
+    device = pick_device(args.device)
+    if args.threads:
+        torch.set_num_threads(args.threads)
+    rows = [measure(q, args.repeats, device) for q in args.bases]
+    print(f"synthesis vs read-once (device={device}, threads={torch.get_num_threads()}, "
+          f"median of {args.repeats})")  # fmt: skip
+    print("  Q | stacked MB | synth ms | clone ms | copy ms | sum ms | /clone | /copy | /sum")
+    for r in rows:
+        print(f"{r['Q']:3d} | {r['stacked_mb']:10.1f} | {r['synthesis_ms']:8.2f} | "
+              f"{r['clone_ms']:8.2f} | {r['copy_ms']:7.2f} | {r['sum_ms']:6.2f} | "
+              f"{r['ratio_vs_clone']:6.2f} | {r['ratio_vs_copy']:5.2f} | "
+              f"{r['ratio_vs_sum']:4.2f}")  # fmt: skip
+    payload = {
+        "goal": "synthesis_ms / read_ms <= 2.0",
+        "device": str(device),
+        "threads": torch.get_num_threads(),
+        "torch": torch.__version__,
+        "machine": platform.machine(),
+        "cpu_count": os.cpu_count(),
+        "num_classes": NUM_CLASSES,
+        "task_size": len(TASK),
+        "repeats": args.repeats,
+        "rows": rows,
+    }
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(payload, indent=2) + "\n")
+    print(f"wrote {args.out}")
+    return payload
+
+
+if __name__ == "__main__":
+    main()
