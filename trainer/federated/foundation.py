@@ -1,0 +1,150 @@
+"""``tailor train foundation``: the offline default CLIP, aligned on PUBLIC grayscale data.
+
+No CLIP weights exist offline, and aligning a backbone on the clients' own data would make
+federation pointless (DESIGN.md §5c), so the foundation is trained on a public set that no
+federated client holds: raw grayscale source images (MNIST / Fashion-MNIST / Animal-MNIST images
+that Tailor-PACS does not use), never rendered into any client domain. Colour/contrast
+augmentation (random foreground and background colours, inversion, contrast, noise, shifts) is
+what lets it transfer to coloured domains it never saw.
+
+Objective: CLIP's image->text cross-entropy against the prompts of the classes (one randomly
+chosen template per class per step). With only 30 classes a batch holds many images of the same
+class, so the usual in-batch InfoNCE would push same-class pairs apart; contrasting each image
+with the de-duplicated class texts is the same loss without false negatives.
+
+What trains: the whole image tower (trunk + projection), the text projection and the logit
+scale. MiniLM itself stays frozen (its pooled outputs for every prompt are computed once): on a
+2-core CPU a transformer backward per step is unaffordable and 30 class names give it nothing
+to learn.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+
+from model_store.artifacts import ArtifactRef, write_artifact
+from model_store.clip import ClipBackbone, bundle_files
+
+KIND = "foundation"
+TEMPLATES = ("a picture of a {}.", "a photo of a {}.", "a drawing of a {}.", "an image of a {}.")
+
+
+def augment(gray: np.ndarray, rng: np.random.Generator, size: int = 32) -> np.ndarray:
+    """Grayscale (n, h, w) uint8 -> coloured (n, size, size, 3) uint8 with random styles.
+
+    Each image gets its own foreground and background colour (sometimes inverted, i.e. dark
+    strokes on a light ground), a random contrast, pixel noise and a random placement.
+    """
+    n, h, w = gray.shape
+    if h > size or w > size:
+        raise ValueError(f"public images must be at most {size}x{size}, got {h}x{w}")
+    alpha = gray.astype(np.float32) / 255.0
+    alpha = np.clip((alpha - 0.5) * rng.uniform(0.6, 1.6, (n, 1, 1)) + 0.5, 0.0, 1.0)
+    fg = rng.uniform(0, 1, (n, 1, 1, 3)).astype(np.float32)
+    bg = rng.uniform(0, 1, (n, 1, 1, 3)).astype(np.float32)
+    swap = rng.random(n) < 0.5
+    fg[swap], bg[swap] = bg[swap].copy(), fg[swap].copy()
+    bg = np.where(np.abs(fg - bg).sum(-1, keepdims=True) < 0.6, 1.0 - fg, bg)
+    out = np.empty((n, size, size, 3), np.float32)
+    out[:] = bg
+    ys, xs = rng.integers(0, size - h + 1, n), rng.integers(0, size - w + 1, n)
+    for i in range(n):
+        a = alpha[i][..., None]
+        out[i, ys[i]:ys[i] + h, xs[i]:xs[i] + w] = a * fg[i] + (1 - a) * bg[i]
+    out += rng.normal(0, rng.uniform(0, 0.08, (n, 1, 1, 1)), out.shape)
+    return (np.clip(out, 0, 1) * 255).astype(np.uint8)
+
+
+def class_prompts(class_names: list[str]) -> list[list[str]]:
+    """Prompt templates per class (same for every class so no class is favoured)."""
+    return [[t.format(c) for t in TEMPLATES] for c in class_names]
+
+
+def _pooled_prompts(backbone: ClipBackbone, class_names: list[str]) -> torch.Tensor:
+    """Frozen MiniLM mean-pooled outputs, (C, P, 384), computed once."""
+    prompts = class_prompts(class_names)
+    flat = [p for ps in prompts for p in ps]
+    pooled = backbone.encode_text(flat, pre_projection=True)
+    return torch.from_numpy(pooled).view(len(class_names), len(TEMPLATES), -1)
+
+
+def text_features(backbone: ClipBackbone, class_names: list[str]) -> torch.Tensor:
+    """Class text features as used for zero-shot and the adapters: mean over templates."""
+    pooled = _pooled_prompts(backbone, class_names).to(backbone.device)
+    with torch.no_grad():
+        feats = F.normalize(backbone.model.text.proj(pooled), dim=-1).mean(1)
+    return F.normalize(feats, dim=-1).cpu()
+
+
+@torch.no_grad()
+def zero_shot_accuracy(backbone: ClipBackbone, images: np.ndarray, labels: np.ndarray,
+                       class_names: list[str]) -> float:
+    """Top-1 zero-shot accuracy of coloured (n, H, W, 3) uint8 images against class prompts."""
+    backbone.model.eval()
+    txt = text_features(backbone, class_names)
+    img = torch.from_numpy(backbone.encode_images(images))
+    return float(((img @ txt.T).argmax(1).numpy() == labels).mean())
+
+
+def _step(backbone: ClipBackbone, pooled: torch.Tensor, x: np.ndarray, y: np.ndarray,
+          rng: np.random.Generator) -> torch.Tensor:
+    """Loss of one batch: images vs one random template per class."""
+    model = backbone.model
+    choice = torch.from_numpy(rng.integers(0, pooled.shape[1], pooled.shape[0]))
+    txt = F.normalize(model.text.proj(pooled[torch.arange(pooled.shape[0]), choice]), dim=-1)
+    img = F.normalize(model.encode_image(backbone.preprocess(x)), dim=-1)
+    logits = model.logit_scale.exp().clamp(max=100) * img @ txt.T
+    return F.cross_entropy(logits, torch.from_numpy(y).long().to(logits.device))
+
+
+def train_foundation(backbone: ClipBackbone, images: np.ndarray, labels: np.ndarray,
+                     class_names: list[str], cfg: dict[str, Any]) -> dict[str, Any]:
+    """Align the towers contrastively on public grayscale images; return a training log."""
+    rng = np.random.default_rng(int(cfg.get("seed", 0)))
+    torch.manual_seed(int(cfg.get("seed", 0)))
+    model = backbone.model
+    for p in model.text.transformer.parameters():
+        p.requires_grad_(False)
+    pooled = _pooled_prompts(backbone, class_names).to(backbone.device)
+    params = [p for p in model.parameters() if p.requires_grad]
+    opt = torch.optim.AdamW(params, lr=float(cfg["lr"]), weight_decay=float(cfg["weight_decay"]))
+    steps, bs = int(cfg["steps"]), int(cfg["batch_size"])
+    sched = torch.optim.lr_scheduler.LambdaLR(
+        opt, lambda s: min(1.0, (s + 1) / max(1, steps // 20)) * 0.5
+        * (1 + math.cos(math.pi * s / steps)))
+    log, t0 = [], time.perf_counter()
+    model.train()
+    model.text.transformer.eval()
+    for step in range(steps):
+        idx = rng.integers(0, len(labels), bs)
+        loss = _step(backbone, pooled, augment(images[idx], rng), labels[idx], rng)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        sched.step()
+        if step % max(1, steps // 10) == 0 or step == steps - 1:
+            log.append({"step": step, "loss": float(loss.detach()),
+                        "seconds": round(time.perf_counter() - t0, 1)})
+            print(json.dumps(log[-1]), flush=True)
+    model.eval()
+    return {"log": log, "seconds": time.perf_counter() - t0, "images_seen": steps * bs}
+
+
+def save_foundation(store: str | Path, backbone: ClipBackbone, *, image_tower: str,
+                    class_names: list[str], metadata: dict[str, Any]) -> ArtifactRef:
+    """Write the aligned model as a ``foundation`` artifact that is an open_clip local-dir."""
+    tensors, json_files = bundle_files(backbone)
+    json_files["classes"] = list(class_names)
+    config = {"image_tower": image_tower, "embed_dim": backbone.model_cfg["embed_dim"],
+              "image_size": backbone.image_size, "text_tower": "all-MiniLM-L6-v2",
+              "templates": list(TEMPLATES), "backbone_sha256": backbone.fingerprint}
+    return write_artifact(store, KIND, tensors=tensors, json_files=json_files, config=config,
+                          metadata=metadata)
