@@ -23,6 +23,11 @@ Curves = dict[str, list[dict[str, float]]]
 LOG_EVERY = 20
 
 
+def log_every(steps: int) -> int:
+    """Curve resolution: every ``LOG_EVERY`` steps, finer for short runs (>= ~10 points)."""
+    return max(1, min(LOG_EVERY, steps // 10))
+
+
 def cosine_lr(base: float, step: int, total: int) -> float:
     """Cosine decay from ``base`` to 0 over ``total`` steps."""
     return 0.5 * base * (1 + math.cos(math.pi * min(step, total) / max(total, 1)))
@@ -66,6 +71,7 @@ def train_full_way(
     if len(pool) == 0:
         raise ValueError(f"{desc}: empty training shard")
     steps = max(1, math.ceil(epochs * len(pool) / batch_size))
+    every = log_every(steps)
     rng, gen = np.random.default_rng(seed), torch.Generator().manual_seed(seed)
     opt = torch.optim.SGD(model.parameters(), lr=lr, momentum=0.9, weight_decay=weight_decay,
                           nesterov=True)
@@ -82,11 +88,10 @@ def train_full_way(
         opt.zero_grad(set_to_none=True)
         loss.backward()
         opt.step()
-        run_loss += float(loss)
+        run_loss += float(loss.detach())
         run_acc += float((logits.argmax(1) == split.y[idx]).float().mean())
-        if curve is not None and (step + 1) % LOG_EVERY == 0:
-            curve.append({"step": step + 1, "loss": run_loss / LOG_EVERY,
-                          "acc": run_acc / LOG_EVERY})
+        if curve is not None and (step + 1) % every == 0:
+            curve.append({"step": step + 1, "loss": run_loss / every, "acc": run_acc / every})
             run_loss, run_acc = 0.0, 0.0
     return model
 
@@ -123,6 +128,7 @@ def train_stage3(
     """
     n_train = len(batcher.split)
     steps = max(1, math.ceil(epochs * n_train / (tasks_per_step * task_batch)))
+    every = log_every(steps)
     opt = torch.optim.SGD(bases.parameters(), lr=lr, momentum=0.9, weight_decay=weight_decay,
                           nesterov=True)
     mopt = torch.optim.Adam(mixer.parameters(), lr=mixer_lr) if mixer is not None else None
@@ -149,8 +155,8 @@ def train_stage3(
             alpha.backward(grad_alpha)
             mopt.step()
         run_loss += loss
-        if curve is not None and (step + 1) % LOG_EVERY == 0:
-            curve.append({"step": step + 1, "loss": run_loss / LOG_EVERY})
+        if curve is not None and (step + 1) % every == 0:
+            curve.append({"step": step + 1, "loss": run_loss / every})
             run_loss = 0.0
     bases.template.train(False)
     if mixer is not None:

@@ -150,7 +150,8 @@ def accumulate_task_grads(
         total += float(loss.detach()) * num_tasks
         for name, leaf in leaves.items():
             block, g = bases.block[name], leaf.grad
-            grads[name].add_(alpha[t, block].view(-1, *[1] * g.dim()) * g)
+            for q in range(bases.num_bases):  # in place, no (Q, ...) temporary
+                grads[name][q].add_(g, alpha=float(alpha[t, block, q]))
             flat = bases.params[name].detach().reshape(bases.num_bases, -1)
             grad_alpha[t, block] += flat @ g.reshape(-1)
     for name, p in bases.params.items():

@@ -65,13 +65,14 @@ class MixerRouter:
         return MixerRouter(self.mixer, describer, domain_aware)
 
 
-def mixer_router(mixer_state: dict, describer: Describer, q: int,
+def mixer_router(mixer_state: dict, describer: Describer, q: int, norm: str,
                  blockwise: bool = True) -> MixerRouter:
     """Rebuild a trained mixer from its state dict and wrap it as a router."""
     from model_store.mixer import MixerPredictor
 
     hidden = mixer_state["net.0.weight"].shape[0]
-    mixer = MixerPredictor(describer.dim, q, num_blocks=4 if blockwise else 1, hidden=hidden)
+    mixer = MixerPredictor(describer.dim, q, num_blocks=4 if blockwise else 1, hidden=hidden,
+                           norm=norm)
     mixer.load_state_dict(mixer_state)
     return MixerRouter(mixer, describer)
 
@@ -104,7 +105,7 @@ def train_all(ctx: stages.Context, env: Env, describer: Describer,
     one = stages.one_basis_control(ctx, s1)
     ctx.save_curves()
     q = len(specs)
-    router = mixer_router(mixer_state, describer, q)
+    router = mixer_router(mixer_state, describer, q, ctx.cfg.mixer_norm)
     methods = {
         "standard": _method(ctx, "standard", [base], selection=False),
         "selection": _method(ctx, "selection", [base]),
@@ -134,10 +135,12 @@ def train_ablations(ctx: stages.Context, env: Env, describer: Describer, s1,
     bow, bow_mix = stages.stage3(ctx, specs, bow_desc, "bow")
     flat, flat_mix = stages.stage3(ctx, specs, describer, "not_blockwise", blockwise=False)
     return {
-        "naive": _method(ctx, "naive", naive, mixer_router(naive_mix, describer, q)),
+        "naive": _method(ctx, "naive", naive,
+                         mixer_router(naive_mix, describer, q, cfg.mixer_norm)),
         "no_description": _method(ctx, "no_description", nodesc),
-        "bow": _method(ctx, "bow", bow, mixer_router(bow_mix, bow_desc, q)),
+        "bow": _method(ctx, "bow", bow, mixer_router(bow_mix, bow_desc, q, cfg.mixer_norm)),
         "not_blockwise": _method(ctx, "not_blockwise", flat,
-                                 mixer_router(flat_mix, describer, q, blockwise=False)),
+                                 mixer_router(flat_mix, describer, q, cfg.mixer_norm,
+                                                  blockwise=False)),
     }
 

@@ -21,7 +21,7 @@ from trainer.taper.evaluate import (
     score,
     self_improvement,
 )
-from trainer.taper.run import Env, mixer_router
+from trainer.taper.run import Env
 from trainer.taper.stages import Context
 
 DYNAMIC_METHODS = ("selection", "taper", "one_basis")
@@ -118,4 +118,4 @@ def basis_similarity(method: Method) -> dict[str, list[list[float]]]:
     return out
 
 
-__all__ = ["score_seed", "basis_similarity", "mixer_router"]
+__all__ = ["score_seed", "basis_similarity"]

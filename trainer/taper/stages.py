@@ -142,7 +142,7 @@ def make_mixer(ctx: Context, describer: Describer, q: int, blockwise: bool = Tru
 
     torch.manual_seed(ctx.seed)
     return MixerPredictor(describer.dim, q, num_blocks=4 if blockwise else 1,
-                          hidden=ctx.cfg.mixer_hidden)
+                          hidden=ctx.cfg.mixer_hidden, norm=ctx.cfg.mixer_norm)
 
 
 def stage3(ctx: Context, init: list[State], describer: Describer | None, name: str,

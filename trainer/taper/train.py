@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import sys
 import time
 from pathlib import Path
 
@@ -35,7 +36,11 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--ablations", action="store_true", help="also train Table-6 ablations")
     p.add_argument("--no-artifact", action="store_true", help="do not write to the model store")
     p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE")
-    p.add_argument("--threads", type=int, default=None, help="torch CPU threads")
+    p.add_argument("--threads", type=int, default=1,
+                   help="torch threads per process (1: on a shared 2-core box, 2 threads were "
+                        "~10x slower than 1 under contention)")
+    p.add_argument("--jobs", type=int, default=1, help="seeds trained in parallel processes")
+    p.add_argument("--seed-only", action="store_true", help=argparse.SUPPRESS)
     return p.parse_args(argv)
 
 
@@ -111,14 +116,55 @@ def run_seed(env: Env, seed: int, ablations: bool) -> tuple[dict, dict]:
     run_dir.mkdir(parents=True, exist_ok=True)
     ctx = Context(cfg=env.cfg, seed=seed, train=env.train, num_classes=len(env.catalogue),
                   groups=env.groups, task_fn=env.task_fn, run_dir=run_dir)
+    if (run_dir / "curves.json").exists():  # resumed: keep the finished stages' curves
+        ctx.curves = json.loads((run_dir / "curves.json").read_text())
     describer = Describer(env.class_text, env.cfg.description)
     t0 = time.time()
     methods = train_all(ctx, env, describer, ablations)
     train_s = time.time() - t0
+    cached = run_dir / "results.json"
+    if cached.exists():  # scored by a previous (or parallel) run: only re-calibrate BN
+        from trainer.taper.scoring import calibrate_all
+
+        calibrate_all(ctx, {k: methods[k] for k in ("selection", "taper")})
+        return json.loads(cached.read_text()), methods
     results = score_seed(env, ctx, methods)
     results["train_seconds"] = train_s
-    (run_dir / "results.json").write_text(json.dumps(results, indent=1))
+    cached.write_text(json.dumps(results, indent=1))
     return results, methods
+
+
+def run_parallel(argv: list[str], seeds: tuple[int, ...], jobs: int, out_dir: Path) -> None:
+    """Train+score seeds in ``jobs`` child processes (logs in ``<out>/seed<k>.log``)."""
+    import subprocess
+    import sys
+
+    pending, running = list(seeds), []
+    while pending or running:
+        while pending and len(running) < jobs:
+            seed = pending.pop(0)
+            log = open(out_dir / f"seed{seed}.log", "w")  # noqa: SIM115 (closed below)
+            args = [a for a in argv if a != "--ablations" or seed == seeds[0]]
+            cmd = [sys.executable, "-m", "trainer.taper.train", *args, "--seeds", str(seed),
+                   "--seed-only", "--jobs", "1"]
+            running.append((subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT), log))
+        proc, log = running.pop(0)
+        if proc.wait() != 0:
+            raise SystemExit(f"a seed process failed; see {log.name}")
+        log.close()
+
+
+def strip_seeds(argv: list[str]) -> list[str]:
+    """``argv`` without ``--seeds X`` / ``--jobs N`` (the parent sets them per child)."""
+    out, skip = [], False
+    for arg in argv:
+        if skip:
+            skip = False
+        elif arg in ("--seeds", "--jobs"):
+            skip = True
+        elif not arg.startswith(("--seeds=", "--jobs=")):
+            out.append(arg)
+    return out
 
 
 def main(argv: list[str] | None = None) -> dict:
@@ -133,6 +179,12 @@ def main(argv: list[str] | None = None) -> dict:
     out_dir = Path(args.out or f".tailor/runs/taper-{cfg.name}")
     env = load_env(cfg, args.data_dir, out_dir)
     (out_dir / "config.json").write_text(json.dumps(cfg.to_json(), indent=1))
+    if args.seed_only:
+        run_seed(env, cfg.seeds[0], ablations=args.ablations)
+        return {}
+    if args.jobs > 1 and len(cfg.seeds) > 1:
+        raw = [a for a in (argv if argv is not None else sys.argv[1:])]
+        run_parallel(strip_seeds(raw), cfg.seeds, args.jobs, out_dir)
     per_seed, first = {}, None
     for i, seed in enumerate(cfg.seeds):
         results, methods = run_seed(env, seed, ablations=args.ablations and i == 0)
