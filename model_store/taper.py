@@ -30,10 +30,40 @@ METHODS = ("taper", "selection")
 StateDict = dict[str, torch.Tensor]
 
 
-def _resnet_keys(num_classes: int) -> list[str]:
-    """Torchvision's state-dict key order (built on the meta device: no memory, no init cost)."""
+def _resnet_shapes(num_classes: int) -> dict[str, torch.Size]:
+    """Stock torchvision key order and shapes (built on the meta device: no memory, no init)."""
     with torch.device("meta"):
-        return list(build_resnet18(num_classes).state_dict())
+        return {k: v.shape for k, v in build_resnet18(num_classes).state_dict().items()}
+
+
+def _resnet_keys(num_classes: int) -> list[str]:
+    return list(_resnet_shapes(num_classes))
+
+
+def _check_models(basis: Mapping[str, torch.Tensor], generic: Mapping[str, torch.Tensor],
+                  n: int, width: int) -> bool:  # fmt: skip
+    """Check keys/shapes of basis 0 and the generic model; return torchvision compatibility.
+
+    Stock-width (64) artifacts must match ``torchvision.models.resnet18(num_classes=n)`` exactly
+    (the service promises that downloads load into it). Narrow experimental models (trainer
+    ``width`` < 64) keep the key names and are recorded as not torchvision-compatible.
+    """
+    stock = _resnet_shapes(n)
+    for label, sd in (("bases", basis), ("generic", generic)):
+        if set(sd) != set(stock):
+            raise ValueError(f"{label} are not ResNet-18 state dicts with torchvision keys")
+        if sd["fc.weight"].shape[0] != n:
+            raise ValueError(f"{label} classifier differs from the catalogue's {n} classes")
+    if diff := [k for k in stock if basis[k].shape != generic[k].shape]:
+        raise ValueError(f"bases and generic model differ in shape at {diff[0]}")
+    mismatch = [k for k in stock if basis[k].shape != stock[k]]
+    if mismatch and width == 64:
+        k = mismatch[0]
+        raise ValueError(
+            f"{k} has shape {tuple(basis[k].shape)}, stock resnet18 has {tuple(stock[k])}; "
+            "pass config={'width': w} for a narrow experimental model"
+        )
+    return not mismatch
 
 
 def _per_basis(bases: Sequence[Mapping[str, torch.Tensor]] | Mapping[str, torch.Tensor]):
@@ -116,11 +146,7 @@ def save_taper(
     if q == 0:
         raise ValueError("bases must hold at least one ResNet-18 state dict")
     keys = _resnet_keys(n)
-    for label, sd in (("bases", per_basis[0]), ("generic", generic)):
-        if set(sd) != set(keys):
-            raise ValueError(f"{label} are not ResNet-18 state dicts with torchvision keys")
-    if per_basis[0]["fc.weight"].shape[0] != n or generic["fc.weight"].shape[0] != n:
-        raise ValueError(f"classifier size differs from the catalogue's {n} classes")
+    stock = _check_models(per_basis[0], generic, n, int((config or {}).get("width", 64)))
     embed_dim = _check_class_text(class_text, n, len(cat["domains"]))
     mixer = build_mixer(dict(mixer_cfg))
     mixer.load_state_dict(mixer_state, strict=True)
@@ -133,6 +159,7 @@ def save_taper(
         "num_blocks": NUM_BLOCKS,
         "embed_dim": embed_dim,
         "mixer": mixer.config,
+        "torchvision_compatible": stock,
     }
     full = {
         "image_size": IMAGE_SIZE,

@@ -173,3 +173,22 @@ def test_save_taper_refuses_empty_bases(tmp_path):
         parts["bases"] = empty
         with pytest.raises(ValueError, match="at least one|non-empty"):
             save_taper(tmp_path, **parts)
+
+
+def test_non_stock_shapes_need_an_explicit_width(tmp_path):
+    parts = _parts()
+    for sd in [*parts["bases"], parts["generic"]]:
+        sd["conv1.weight"] = torch.zeros(32, 3, 7, 7)
+    with pytest.raises(ValueError, match="conv1.weight.*stock resnet18"):
+        save_taper(tmp_path, **parts)
+    parts["generic"]["conv1.weight"] = torch.zeros(16, 3, 7, 7)
+    with pytest.raises(ValueError, match="differ in shape at conv1.weight"):
+        save_taper(tmp_path, **parts, config={"width": 32})
+    parts["generic"]["conv1.weight"] = torch.zeros(32, 3, 7, 7)
+    save_taper(tmp_path, **parts, config={"width": 32})
+    cfg = open_artifact(tmp_path, "taper").config
+    assert cfg["torchvision_compatible"] is False and cfg["width"] == 32
+
+
+def test_stock_artifacts_are_marked_torchvision_compatible(bundle):
+    assert bundle.config["torchvision_compatible"] is True
