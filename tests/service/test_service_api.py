@@ -222,3 +222,10 @@ def test_metrics_report_routes_synthesis_and_tiers(live):
     assert live.metric("tailor_synthesis_seconds_count", method="taper") > 0
     assert live.metric("tailor_memory_cache_bytes") > 40e6  # at least one ResNet-18 held
     assert "tailor_cache_errors_total" in text
+
+
+def test_openapi_documents_both_image_body_formats(live):
+    spec = live.anon.get("/openapi.json").json()
+    body = spec["paths"]["/v1/models/{model_id}/predict"]["post"]["requestBody"]["content"]
+    assert {"multipart/form-data", "application/json"} <= set(body)
+    assert "/v1/personalize" in spec["paths"] and "HTTPBearer" in str(spec["components"])
