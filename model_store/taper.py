@@ -37,6 +37,17 @@ METHODS = ("taper", "selection")
 StateDict = dict[str, torch.Tensor]
 
 
+def _taper_config(derived: dict[str, Any], given: Mapping[str, Any] | None) -> dict[str, Any]:
+    """``config.json``: defaults < caller's entries; entries derived from tensors must agree."""
+    derived = {"arch": ARCH, "num_blocks": NUM_BLOCKS, **derived}
+    defaults = {"image_size": IMAGE_SIZE, "mean": list(MEAN), "std": list(STD),
+                "text_encoder": DEFAULT_MODEL_NAME, "bn": "mixed"}  # fmt: skip
+    full = {**defaults, **derived, **dict(given or {})}
+    if clash := [k for k in derived if full[k] != derived[k]]:
+        raise ValueError(f"config entries {clash} contradict the tensors")
+    return full
+
+
 def save_taper(
     store: str | os.PathLike[str],
     *,
@@ -82,26 +93,9 @@ def save_taper(
     mixer.load_state_dict(mixer_state, strict=True)
     if mixer.num_bases != q or mixer.embed_dim != embed_dim or mixer.num_blocks != NUM_BLOCKS:
         raise ValueError(f"mixer config {mixer.config} does not fit Q={q}, d={embed_dim}")
-    derived = {
-        "arch": ARCH,
-        "num_classes": n,
-        "num_bases": q,
-        "num_blocks": NUM_BLOCKS,
-        "embed_dim": embed_dim,
-        "mixer": mixer.config,
-        "torchvision_compatible": stock,
-    }
-    full = {
-        "image_size": IMAGE_SIZE,
-        "mean": list(MEAN),
-        "std": list(STD),
-        "text_encoder": DEFAULT_MODEL_NAME,
-        "bn": "mixed",
-        **derived,
-        **dict(config or {}),
-    }
-    if clash := [k for k in derived if full[k] != derived[k]]:
-        raise ValueError(f"config entries {clash} contradict the tensors")
+    full = _taper_config(derived=dict(
+        num_classes=n, num_bases=q, embed_dim=embed_dim, mixer=mixer.config,
+        torchvision_compatible=stock), given=config)  # fmt: skip
     return write_artifact(
         store, KIND, config=full, version=version, json_files={"catalogue": cat},
         metadata={**dict(metadata or {}), "metrics": dict(metrics or {})},
