@@ -187,7 +187,7 @@ class ClipBackbone:
     @property
     def logit_scale(self) -> float:
         """CLIP's learned temperature (``exp(logit_scale)``), the adapter logits' scale."""
-        return float(self.model.logit_scale.exp().clamp(max=100.0))
+        return float(self.model.logit_scale.detach().exp().clamp(max=100.0))
 
     @property
     def fingerprint(self) -> str:

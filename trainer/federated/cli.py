@@ -92,3 +92,78 @@ def foundation_main(argv: list[str] | None = None) -> dict[str, Any]:
         summary["version"], summary["path"] = ref.version, str(ref.path)
     print(json.dumps(summary), flush=True)
     return summary
+
+
+def load_pacs(args: argparse.Namespace) -> Any:
+    """Tailor-PACS (``trainer.data.pacs.build_pacs``) or an ``--pacs-npz`` with the same arrays
+    (``images, labels, domains, class_names, domain_names``) for tests and custom data."""
+    if args.pacs_npz:
+        with np.load(args.pacs_npz) as z:
+            return argparse.Namespace(
+                images=z["images"], labels=z["labels"].astype(np.int64), domains=z["domains"],
+                class_names=[str(c) for c in z["class_names"]],
+                domain_names=[str(d) for d in z["domain_names"]],
+                fingerprint=f"npz:{Path(args.pacs_npz).name}")
+    try:
+        from trainer.data.catalogue import DOMAINS
+        from trainer.data.pacs import build_pacs
+    except ImportError as exc:
+        raise SystemExit("trainer.data.pacs.build_pacs is not available yet; "
+                         "pass --pacs-npz") from exc
+    data = build_pacs(args.data_dir, size=args.size)
+    if not hasattr(data, "domain_names"):
+        data.domain_names = list(getattr(data, "domain_names", DOMAINS))
+    return data
+
+
+def load_backbone(spec: str, store: str, device: str | None) -> tuple[Any, dict[str, Any]]:
+    """``latest`` / ``foundation:<version>`` (store artifact), ``default`` (unaligned towers) or
+    any open_clip ``local-dir:`` bundle; returns the backbone and where it came from."""
+    from model_store.artifacts import open_artifact
+    from model_store.clip import load_clip
+
+    if spec == "default":
+        bb = build_default_clip(device=device)
+        return bb, {"spec": "default", "sha256": bb.fingerprint}
+    if spec == "latest" or spec.startswith("foundation:"):
+        version = "latest" if spec == "latest" else spec.split(":", 1)[1]
+        art = open_artifact(store, fnd.KIND, version)
+        bb = load_clip(f"local-dir:{art.path}", device=device)
+        return bb, {"kind": fnd.KIND, "version": art.version, "sha256": bb.fingerprint}
+    bb = load_clip(spec, device=device)
+    return bb, {"spec": spec, "sha256": bb.fingerprint}
+
+
+def _federated_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="tailor train federated",
+                                description="FedCLIP benchmark + deployable client adapters.")
+    p.add_argument("--data-dir", default=os.environ.get("TAILOR_DATA_DIR", ".tailor/data"))
+    p.add_argument("--store", default=os.environ.get("TAILOR_STORE_DIR", ".tailor/store"))
+    p.add_argument("--out", default="benchmarks/results/federated")
+    p.add_argument("--pacs-npz", default=None)
+    p.add_argument("--size", default="default", choices=("default", "tiny"))
+    p.add_argument("--backbone", default="latest")
+    p.add_argument("--methods", nargs="+", default=["fedclip", "fedclip_r32", "fedavg",
+                                                    "fedprox"])
+    p.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
+    p.add_argument("--rounds", type=int, default=10)
+    p.add_argument("--local-epochs", type=int, default=1)
+    p.add_argument("--batch-size", type=int, default=32)
+    p.add_argument("--lr-adapter", type=float, default=1e-3)
+    p.add_argument("--lr-proj", type=float, default=1e-4)
+    p.add_argument("--weight-decay", type=float, default=0.2)
+    p.add_argument("--mu", type=float, default=0.01)
+    p.add_argument("--weighting", default="samples", choices=("samples", "uniform"))
+    p.add_argument("--personal-epochs", type=int, default=5)
+    p.add_argument("--dirichlet-alpha", type=float, default=0.5)
+    p.add_argument("--no-deploy", action="store_true", help="skip the 4-client artifact run")
+    p.add_argument("--device", default=None)
+    return p
+
+
+def federated_main(argv: list[str] | None = None) -> dict[str, Any]:
+    """Run the benchmark, write the report, and save deployable adapters (see
+    :mod:`trainer.federated.run`)."""
+    from trainer.federated.run import run_benchmark
+
+    return run_benchmark(_federated_parser().parse_args(argv))

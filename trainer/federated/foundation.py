@@ -64,7 +64,16 @@ def augment(gray: np.ndarray, rng: np.random.Generator, size: int = 32) -> np.nd
 
 
 def class_prompts(class_names: list[str]) -> list[list[str]]:
-    """Prompt templates per class (same for every class so no class is favoured)."""
+    """Prompts per class: the catalogue's generic prompts when every class is in the catalogue
+    (they disambiguate, e.g. "the digit zero"), else :data:`TEMPLATES`; equal count per class.
+    """
+    from trainer.data import catalogue
+
+    known = set(catalogue.CLASS_NAMES)
+    if all(c in known for c in class_names):
+        prompts = [list(catalogue.class_prompts(c)) for c in class_names]
+        if len({len(p) for p in prompts}) == 1:
+            return prompts
     return [[t.format(c) for t in TEMPLATES] for c in class_names]
 
 
@@ -73,7 +82,7 @@ def _pooled_prompts(backbone: ClipBackbone, class_names: list[str]) -> torch.Ten
     prompts = class_prompts(class_names)
     flat = [p for ps in prompts for p in ps]
     pooled = backbone.encode_text(flat, pre_projection=True)
-    return torch.from_numpy(pooled).view(len(class_names), len(TEMPLATES), -1)
+    return torch.from_numpy(pooled).view(len(class_names), len(prompts[0]), -1)
 
 
 def text_features(backbone: ClipBackbone, class_names: list[str]) -> torch.Tensor:
@@ -145,6 +154,6 @@ def save_foundation(store: str | Path, backbone: ClipBackbone, *, image_tower: s
     json_files["classes"] = list(class_names)
     config = {"image_tower": image_tower, "embed_dim": backbone.model_cfg["embed_dim"],
               "image_size": backbone.image_size, "text_tower": "all-MiniLM-L6-v2",
-              "templates": list(TEMPLATES), "backbone_sha256": backbone.fingerprint}
+              "prompts": class_prompts(class_names), "backbone_sha256": backbone.fingerprint}
     return write_artifact(store, KIND, tensors=tensors, json_files=json_files, config=config,
                           metadata=metadata)

@@ -1,0 +1,145 @@
+"""Write the federated benchmark report: FedCLIP Tables 1-3 shape, communication, curves.
+
+Table 1 (generalisation): accuracy on the held-out domain's test split, per held-out domain.
+Table 2 (personalisation): per task, each participant's test accuracy under the global model
+(and, for FedCLIP, under its locally fine-tuned adapter). Table 3 (overall): per task, the mean
+over all four clients (three participants + the unseen one). Every cell is mean ± std over seeds.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+
+def _ms(values: list[float]) -> str:
+    v = [x for x in values if x is not None and not np.isnan(x)]
+    if not v:
+        return "–"
+    return f"{100 * np.mean(v):.1f} ± {100 * np.std(v):.1f}" if len(v) > 1 else f"{100 * v[0]:.1f}"
+
+
+def _collect(rows: list[dict[str, Any]], zero: list[dict[str, Any]]) -> dict[str, Any]:
+    """Index results as (method, held_out) -> lists over seeds."""
+    unseen: dict = defaultdict(list)
+    part: dict = defaultdict(list)
+    overall: dict = defaultdict(list)
+    for r in rows:
+        key = (r["method"], r["held_out"])
+        unseen[key].append(r["unseen_acc"])
+        for name, acc in r["participant_acc"].items():
+            part[(r["method"], r["held_out"], name)].append(acc)
+        for name, acc in r.get("personal_acc", {}).items():
+            part[(r["method"] + "+personal", r["held_out"], name)].append(acc)
+        overall[key].append(np.mean([*r["participant_acc"].values(), r["unseen_acc"]]))
+    for z in zero:  # zero-shot: the same client test splits, no training
+        for held, _ in z["acc"].items():
+            others = [a for n, a in z["acc"].items() if n != held]
+            unseen[("zero_shot", held)].append(z["acc"][held])
+            for n, a in z["acc"].items():
+                if n != held:
+                    part[("zero_shot", held, n)].append(a)
+            overall[("zero_shot", held)].append(np.mean([*others, z["acc"][held]]))
+    return {"unseen": unseen, "part": part, "overall": overall}
+
+
+def _table(title: str, methods: list[str], domains: list[str], cell) -> list[str]:
+    lines = [f"### {title}", "", "| method | " + " | ".join(domains) + " | AVG |",
+             "|---" * (len(domains) + 2) + "|"]
+    for m in methods:
+        cells = [cell(m, d) for d in domains]
+        flat = [x for c in cells for x in c]
+        per_seed = np.mean([c for c in cells if c], axis=0).tolist() if all(cells) else flat
+        lines.append(f"| {m} | " + " | ".join(_ms(c) for c in cells) + f" | {_ms(per_seed)} |")
+    return lines + [""]
+
+
+def tables(rows: list[dict[str, Any]], zero: list[dict[str, Any]], domains: list[str],
+           methods: list[str]) -> str:
+    """Markdown for Tables 1-3 (mean ± std over seeds, accuracy in %)."""
+    idx = _collect(rows, zero)
+    all_methods = ["zero_shot", *methods]
+    out = _table("Table 1 — generalisation: accuracy on the unseen (held-out) domain",
+                 all_methods, domains, lambda m, d: idx["unseen"].get((m, d), []))
+    out += ["### Table 2 — personalisation: participants' test accuracy per task", ""]
+    pmethods = all_methods + [m + "+personal" for m in methods if m.startswith("fedclip")]
+    for held in domains:
+        parts = [d for d in domains if d != held]
+        out += _table(f"held out: {held}", pmethods, parts,
+                      lambda m, d, h=held: idx["part"].get((m, h, d), []))
+    out += _table("Table 3 — overall: mean over the 4 clients (3 participants + unseen)",
+                  all_methods, domains, lambda m, d: idx["overall"].get((m, d), []))
+    return "\n".join(out)
+
+
+def comm_table(rows: list[dict[str, Any]], full_counts: dict[str, int]) -> str:
+    """Parameters and bytes exchanged per round, and the ratio to full-backbone FedAvg."""
+    per: dict[str, dict[str, Any]] = {}
+    for r in rows:
+        if r["comm"] and r["method"] not in per:
+            c = r["comm"][0]
+            per[r["method"]] = {"params": c["params_per_client"], "clients": c["clients"],
+                                "bytes_round": c["bytes_up"] + c["bytes_down"]}
+    lines = ["### Communication per round", "",
+             "| method | params per client per direction | bytes per round (all clients, up+down) "
+             "| full-backbone FedAvg / method |", "|---|---|---|---|"]
+    full = full_counts["both_towers"]
+    for m, c in per.items():
+        lines.append(f"| {m} | {c['params']:,} | {c['bytes_round']:,} | "
+                     f"{full / c['params']:.0f}× |")
+    for name, n in full_counts.items():
+        lines.append(f"| full-backbone FedAvg ({name}, analytic, not trained) | {n:,} | "
+                     f"{2 * 3 * 4 * n:,} (fp32, 3 clients) | {full / n:.1f}× |")
+    return "\n".join(lines + [""])
+
+
+def curves_png(rows: list[dict[str, Any]], path: Path) -> None:
+    """Unseen-domain and participant accuracy vs round (mean over seeds and tasks)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(1, 2, figsize=(10, 4))
+    by_m: dict[str, list] = defaultdict(list)
+    by_p: dict[str, list] = defaultdict(list)
+    for r in rows:
+        by_m[r["method"]].append([a for _, a in r["unseen_curve"]])
+        by_p[r["method"]].append(r["participant_curve"])
+    for m in by_m:
+        for ax, series in ((axes[0], by_m[m]), (axes[1], by_p[m])):
+            n = min(len(s) for s in series)
+            if n:
+                ax.plot(range(len(series[0]) - n, len(series[0])),
+                        100 * np.mean([s[:n] for s in series], axis=0), label=m, marker=".")
+    axes[0].set_title("unseen domain (test), round 0 = before training")
+    axes[1].set_title("participants (test, global model)")
+    for ax in axes:
+        ax.set_xlabel("round")
+        ax.set_ylabel("accuracy %")
+        ax.legend()
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+
+
+def write_report(out_dir: Path, payload: dict[str, Any], domains: list[str],
+                 methods: list[str]) -> Path:
+    """Write results.json, report.md and curves.png; return the report path."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    (out_dir / "results.json").write_text(json.dumps(payload, indent=1, default=float))
+    md = [f"# Federated benchmark ({payload['setting']})", "",
+          "```", json.dumps(payload["config"], indent=1, default=str), "```", "",
+          tables(payload["rows"], payload["zero_shot"], domains, methods),
+          comm_table(payload["rows"], payload["full_backbone_params"])]
+    if payload.get("extra"):
+        md += ["### Other settings", "", "```", json.dumps(payload["extra"], indent=1,
+                                                         default=float), "```"]
+    (out_dir / "report.md").write_text("\n".join(md))
+    if payload["rows"]:
+        curves_png(payload["rows"], out_dir / "curves.png")
+    return out_dir / "report.md"
