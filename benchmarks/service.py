@@ -129,7 +129,7 @@ def _png(array: np.ndarray) -> bytes:
 
 
 def measure(http: httpx.Client, store: Path, repeats: int) -> dict:
-    """All measurements against a running server."""
+    """All measurements against a running server (cold/warm personalize, download, predict)."""
     names = [c["name"] for c in http.get("/v1/catalogue").json()["classes"]]
     tasks = itertools.permutations(names, 3)
     responses = []
@@ -149,6 +149,19 @@ def measure(http: httpx.Client, store: Path, repeats: int) -> dict:
     warm = [_timed(lambda: http.post("/v1/personalize", json=body)) for _ in range(30)]
     payload = http.get(model["weights_url"]).content
     download = _median_time(lambda: http.get(model["weights_url"]).raise_for_status(), repeats)
+    return {
+        "bases_read_s": read_s,
+        "cold_personalize_s": cold_s,
+        "cold_over_read": cold_s / read_s,
+        "warm_personalize_p50_s": statistics.median(warm),
+        "download_MBps": len(payload) / 1e6 / download,
+        "weights_MB": len(payload) / 1e6,
+        **measure_predict(http, model, payload, repeats),
+    }
+
+
+def measure_predict(http: httpx.Client, model: dict, payload: bytes, repeats: int) -> dict:
+    """/predict on 64 PNGs vs raw torchvision ``model(x)`` on the same batch, interleaved."""
     rng = np.random.default_rng(0)
     imgs = [rng.integers(0, 256, (32, 32, 3), dtype=np.uint8) for _ in range(64)]
     files = [("files", (f"{i}.png", _png(im), "image/png")) for i, im in enumerate(imgs)]
@@ -169,12 +182,6 @@ def measure(http: httpx.Client, store: Path, repeats: int) -> dict:
     predict_s, raw_s = _interleaved(lambda: http.post(url, files=files).raise_for_status(), raw,
                                     repeats)  # fmt: skip
     return {
-        "bases_read_s": read_s,
-        "cold_personalize_s": cold_s,
-        "cold_over_read": cold_s / read_s,
-        "warm_personalize_p50_s": statistics.median(warm),
-        "download_MBps": len(payload) / 1e6 / download,
-        "weights_MB": len(payload) / 1e6,
         "predict64_s": predict_s,
         "raw_model64_s": raw_s,
         "predict_over_raw": predict_s / raw_s,
