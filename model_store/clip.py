@@ -237,6 +237,19 @@ class ClipBackbone:
         return torch.cat(out).float().cpu().numpy()
 
     @torch.no_grad()
+    def project_images(self, trunk_features: np.ndarray) -> np.ndarray:
+        """Normalised embeddings from cached pre-projection features (no second trunk pass).
+
+        Only for towers whose head is the projection alone (timm ``avg`` pool + ``linear``
+        proj, Tailor's default); other towers raise so nobody gets silently wrong features.
+        """
+        head = getattr(self.model.visual, "head", None)
+        if head is None or not hasattr(head, "proj"):
+            raise ValueError("this image tower has no separable projection head")
+        x = torch.from_numpy(trunk_features).to(self.device)
+        return F.normalize(head(x), dim=-1).float().cpu().numpy()
+
+    @torch.no_grad()
     def encode_text(self, texts: list[str], pre_projection: bool = False) -> np.ndarray:
         """L2-normalised text embeddings (or pooled text-tower outputs) as float32 (n, d)."""
         tokens = self.tokenizer(list(texts)).to(self.device)

@@ -49,7 +49,9 @@ def test_features_are_normalised_and_text_tower_is_minilm(backbone):
     txt = backbone.encode_text(TEXTS)
     assert img.shape == (6, 16) and txt.shape == (2, 16)
     assert np.allclose(np.linalg.norm(img, axis=1), 1, atol=1e-5)
-    assert backbone.encode_images(IMAGES, pre_projection=True).shape == (6, 1280)
+    trunk = backbone.encode_images(IMAGES, pre_projection=True)
+    assert trunk.shape == (6, 1280)
+    assert np.allclose(backbone.project_images(trunk), img, atol=1e-5)
     assert backbone.encode_text(TEXTS, pre_projection=True).shape == (2, 384)  # MiniLM width
     gray = IMAGES[..., 0]
     assert backbone.encode_images(gray).shape == (6, 16)

@@ -108,15 +108,22 @@ class FeatureCache:
         return h.hexdigest()
 
     def features(self, backbone: Any, images: np.ndarray, kind: str = "embed") -> np.ndarray:
-        """``embed`` (normalised CLIP embedding) or ``trunk`` (pre-projection) features."""
+        """``embed`` (normalised CLIP embedding) or ``trunk`` (pre-projection) features.
+
+        When the backbone can project cached trunk features (``project_images``), ``embed`` is
+        derived from the cached ``trunk`` features, so each image crosses the trunk once.
+        """
         if kind not in ("embed", "trunk"):
             raise ValueError(f"unknown feature kind {kind!r}")
         path = self.root / f"{self.key(backbone.fingerprint, kind, images)}.npy"
         if path.is_file():
             self.hits += 1
             return np.load(path)
-        self.misses += 1
-        feats = backbone.encode_images(images, pre_projection=(kind == "trunk"))
+        if kind == "embed" and hasattr(backbone, "project_images"):
+            feats = backbone.project_images(self.features(backbone, images, "trunk"))
+        else:
+            self.misses += 1
+            feats = backbone.encode_images(images, pre_projection=(kind == "trunk"))
         self.root.mkdir(parents=True, exist_ok=True)
         tmp = path.with_suffix(".tmp.npy")
         np.save(tmp, feats.astype(np.float32))
