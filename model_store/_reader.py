@@ -46,15 +46,27 @@ def resolve_version(store: str | os.PathLike[str], kind: str, version: str = "la
 
 
 def list_versions(store: str | os.PathLike[str], kind: str) -> list[str]:
-    """All published versions of ``kind``, oldest first (version ids sort by creation time)."""
+    """All published versions of ``kind``, oldest first (by manifest ``created_at``, then id).
+
+    Sorting by the recorded creation time keeps explicit version ids (``v2`` vs ``v10``) in
+    write order too; an unreadable manifest sorts first rather than hiding the version.
+    """
     kind_dir = Path(store) / validate_kind(kind)
     if not kind_dir.is_dir():
         return []
-    return sorted(
-        p.name
-        for p in kind_dir.iterdir()
+    found = [
+        p for p in kind_dir.iterdir()
         if p.is_dir() and is_version_name(p.name) and (p / MANIFEST).is_file()
-    )
+    ]  # fmt: skip
+    return [p.name for p in sorted(found, key=lambda p: (_created_at(p), p.name))]
+
+
+def _created_at(path: Path) -> str:
+    try:
+        value = json.loads((path / MANIFEST).read_text(encoding="utf-8")).get("created_at")
+    except (OSError, ValueError, AttributeError):
+        return ""
+    return value if isinstance(value, str) else ""
 
 
 def _read_manifest(path: Path) -> dict[str, Any]:

@@ -190,7 +190,10 @@ class TaperBundle:
 
     def mixers_for(self, embedding: np.ndarray | torch.Tensor) -> torch.Tensor:
         """Block-wise coefficients ``(NUM_BLOCKS, Q)`` (CPU float32) for a ``(d,)`` embedding."""
-        emb = torch.as_tensor(np.asarray(embedding, dtype=np.float32))
+        if isinstance(embedding, torch.Tensor):
+            emb = embedding.detach().float().cpu()
+        else:
+            emb = torch.as_tensor(np.asarray(embedding, dtype=np.float32))
         if emb.shape != (self.mixer.embed_dim,):
             raise ValueError(
                 f"embedding must have shape ({self.mixer.embed_dim},), got {emb.shape}"
@@ -209,7 +212,8 @@ class TaperBundle:
 
         Args:
             class_indices: Catalogue indices in the order the model's outputs should have.
-            domain: Optional domain for domain-aware task embeddings (``taper`` only).
+            domain: Optional domain for domain-aware task embeddings (validated for both
+                methods; only ``taper`` uses it).
             method: ``"taper"`` (mixed bases) or ``"selection"`` (generic model, fc rows only).
             embedding: Override the task embedding (e.g. of a free-text description).
 
@@ -220,6 +224,8 @@ class TaperBundle:
         """
         if method not in METHODS:
             raise ValueError(f"method must be one of {METHODS}, got {method!r}")
+        if domain is not None and domain not in self.domains:
+            raise ValueError(f"unknown domain {domain!r}; known: {self.domains}")
         if method == "selection":
             return select_classes(self.generic, class_indices), None
         if embedding is None:

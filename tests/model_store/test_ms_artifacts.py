@@ -178,3 +178,12 @@ def test_missing_things_raise_not_found(tmp_path):
     with pytest.raises(KeyError, match="nope"):
         open_artifact(tmp_path, "demo").tensors("nope")
     assert json.loads((tmp_path / "demo" / "v1" / "config.json").read_text())["arch"] == "x"
+
+
+def test_list_versions_follows_write_order_not_string_order(tmp_path):
+    for version in ("v9", "v10", "a1"):
+        _write(tmp_path, version=version)
+    assert list_versions(tmp_path, "demo") == ["v9", "v10", "a1"]
+    (tmp_path / "demo" / ".tmp-crashed").mkdir()  # a writer that died mid-way
+    (tmp_path / "demo" / "empty").mkdir()  # no manifest: not a published version
+    assert list_versions(tmp_path, "demo") == ["v9", "v10", "a1"]

@@ -94,12 +94,15 @@ def test_selection_method_is_the_generic_model_with_task_rows(bundle):
     resnet18(num_classes=3).load_state_dict(state, strict=True)
     with pytest.raises(ValueError, match="method"):
         bundle.personalize(TASK, method="average")
+    with pytest.raises(ValueError, match="unknown domain"):
+        bundle.personalize(TASK, domain="watercolour", method="selection")
 
 
 def test_embedding_override_and_explicit_mixers(bundle):
     emb = bundle.task_embedding([1, 5])
     state, mixers = bundle.personalize(TASK, embedding=emb)
     torch.testing.assert_close(mixers, bundle.mixers_for(emb))
+    torch.testing.assert_close(mixers, bundle.mixers_for(torch.from_numpy(emb)))
     again = bundle.synthesize_from_mixers(mixers, TASK)
     assert all(torch.equal(state[k], again[k]) for k in state)
     with pytest.raises(ValueError, match="embedding must have shape"):
