@@ -2,21 +2,16 @@
 
 from __future__ import annotations
 
-import base64
-import io
 import re
 from contextlib import contextmanager
 
 import httpx
-import numpy as np
 import pytest
-from PIL import Image
+from service_testkit import ADMIN_KEY, NUM_CLASSES, Q
 
 from service.main import create_app
 from service.settings import Settings
 
-ADMIN_KEY = "admin-" + "x" * 30
-NUM_CLASSES, Q = 12, 2
 _LABEL = re.compile(r'(\w+)="([^"]*)"')
 
 
@@ -109,21 +104,3 @@ def live(taper_store, make_settings, redis_server, tmp_path_factory, serve_app):
         live = Live(app, server.url)
         yield live
         live.close()
-
-
-def images(n: int, seed: int = 0, size: int = 32) -> list[np.ndarray]:
-    """Seeded random RGB uint8 images."""
-    rng = np.random.default_rng(seed)
-    return [rng.integers(0, 256, (size, size, 3), dtype=np.uint8) for _ in range(n)]
-
-
-def png(array: np.ndarray) -> bytes:
-    """Lossless PNG bytes of an image."""
-    buf = io.BytesIO()
-    Image.fromarray(array).save(buf, format="PNG")
-    return buf.getvalue()
-
-
-def b64(data: bytes) -> str:
-    """Base64 text of bytes."""
-    return base64.b64encode(data).decode()

@@ -9,8 +9,8 @@ import threading
 import pytest
 import torch
 import torchvision
-from conftest import Q, b64, images, png
 from safetensors.torch import load as st_load
+from service_testkit import Q, b64, declared_bomb, images, png
 
 from model_store.images import to_batch
 
@@ -146,9 +146,7 @@ def test_predict_input_limits(live):
     url = model["predict_url"]
     huge = {"images": [b64(b"\0" * (3 * 1024 * 1024))]}
     assert _problem(live.http.post(url, json=huge), 413)["type"].endswith("payload-too-large")
-    from test_service_components import _declared_bomb
-
-    bomb = live.http.post(url, files=[("files", ("b.png", _declared_bomb(60_000, 60_000)))])
+    bomb = live.http.post(url, files=[("files", ("b.png", declared_bomb(60_000, 60_000)))])
     assert _problem(bomb, 400)["type"].endswith("decompression-bomb")
     _problem(live.http.post(url, files=[("files", ("x.png", b"garbage"))]), 400)
     _problem(live.http.post(url, json={"images": ["@@notbase64@@"]}), 400)

@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 
 import pytest
-from conftest import images, png
 from safetensors.torch import load_file
+from service_testkit import images, png
 from typer.testing import CliRunner
 
 from service.cli import app

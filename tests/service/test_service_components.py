@@ -3,15 +3,14 @@
 from __future__ import annotations
 
 import io
-import struct
 import threading
 import time
-import zlib
 
 import numpy as np
 import pytest
 import torch
 from PIL import Image
+from service_testkit import declared_bomb
 
 from service import auth, imaging
 from service.metrics import Metrics
@@ -105,24 +104,12 @@ def _png(array: np.ndarray) -> bytes:
     return buf.getvalue()
 
 
-def _declared_bomb(width: int, height: int) -> bytes:
-    """A valid PNG header declaring a huge image with almost no data (cheap to build)."""
-
-    def chunk(kind: bytes, data: bytes) -> bytes:
-        crc = zlib.crc32(kind + data) & 0xFFFFFFFF
-        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", crc)
-
-    ihdr = struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)
-    idat = zlib.compress(b"\x00" * 1024)
-    return b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", ihdr) + chunk(b"IDAT", idat) + chunk(b"IEND", b"")
-
-
 def test_decode_image_limits():
     kw = {"max_pixels": 256 * 256, "max_bytes": 1 << 20}
     rgb = np.random.default_rng(0).integers(0, 255, (40, 40, 3), dtype=np.uint8)
     assert imaging.decode_image(_png(rgb), name="ok", **kw).shape == (32, 32, 3)
     with pytest.raises(Problem) as bomb:
-        imaging.decode_image(_declared_bomb(50_000, 50_000), name="bomb", **kw)
+        imaging.decode_image(declared_bomb(50_000, 50_000), name="bomb", **kw)
     assert bomb.value.status == 400 and bomb.value.slug == "decompression-bomb"
     real = np.zeros((300, 300, 3), np.uint8)  # a real image just over the pixel limit
     with pytest.raises(Problem, match="exceeds the limit"):

@@ -6,7 +6,7 @@ import shutil
 import time
 
 import pytest
-from conftest import ADMIN_KEY, b64, images, png
+from service_testkit import ADMIN_KEY, b64, images, png
 
 from model_store.artifacts import ArtifactIntegrityError
 from service.db import SchemaOutOfDateError, prepare_database
