@@ -187,3 +187,44 @@ def test_list_versions_follows_write_order_not_string_order(tmp_path):
     (tmp_path / "demo" / ".tmp-crashed").mkdir()  # a writer that died mid-way
     (tmp_path / "demo" / "empty").mkdir()  # no manifest: not a published version
     assert list_versions(tmp_path, "demo") == ["v9", "v10", "a1"]
+
+
+def test_crash_before_publish_leaves_previous_state(tmp_path, monkeypatch):
+    _write(tmp_path, version="v1")
+    import model_store.artifacts as artifacts
+
+    def crash(src, dst):
+        raise OSError("simulated crash at publish")
+
+    monkeypatch.setattr(artifacts.os, "replace", crash)
+    with pytest.raises(OSError, match="simulated crash"):
+        _write(tmp_path, version="v2", scale=2.0)
+    monkeypatch.undo()
+    assert sorted(p.name for p in (tmp_path / "demo").iterdir()) == ["LATEST", "v1"]
+    assert open_artifact(tmp_path, "demo").version == "v1"
+
+
+def test_concurrent_writers_of_one_version_exactly_one_wins(tmp_path):
+    import threading
+
+    results: list[str] = []
+    barrier = threading.Barrier(4)
+
+    def writer(scale: float) -> None:
+        barrier.wait()
+        try:
+            _write(tmp_path, version="race", scale=scale)
+            results.append(f"ok {scale}")
+        except ArtifactExistsError:
+            results.append("exists")
+
+    threads = [threading.Thread(target=writer, args=(float(i),)) for i in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    winners = [r for r in results if r.startswith("ok")]
+    assert len(winners) == 1 and results.count("exists") == 3
+    art = open_artifact(tmp_path, "demo", "race")  # intact and verifiable
+    assert f"ok {art.config['scale']}" == winners[0]
+    assert not [p for p in (tmp_path / "demo").iterdir() if p.name.startswith(".")]
