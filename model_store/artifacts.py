@@ -81,9 +81,13 @@ def _fsync_path(path: Path) -> None:
 
 
 def _write_json(path: Path, obj: Any) -> None:
+    """Strict JSON (no NaN/Infinity: other languages' parsers reject them), fsynced."""
+    try:
+        text = json.dumps(obj, indent=2, sort_keys=True, allow_nan=False)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"{path.name}: not strict-JSON serialisable ({exc})") from None
     with open(path, "w", encoding="utf-8") as fh:
-        json.dump(obj, fh, indent=2, sort_keys=True, allow_nan=False)
-        fh.write("\n")
+        fh.write(text + "\n")
         fh.flush()
         os.fsync(fh.fileno())
 
@@ -192,6 +196,7 @@ def write_artifact(
             "files": files,
         }
         _write_json(tmp / MANIFEST, manifest)
+        os.chmod(tmp, 0o755)  # mkdtemp makes 0700; a service under another user must read it
         _fsync_path(tmp)
         _publish(tmp, kind_dir / version)
     except BaseException:
@@ -224,6 +229,7 @@ def set_latest_version(store: str | os.PathLike[str], kind: str, version: str) -
         raise ArtifactNotFoundError(f"no artifact {kind}/{version} in {store}")
     fd, tmp_name = tempfile.mkstemp(prefix=".LATEST-", dir=kind_dir)
     try:
+        os.fchmod(fd, 0o644)  # mkstemp makes 0600; readers may run as another user
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
             fh.write(version + "\n")
             fh.flush()

@@ -228,3 +228,18 @@ def test_concurrent_writers_of_one_version_exactly_one_wins(tmp_path):
     art = open_artifact(tmp_path, "demo", "race")  # intact and verifiable
     assert f"ok {art.config['scale']}" == winners[0]
     assert not [p for p in (tmp_path / "demo").iterdir() if p.name.startswith(".")]
+
+
+def test_published_files_are_readable_by_other_users(tmp_path):
+    ref = _write(tmp_path)
+    assert ref.path.stat().st_mode & 0o755 == 0o755
+    assert (tmp_path / "demo" / "LATEST").stat().st_mode & 0o644 == 0o644
+
+
+@pytest.mark.parametrize("bad", [{"acc": float("nan")}, {"obj": object()}])
+def test_non_json_metadata_is_refused_naming_the_file(tmp_path, bad):
+    with pytest.raises(ValueError, match="manifest.json: not strict-JSON"):
+        write_artifact(tmp_path, "demo", tensors={}, config={}, metadata={"metrics": bad})
+    with pytest.raises(ValueError, match="config.json: not strict-JSON"):
+        write_artifact(tmp_path, "demo", tensors={}, config=bad)
+    assert list_versions(tmp_path, "demo") == []
