@@ -16,8 +16,11 @@ from pathlib import Path
 import numpy as np
 import torch
 
-os.environ.setdefault("HF_HUB_OFFLINE", "1")
-os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+from model_store.device import pick_device
+
+# Before any Hugging Face import this module triggers: the hub reads these once, at import time.
+os.environ["HF_HUB_OFFLINE"] = "1"
+os.environ["TRANSFORMERS_OFFLINE"] = "1"
 
 DEFAULT_MODEL_NAME = "all-MiniLM-L6-v2"
 
@@ -56,8 +59,6 @@ class TextEncoder:
 
         hf_logging.disable_progress_bar()
 
-        from model_store.device import pick_device
-
         folder = Path(path) if path is not None else Path(bundled_model_path())
         if not (folder / "modules.json").is_file() and not (folder / "config.json").is_file():
             raise FileNotFoundError(f"{folder} is not a local sentence-transformers model folder")
@@ -68,6 +69,11 @@ class TextEncoder:
         get_dim = getattr(self._model, "get_embedding_dimension", None)
         get_dim = get_dim or self._model.get_sentence_embedding_dimension
         self.dim: int = int(get_dim())
+
+    @property
+    def model(self):
+        """The underlying ``SentenceTransformer`` (e.g. to ``.save()`` a copy of it)."""
+        return self._model
 
     def encode(self, texts: Sequence[str], batch_size: int = 64) -> np.ndarray:
         """Embed ``texts`` -> float32 ``(n, dim)`` with unit L2 rows.

@@ -43,7 +43,7 @@ def test_bundled_encoder_loads_and_encodes_offline(no_network):
 
 def test_local_sentence_transformers_folder(tmp_path, text_encoder, no_network):
     folder = tmp_path / "my-encoder"
-    text_encoder._model.save(str(folder))
+    text_encoder.model.save(str(folder))
     local = TextEncoder(folder, device="cpu")
     texts = ["a sketch of a horse", "trousers"]
     np.testing.assert_allclose(local.encode(texts), text_encoder.encode(texts), atol=1e-5)
