@@ -14,6 +14,11 @@ task's rows are read.
 ``benchmarks/synthesis.py`` measures it against the time to copy the stacked bases once.
 Everything is differentiable w.r.t. bases and mixers (no in-place ops on inputs), so the trainer
 can use the same function inside ``torch.func.functional_call``.
+
+Determinism: the service rebuilds evicted models from their recipes and serves their sha256 as
+ETag, so output bytes must be reproducible. On one machine and software stack the result is
+bit-identical across calls and CPU thread counts (tested); across different CPU instruction sets
+or CPU vs CUDA, last-bit differences are possible.
 """
 
 from __future__ import annotations

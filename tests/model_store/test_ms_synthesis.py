@@ -159,3 +159,18 @@ def test_mismatched_bases_are_refused(resnet_bases):
         synthesize([resnet_bases[0], missing], torch.ones(4, 2) / 2, [0])
     with pytest.raises(ValueError, match="non-empty"):
         stack_bases([])
+
+
+def test_bit_identical_on_repeat_and_across_thread_counts(stacked, mixers):
+    """Replicas rebuild evicted models from recipes; the bytes (and ETag) must not change."""
+    threads = torch.get_num_threads()
+    try:
+        outs = []
+        for n in (1, max(2, threads)):
+            torch.set_num_threads(n)
+            with torch.no_grad():
+                outs += [synthesize(stacked, mixers, CLASSES) for _ in range(2)]
+    finally:
+        torch.set_num_threads(threads)
+    blobs = {safetensors.torch.save(o) for o in outs}
+    assert len(blobs) == 1
