@@ -32,7 +32,8 @@ def _setup(msg: Message, context: Context, fed_dir: str | None):
     """Load this node's data and a model holding the server's weights."""
     torch.set_num_threads(1)  # several simulated clients share a 2-core machine
     cfg = msg.content.config_records.get("config", {})
-    fed_dir = str(cfg.get("fed-dir") or fed_dir or context.run_config["fed-dir"])
+    fed_dir = str(cfg.get("fed-dir") or fed_dir or context.node_config.get("fed-dir")
+                  or context.run_config["fed-dir"])
     data = load_client(fed_dir, int(context.node_config["partition-id"]))
     model = build_model(fed_dir, data.arrays["x_train"].shape[1])
     state = msg.content["arrays"].to_torch_state_dict()
