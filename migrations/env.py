@@ -7,7 +7,7 @@ Programmatic callers (``service.db.upgrade``) set ``sqlalchemy.url`` on the conf
 from __future__ import annotations
 
 from alembic import context
-from sqlalchemy import create_engine, pool
+from sqlalchemy import create_engine, pool, text
 
 from service.models import Base
 
@@ -35,6 +35,11 @@ def run_migrations_online() -> None:
     """Apply migrations over a fresh connection (NullPool: nothing lingers afterwards)."""
     engine = create_engine(_url(), poolclass=pool.NullPool)
     with engine.connect() as connection:
+        if connection.dialect.name == "postgresql":
+            # Several replicas/workers may start at once: one migrates, the rest wait here and
+            # then find the schema at head (the lock is released when the connection closes).
+            connection.execute(text("SELECT pg_advisory_lock(7400315)"))
+            connection.commit()
         context.configure(
             connection=connection,
             target_metadata=target_metadata,

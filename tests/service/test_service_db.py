@@ -93,3 +93,19 @@ def test_downgrade_to_base_and_back(db_url):
     assert "personalized_models" not in sa.inspect(engine).get_table_names()
     engine.dispose()
     db.upgrade(db_url)
+
+
+def test_concurrent_upgrades_on_postgres_serialize(postgres_server):
+    """Replicas starting together (separate processes): the advisory lock serialises them."""
+    import subprocess
+    import sys
+
+    url = postgres_server.create_database(f"t_{secrets.token_hex(6)}")
+    code = "import sys; from service import db; db.upgrade(sys.argv[1])"
+    procs = [subprocess.Popen([sys.executable, "-c", code, url], stderr=subprocess.PIPE)
+             for _ in range(3)]  # fmt: skip
+    errors = [p.communicate(timeout=120)[1].decode() for p in procs]
+    assert [p.returncode for p in procs] == [0, 0, 0], errors
+    engine = db.make_engine(url)
+    assert db.current_revision(engine) == db.head_revision(url)
+    engine.dispose()
