@@ -52,6 +52,10 @@ def decode_image(data: bytes, *, name: str, max_pixels: int, max_bytes: int) -> 
         raise Problem(400, "decompression-bomb", f"{name}: {exc}") from None
     except (UnidentifiedImageError, OSError, ValueError, SyntaxError) as exc:
         raise Problem(400, "invalid-image", f"{name}: cannot decode image ({exc})") from None
+    except Exception as exc:  # noqa: BLE001 - decoder bugs on hostile input are still bad input
+        raise Problem(
+            400, "invalid-image", f"{name}: cannot decode image ({type(exc).__name__})"
+        ) from None
 
 
 def decode_base64(text: str, *, name: str) -> bytes:

@@ -8,11 +8,12 @@ federated path slots in without changing the shape.
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Literal
+from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints, model_validator
 
 Method = Literal["taper", "selection"]
+ClassName = Annotated[str, StringConstraints(min_length=1, max_length=200)]
 
 
 class PersonalizeCreate(BaseModel):
@@ -23,7 +24,9 @@ class PersonalizeCreate(BaseModel):
     description: str | None = Field(
         None, min_length=1, max_length=2000, examples=["classify cats, dogs and horses"]
     )
-    classes: list[str] | None = Field(None, min_length=1, max_length=100, examples=[["cat", "dog"]])
+    classes: list[ClassName] | None = Field(
+        None, min_length=1, max_length=100, examples=[["cat", "dog"]]
+    )
     client_id: str | None = Field(None, min_length=1, max_length=64)
     domain: str | None = Field(None, max_length=64, examples=["sketch"])
     method: Method | None = None
