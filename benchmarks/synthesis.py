@@ -32,6 +32,10 @@ TASK = [3, 17, 0, 25, 9]
 OUT = Path(__file__).resolve().parent / "results" / "synthesis.json"
 
 
+def _no_sync() -> None:
+    """CPU work is synchronous: nothing to wait for."""
+
+
 def _interleaved_medians(
     fns: dict[str, Callable[[], object]], repeats: int, device: torch.device
 ) -> dict[str, float]:
@@ -40,7 +44,7 @@ def _interleaved_medians(
     Interleaving makes background load (this machine is shared) hit every candidate alike, so
     the ratios stay meaningful even when absolute times drift.
     """
-    sync = torch.cuda.synchronize if device.type == "cuda" else (lambda: None)
+    sync: Callable[[], None] = torch.cuda.synchronize if device.type == "cuda" else _no_sync
     for fn in fns.values():  # warm-up: allocator caches, page faults, GEMV kernels
         fn(), fn()
     sync()

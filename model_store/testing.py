@@ -76,7 +76,9 @@ def tiny_catalogue(num_classes: int, class_names: Sequence[str] | None = None) -
         raise ValueError(f"the tiny catalogue has {len(TINY_CATALOGUE)} classes; pass class_names")
     else:
         rows = list(TINY_CATALOGUE[:num_classes])
-    classes = [{"name": n, "group": g, "prompts": _prompts(n), "definition": d} for n, g, d in rows]
+    classes: list[dict[str, Any]] = [
+        {"name": n, "group": g, "prompts": _prompts(n), "definition": d} for n, g, d in rows
+    ]
     groups = sorted({c["group"] for c in classes})
     return {"classes": classes, "groups": groups, "domains": list(TINY_DOMAINS)}
 

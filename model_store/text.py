@@ -68,7 +68,10 @@ class TextEncoder:
         self._model.eval()
         get_dim = getattr(self._model, "get_embedding_dimension", None)
         get_dim = get_dim or self._model.get_sentence_embedding_dimension
-        self.dim: int = int(get_dim())
+        dim = get_dim()
+        if dim is None:
+            raise ValueError(f"{folder}: the model does not declare its embedding dimension")
+        self.dim: int = int(dim)
 
     @property
     def model(self):
