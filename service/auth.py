@@ -62,4 +62,6 @@ def verify_secret(secret: str, *, salt: str, secret_hash: str) -> bool:
 
 def is_admin_key(presented: str, admin_key: str | None) -> bool:
     """True when ``presented`` equals the configured admin key (constant time)."""
-    return bool(admin_key) and hmac.compare_digest(presented.encode(), admin_key.encode())
+    if not admin_key:
+        return False
+    return hmac.compare_digest(presented.encode(), admin_key.encode())

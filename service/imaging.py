@@ -42,10 +42,10 @@ def decode_image(data: bytes, *, name: str, max_pixels: int, max_bytes: int) -> 
                         "decompression-bomb",
                         f"{name}: {w}x{h} = {w * h} pixels exceeds the limit of {max_pixels}",
                     )
-                im = im.convert("RGB")
-                if im.size != (IMAGE_SIZE, IMAGE_SIZE):
-                    im = im.resize((IMAGE_SIZE, IMAGE_SIZE), Image.Resampling.BILINEAR)
-                return np.asarray(im, dtype=np.uint8).copy()
+                rgb = im.convert("RGB")
+                if rgb.size != (IMAGE_SIZE, IMAGE_SIZE):
+                    rgb = rgb.resize((IMAGE_SIZE, IMAGE_SIZE), Image.Resampling.BILINEAR)
+                return np.asarray(rgb, dtype=np.uint8).copy()
     except Problem:
         raise
     except (Image.DecompressionBombError, Image.DecompressionBombWarning) as exc:

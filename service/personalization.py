@@ -78,17 +78,19 @@ class Personalizer:
             return self._client_model(req.client_id)
         matches, domain = self._resolve(req)
         method = req.method or self.runtime.default_method
-        indices = [m.index for m in matches]
+        indices = [m.index for m in matches if m.index is not None]
         recipe = self.runtime.recipe(indices, domain=domain, method=method)
         row = self._register(recipe, description=req.description, principal=principal)
         _, tier = self.ensure(row)
         resolution = [
-            Resolution(
-                phrase=m.phrase,
-                name=m.name,
-                index=m.index,
-                score=m.score,
-                did_you_mean=m.suggestions,
+            Resolution.model_validate(
+                {
+                    "phrase": m.phrase,
+                    "name": m.name,
+                    "index": m.index,
+                    "score": m.score,
+                    "did_you_mean": m.suggestions,
+                }
             )  # fmt: skip
             for m in matches
         ]
@@ -154,14 +156,16 @@ class Personalizer:
     def public(self, row: PersonalizedModel) -> ModelPublic:
         """The client-facing description of a recipe row."""
         base = f"{self.public_url}/v1/models/{row.id}"
-        return ModelPublic(
-            id=row.id, kind=row.kind, method=row.method,
-            method_accuracy=self.runtime.method_accuracy(row.method),
-            classes=row.recipe["classes"], domain=row.recipe["domain"], mixers=row.mixers,
-            artifact_version=row.artifact_version, description=row.description,
-            parent_id=row.parent_id, weights_sha256=row.weights_sha256,
-            created_at=row.created_at, weights_url=f"{base}/weights",
-            predict_url=f"{base}/predict",
+        return ModelPublic.model_validate(
+            {
+                "id": row.id, "kind": row.kind, "method": row.method,
+                "method_accuracy": self.runtime.method_accuracy(row.method),
+                "classes": row.recipe["classes"], "domain": row.recipe["domain"],
+                "mixers": row.mixers, "artifact_version": row.artifact_version,
+                "description": row.description, "parent_id": row.parent_id,
+                "weights_sha256": row.weights_sha256, "created_at": row.created_at,
+                "weights_url": f"{base}/weights", "predict_url": f"{base}/predict",
+            }
         )  # fmt: skip
 
     # ---- cache tiers ----------------------------------------------------------------------
@@ -257,11 +261,14 @@ class Personalizer:
                 "no catalogue class matches " + ", ".join(repr(m.phrase) for m in unknown),
                 unknown=[{"phrase": m.phrase, "did_you_mean": m.suggestions} for m in unknown],
             )  # fmt: skip
-        unique = list({m.index: m for m in reversed(matches)}.values())[::-1]
+        unique: list[Match] = []  # first occurrence of each class, in request order
+        for m in matches:
+            if all(u.index != m.index for u in unique):
+                unique.append(m)
         if len(unique) < 2:
             raise Problem(422, "too-few-classes",
                           "a task needs at least 2 distinct classes; resolved: "
-                          + ", ".join(m.name for m in unique))  # fmt: skip
+                          + ", ".join(str(m.name) for m in unique))  # fmt: skip
         return unique, domain
 
     def _register(

@@ -98,7 +98,7 @@ class ClassResolver:
         """Resolve each phrase; unknown ones come back with ``name=None`` and suggestions."""
         pending = [p for p in phrases if self._exact_index(p) is None]
         emb = self.encoder.encode(pending) if pending else np.zeros((0, 1), np.float32)
-        sims = np.maximum(emb @ self._name_emb.T, emb @ self._def_emb.T) if pending else None
+        sims = np.maximum(emb @ self._name_emb.T, emb @ self._def_emb.T) if pending else emb
         out, row = [], 0
         for phrase in phrases:
             idx = self._exact_index(phrase)

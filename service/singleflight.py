@@ -29,13 +29,12 @@ class SingleFlight(Generic[T]):
             execution. Exceptions propagate to every waiter.
         """
         with self._lock:
-            fut = self._calls.get(key)
-            leader = fut is None
-            if leader:
-                fut = Future()
+            existing = self._calls.get(key)
+            if existing is None:
+                fut: Future[T] = Future()
                 self._calls[key] = fut
-        if not leader:
-            return fut.result(), True
+        if existing is not None:
+            return existing.result(), True
         try:
             result = fn()
         except BaseException as exc:

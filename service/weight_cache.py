@@ -13,6 +13,7 @@ import hashlib
 import logging
 import threading
 import time
+from typing import cast
 
 import redis
 
@@ -82,7 +83,7 @@ class RedisWeightCache:
             self.metrics.cache_requests.labels(self.TIER, "skipped").inc()
             return None
         try:
-            blob = self.client.get(self.key(recipe_key))
+            blob = cast(bytes | None, self.client.get(self.key(recipe_key)))
         except redis.RedisError as exc:
             self._failed("GET", exc)
             return None

@@ -74,6 +74,8 @@ def test_personalize_is_deterministic_and_reports_resolution(live):
     res = described.json()["resolution"]
     assert [r["name"] for r in res] == ["cat", "dog"] and all(r["score"] < 1 for r in res)
     assert res[0]["did_you_mean"]
+    dup = live.http.post("/v1/personalize", json={"classes": ["dog", "cat", "dogs", "horse"]})
+    assert dup.json()["classes"] == ["dog", "cat", "horse"]
     sel = live.http.post("/v1/personalize", json={"classes": ["cat", "dog"], "method": "selection"})
     assert sel.json()["mixers"] is None and sel.json()["method_accuracy"] == 0.4
     sketch = live.http.post("/v1/personalize", json={"description": "sketches of cats and dogs"})

@@ -19,8 +19,9 @@ def create_key(body: KeyCreate, request: Request, admin: AdminDep):
         if body.client_id is None:
             client = crud.create_client(s, name=body.name)
         else:
-            client = crud.get_client(s, client_id=body.client_id)
-            if client is None:
+            found = crud.get_client(s, client_id=body.client_id)
+            if found is None:
                 raise Problem(404, "client-not-found", f"no client with id {body.client_id!r}")
+            client = found
         row, plaintext = crud.create_api_key(s, client_id=client.id)
         return KeyPublic(client_id=client.id, key_id=row.key_id, key=plaintext)

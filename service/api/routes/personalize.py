@@ -24,11 +24,13 @@ def catalogue(p: PersonalizerDep, principal: PrincipalDep):
         CatalogueClass(name=c["name"], group=c.get("group"), definition=c.get("definition"))
         for c in rt.catalogue["classes"]
     ]
-    return CataloguePublic(
-        artifact_version=rt.version,
-        classes=classes,
-        groups=list(rt.catalogue.get("groups", [])),
-        domains=rt.domains,
-        methods={m: rt.method_accuracy(m) for m in ("taper", "selection")},
-        default_method=rt.default_method,
+    return CataloguePublic.model_validate(
+        {
+            "artifact_version": rt.version,
+            "classes": classes,
+            "groups": list(rt.catalogue.get("groups", [])),
+            "domains": rt.domains,
+            "methods": {m: rt.method_accuracy(m) for m in ("taper", "selection")},
+            "default_method": rt.default_method,
+        }
     )
