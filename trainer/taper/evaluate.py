@@ -49,6 +49,7 @@ def constant_router(q: int, alpha: torch.Tensor | None = None) -> Router:
     def route(_classes, _domain):
         return fixed
 
+    route.cacheable = True
     return route
 
 
@@ -63,22 +64,54 @@ def calibrate(method: Method, batcher: TaskBatcher, n_batches: int, batch: int) 
     recalibrate_bn(method.bases, batches)
 
 
+_CACHE: dict[tuple, torch.Tensor] = {}
+
+
+def clear_cache() -> None:
+    """Forget cached logits (call whenever weights or BN statistics change)."""
+    _CACHE.clear()
+
+
 @torch.no_grad()
-def task_predictions(method: Method, split: Split, task: EvalTask,
-                     alpha: torch.Tensor | None = None) -> torch.Tensor:
-    """Predicted global class ids for the task's images (chunked forward)."""
-    if alpha is None:
-        alpha = method.router(task.classes, task.domain)
+def _forward(method: Method, split: Split, alpha: torch.Tensor, idx: np.ndarray) -> torch.Tensor:
     state = method.bases.mixed_state(alpha)
     model = method.bases.template.eval()
+    out = []
+    for start in range(0, len(idx), 512):
+        chunk = torch.from_numpy(np.asarray(idx[start : start + 512]))
+        out.append(functional_call(model, state, (split.batch(chunk),)))
+    return torch.cat(out)
+
+
+def task_logits(method: Method, split: Split, task: EvalTask,
+                alpha: torch.Tensor | None = None) -> torch.Tensor:
+    """Full-way logits of the task's images under the method's model for this task.
+
+    Routers that return few distinct mixers (``cacheable``: constant, routed) run the whole
+    split once per distinct mixer; task-dependent ones run the task's images (memoised per task,
+    so TAPER with and without selection share one forward).
+    """
+    if alpha is None:
+        alpha = method.router(task.classes, task.domain)
+    key = (id(method.bases), id(split), alpha.detach().numpy().tobytes())
+    if getattr(method.router, "cacheable", False):
+        if key not in _CACHE:
+            _CACHE[key] = _forward(method, split, alpha, np.arange(len(split)))
+        return _CACHE[key][torch.from_numpy(task.idx)]
+    key = (*key, task.idx.tobytes())
+    if key not in _CACHE:
+        _CACHE[key] = _forward(method, split, alpha, task.idx)
+    return _CACHE[key]
+
+
+def task_predictions(method: Method, split: Split, task: EvalTask,
+                     alpha: torch.Tensor | None = None) -> torch.Tensor:
+    """Predicted global class ids (argmax over the task's classes, or all with no selection)."""
+    logits = task_logits(method, split, task, alpha)
+    if not method.selection:
+        return logits.argmax(1)
     classes = torch.as_tensor(task.classes)
-    preds = []
-    for start in range(0, len(task.idx), 256):
-        idx = torch.from_numpy(np.asarray(task.idx[start : start + 256]))
-        logits = functional_call(model, state, (split.batch(idx),))
-        preds.append(classes[logits[:, classes].argmax(1)] if method.selection
-                     else logits.argmax(1))
-    return torch.cat(preds)
+    return classes[logits[:, classes].argmax(1)]
 
 
 def score(method: Method, split: Split, tasks: Sequence[EvalTask]) -> dict:

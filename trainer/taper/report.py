@@ -53,17 +53,17 @@ def summarise(cfg: TaperConfig, per_seed: dict[int, dict]) -> dict:
         "main": {m: _stat([r["main"].get(m) for r in runs]) for m in methods},
         "ratio": _stat(ratios), "ratio_per_seed": ratios,
         "one_basis_ratio": _stat([(1 - r["main"]["one_basis"]) / max(1 - r["main"]["selection"],
-                                  1e-9) for r in runs]),
+                                  1e-9) for r in runs if "one_basis" in r["main"]]),
         "per_domain": {m: {d: _stat([r["per_domain"][m][d] for r in runs]) for d in domains}
-                       for m in ("selection", "taper", "one_basis", "routed")},
+                       for m in ("selection", "taper", "one_basis", "routed") if m in methods},
         "domain_free": {m: _stat([r["domain_free"][m] for r in runs])
-                        for m in ("selection", "taper", "one_basis")},
+                        for m in ("selection", "taper", "one_basis") if m in methods},
         "dynamic": {k: {m: _stat([r["dynamic"][k][m] for r in runs]) for m in v}
                     for k, v in runs[0]["dynamic"].items()},
         "free_language": {key: _stat([r["free_language"][key] for r in runs])
                           for key in runs[0]["free_language"]},
         "self_improvement": np.mean([r["self_improvement"] for r in runs], 0).tolist(),
-        "val": {m: _stat([r["val"][m] for r in runs]) for m in ("selection", "taper")},
+        "val": {m: _stat([r["val"][m] for r in runs]) for m in runs[0]["val"]},
         "train_minutes": _stat([r.get("train_seconds", 0) / 60 for r in runs]),
     }
 

@@ -16,6 +16,7 @@ from trainer.taper.describe import Describer
 from trainer.taper.evaluate import (
     Method,
     calibrate,
+    clear_cache,
     mixer_similarity,
     per_domain,
     score,
@@ -52,6 +53,7 @@ def score_seed(env: Env, ctx: Context, methods: dict[str, Method]) -> dict:
     t0 = time.time()
     _share_bases(methods)
     calibrate_all(ctx, methods)
+    clear_cache()
     cfg = env.cfg
     test = env.eval_tasks(cfg.k, cfg.test_tasks)
     main = {name: score(m, env.test, test) for name, m in methods.items()}
@@ -67,7 +69,7 @@ def score_seed(env: Env, ctx: Context, methods: dict[str, Method]) -> dict:
     for k in cfg.dynamic_ks:
         tasks = env.eval_tasks(k, max(cfg.test_tasks // 2, 4))
         out["dynamic"][str(k)] = {n: score(methods[n], env.test, tasks)["acc"]
-                                  for n in DYNAMIC_METHODS}
+                                  for n in DYNAMIC_METHODS if n in methods}
     out["free_language"] = free_language(env, methods["taper"], test)
     generic_full = Method("generic", methods["selection"].bases, methods["selection"].router,
                           selection=False)
@@ -76,7 +78,8 @@ def score_seed(env: Env, ctx: Context, methods: dict[str, Method]) -> dict:
         generic_full, methods["taper"], env.test, free, cfg.k, batch=max(cfg.k * 2, 8),
         steps=6, seed=ctx.seed)
     val = env.eval_tasks(cfg.k, cfg.val_tasks, split="val")
-    out["val"] = {n: score(methods[n], env.val, val)["acc"] for n in ("selection", "taper")}
+    out["val"] = {n: score(methods[n], env.val, val)["acc"]
+                  for n in ("selection", "taper", "one_basis") if n in methods}
     out["mixers"] = mixer_table(methods["taper"], test)
     out["eval_seconds"] = time.time() - t0
     (ctx.run_dir / "results.json").write_text(json.dumps(out, indent=1))

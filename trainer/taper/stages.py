@@ -141,8 +141,38 @@ def make_mixer(ctx: Context, describer: Describer, q: int, blockwise: bool = Tru
     from model_store.mixer import MixerPredictor
 
     torch.manual_seed(ctx.seed)
-    return MixerPredictor(describer.dim, q, num_blocks=4 if blockwise else 1,
-                          hidden=ctx.cfg.mixer_hidden, norm=ctx.cfg.mixer_norm)
+    mixer = MixerPredictor(describer.dim, q, num_blocks=4 if blockwise else 1,
+                           hidden=ctx.cfg.mixer_hidden, norm=ctx.cfg.mixer_norm)
+    with torch.no_grad():  # start from uniform mixing: no basis is preferred by chance
+        mixer.net[-1].weight.zero_()
+        mixer.net[-1].bias.zero_()
+    return mixer
+
+
+def warm_up_mixer(ctx: Context, mixer, describer: Describer, steps: int) -> None:
+    """Teach the mixer the stage-2 routing before stage 3 (no images involved: milliseconds).
+
+    Target per task: one-hot on the shard the task belongs to (its domain / group), uniform when
+    it spans shards. Stage 3 then starts from the routed-specialists control and refines it,
+    instead of spending its few steps discovering the routing (§5b: the mixer was undertrained).
+    """
+    batcher = ctx.batcher(offset=200)
+    q = mixer.num_bases
+    opt = torch.optim.Adam(mixer.parameters(), lr=1e-3)
+    mixer.train()
+    for _ in range(steps):
+        tasks = [batcher.sample_task() for _ in range(64)]
+        emb = torch.stack([describer(c, d) for c, d in tasks])
+        target = torch.full((len(tasks), q), 1.0 / q)
+        for i, (classes, domain) in enumerate(tasks):
+            shard = shard_of(ctx, classes, domain)
+            if shard is not None:
+                target[i] = torch.nn.functional.one_hot(torch.tensor(shard), q).float()
+        logp = torch.log_softmax(mixer.logits(emb), -1)
+        loss = -(target[:, None, :] * logp).sum(-1).mean()
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
 
 
 def stage3(ctx: Context, init: list[State], describer: Describer | None, name: str,
@@ -161,6 +191,8 @@ def stage3(ctx: Context, init: list[State], describer: Describer | None, name: s
     cfg = ctx.cfg
     bases = Bases(init, ctx.net())
     mixer = make_mixer(ctx, describer, len(init), blockwise) if describer is not None else None
+    if mixer is not None and cfg.mixer_warmup > 0 and name != "naive":
+        warm_up_mixer(ctx, mixer, describer, cfg.mixer_warmup)
     train_stage3(bases, ctx.batcher(offset=100), mixer=mixer, embed=describer,
                  epochs=cfg.stage3_epochs if epochs is None else epochs,
                  lr=cfg.stage3_lr if lr is None else lr, mixer_lr=cfg.mixer_lr,
