@@ -41,7 +41,8 @@ def run(tmp_path_factory):
         "--pacs-npz", str(tmp / "pacs.npz"), "--backbone", "default", "--device", "cpu",
         "--data-dir", str(tmp / "data"), "--store", str(tmp / "store"),
         "--out", str(tmp / "out"), "--methods", "fedclip", "fedclip_r4", "fedprox",
-        "--seeds", "0", "--rounds", "2", "--personal-epochs", "1", "--dirichlet-alpha", "1.0"])
+        "--seeds", "0", "--rounds", "2", "--personal-epochs", "1", "--dirichlet-alpha", "1.0",
+        "--select-lr"])
     return tmp, payload
 
 
@@ -60,6 +61,16 @@ def test_report_has_all_tables_and_every_task(run):
     assert (tmp / "out" / "curves.png").stat().st_size > 1000
     saved = json.loads((tmp / "out" / "results.json").read_text())
     assert saved["zero_shot"][0]["acc"].keys() == set(DOMAINS)
+
+
+def test_lr_selected_on_participants_val_from_the_grid(run):
+    _, payload = run
+    sel = payload["lr_selection"]
+    assert sel["fedclip"] in (3e-4, 1e-3, 3e-3) and sel["fedprox"] in (3e-5, 1e-4, 3e-4)
+    assert set(sel["_scores"]["fedclip_r4"]) == {3e-4, 1e-3, 3e-3}
+    assert sel["fedclip"] == max(sel["_scores"]["fedclip"], key=sel["_scores"]["fedclip"].get)
+    assert all(r["lr"] == sel[r["method"]] for r in payload["rows"])
+    assert not any(r.get("selection") for r in payload["rows"])
 
 
 def test_exchanged_sizes_match_each_method(run):

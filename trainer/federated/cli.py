@@ -157,6 +157,9 @@ def _federated_parser() -> argparse.ArgumentParser:
     p.add_argument("--personal-epochs", type=int, default=5)
     p.add_argument("--dirichlet-alpha", type=float, default=0.5)
     p.add_argument("--no-deploy", action="store_true", help="skip the 4-client artifact run")
+    p.add_argument("--select-lr", action="store_true",
+                   help="pick each method's lr from {0.3, 1, 3} x its default on participants' "
+                        "val (seed 0, first task) before the benchmark")
     p.add_argument("--device", default=None)
     return p
 

@@ -85,11 +85,15 @@ def make_job(method: str, participants: list[ClientData], unseen: ClientData | N
     sink: dict[str, Any] = {"meta": meta}
 
     def prepare() -> dict[str, Any]:
+        lr = cfg["lr"]
+        if isinstance(lr, dict):  # a table filled by earlier selection jobs (see select_lr_jobs)
+            lr = lr[method]
+        sink["meta"]["lr"] = lr
         fed_dir = Path(tempfile.mkdtemp(prefix=f"{method}-", dir=root))
         save_federation_inputs(fed_dir, participants, spec, shared)
         torch.manual_seed(int(cfg["seed"]))
         init = build_model(str(fed_dir), participants[0].arrays["x_train"].shape[1])
-        job_cfg = {**cfg, "method": "fedprox" if method == "fedprox" else "fedavg",
+        job_cfg = {**cfg, "lr": lr, "method": "fedprox" if method == "fedprox" else "fedavg",
                    "num_clients": len(participants), "fed-dir": str(fed_dir)}
         return {"cfg": job_cfg, "initial_state": init.exchanged(),
                 "evaluate_fn": _unseen_evaluator(str(fed_dir), unseen, sink)}
@@ -99,16 +103,23 @@ def make_job(method: str, participants: list[ClientData], unseen: ClientData | N
 
 def lodo_jobs(features: dict[str, list[ClientData]], shared: dict[str, dict], scale: float,
               cfg: dict[str, Any], methods: list[str], root: Path, seed: int,
+              lr_table: dict[str, float] | None = None, held_out: list[int] | None = None,
               ) -> list[dict[str, Any]]:
-    """Jobs for every held-out domain x method of one seed (3 participants each)."""
+    """Jobs for every held-out domain x method of one seed (3 participants each).
+
+    ``lr_table`` (method -> lr), when given, is read when each job starts, so selection jobs
+    earlier in the same simulation can fill it.
+    """
     jobs = []
     names = [c.name for c in features["embed"]]
-    for held in range(len(names)):
+    for held in held_out if held_out is not None else range(len(names)):
         for method in methods:
             rank = int(method.split("_r")[1]) if "_r" in method else None
             kind, spec = method_spec(method, scale, rank)
             parts = [c for i, c in enumerate(features[kind]) if i != held]
-            mcfg = {**cfg, "seed": seed, "lr": cfg["lr_adapter" if kind == "embed" else "lr_proj"],
+            lr = lr_table if lr_table is not None else \
+                cfg["lr_adapter" if kind == "embed" else "lr_proj"]
+            mcfg = {**cfg, "seed": seed, "lr": lr,
                     "personal_epochs": cfg["personal_epochs"] if kind == "embed" else 0}
             meta = {"seed": seed, "held_out": names[held], "method": method,
                     "participants": [c.name for c in parts]}
@@ -142,3 +153,33 @@ def summarize_job(job: dict[str, Any]) -> dict[str, Any]:
            "personal_epoch": {parts[p]: r["metrics"]["best_epoch"]
                               for p, r in sink.get("personal", {}).items()}}
     return row
+
+
+def select_lr_jobs(features: dict[str, list[ClientData]], shared: dict[str, dict], scale: float,
+                   cfg: dict[str, Any], methods: list[str], root: Path,
+                   grids: dict[str, list[float]], lr_table: dict[str, float]
+                   ) -> list[dict[str, Any]]:
+    """Learning-rate selection on the participants' VALIDATION splits (seed 0, first task).
+
+    The held-out domain's data is never looked at: each candidate federates the three
+    participants of the first leave-one-out task and is scored by their mean val accuracy after
+    the last round; ``lr_table[method]`` ends up at the best candidate.
+    """
+    scores: dict[str, dict[float, float]] = {m: {} for m in methods}
+    jobs = []
+    for method in methods:
+        kind = method_spec(method, scale, None)[0]
+        for lr in grids["embed" if kind == "embed" else "trunk"]:
+            (job,) = lodo_jobs(features, shared, scale, {**cfg, "personal_epochs": 0}, [method],
+                               root, seed=0, lr_table={method: lr}, held_out=[0])
+            job["sink"]["meta"]["selection"] = True
+
+            def done(j: dict[str, Any], m: str = method, r: float = lr) -> None:
+                last = j["sink"]["client_eval"][-1]
+                scores[m][r] = float(np.mean([v["val_acc"] for v in last.values()]))
+                lr_table[m] = max(scores[m], key=scores[m].get)
+
+            job["on_done"] = done
+            jobs.append(job)
+    lr_table["_scores"] = scores  # type: ignore[assignment]
+    return jobs

@@ -19,6 +19,7 @@ from trainer.federated.experiment import (
     lodo_jobs,
     make_job,
     method_spec,
+    select_lr_jobs,
     shared_inputs,
     summarize_job,
     zero_shot,
@@ -60,12 +61,14 @@ def _train_cfg(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def four_client_jobs(clients: dict[str, list[ClientData]], shared: dict, scale: float,
-                     cfg: dict[str, Any], root: Path, setting: str) -> list[dict[str, Any]]:
+                     cfg: dict[str, Any], root: Path, setting: str,
+                     lr_table: dict[str, Any] | None = None) -> list[dict[str, Any]]:
     """FedCLIP (+ personalisation) and FedAvg over all 4 clients of a setting, no held-out."""
     jobs = []
     for method in ("fedclip", "fedavg"):
         kind, spec = method_spec(method, scale, None)
-        mcfg = {**cfg, "seed": 0, "lr": cfg["lr_adapter" if kind == "embed" else "lr_proj"],
+        lr = (lr_table or {}).get(method, cfg["lr_adapter" if kind == "embed" else "lr_proj"])
+        mcfg = {**cfg, "seed": 0, "lr": lr,
                 "personal_epochs": cfg["personal_epochs"] if kind == "embed" else 0}
         meta = {"seed": 0, "held_out": setting, "method": method,
                 "participants": [c.name for c in clients[kind]]}
@@ -100,12 +103,19 @@ def run_benchmark(args: argparse.Namespace) -> dict[str, Any]:
     scale, cfg = backbone.logit_scale, _train_cfg(args)
     root = Path(tempfile.mkdtemp(prefix="tailor-fed-"))
     zero, jobs = [], []
+    lr_table: dict[str, Any] | None = None
     for seed in args.seeds:
         splits = domain_clients(np.asarray(data.domains), list(data.domain_names), seed)
         feats = _clients(splits, full, labels)
         zero.append({"seed": seed, "acc": zero_shot(feats["embed"], shared["embed"]["text"],
                                                     scale)})
-        jobs += lodo_jobs(feats, shared, scale, cfg, list(args.methods), root, seed)
+        if args.select_lr and lr_table is None:
+            lr_table = {}
+            grids = {"embed": [float(f"{args.lr_adapter * f:.3g}") for f in (0.3, 1, 3)],
+                     "trunk": [float(f"{args.lr_proj * f:.3g}") for f in (0.3, 1, 3)]}
+            jobs += select_lr_jobs(feats, shared, scale, cfg, list(args.methods), root, grids,
+                                   lr_table)
+        jobs += lodo_jobs(feats, shared, scale, cfg, list(args.methods), root, seed, lr_table)
     t_feat = time.perf_counter() - t0
     sim_seconds = simulate(jobs, num_nodes=len(data.domain_names) - 1) if jobs else 0.0
     payload: dict[str, Any] = {
@@ -113,7 +123,8 @@ def run_benchmark(args: argparse.Namespace) -> dict[str, Any]:
         "config": {**cfg, "seeds": list(args.seeds), "methods": list(args.methods),
                    "logit_scale": scale, "data": str(getattr(data, "fingerprint", "")),
                    "num_images": int(len(labels))},
-        "rows": [summarize_job(j) for j in jobs], "zero_shot": zero,
+        "rows": [summarize_job(j) for j in jobs if not j["sink"]["meta"].get("selection")],
+        "lr_selection": lr_table or {}, "zero_shot": zero,
         "full_backbone_params": {
             "both_towers": sum(p.numel() for p in backbone.model.parameters()),
             "image_tower": sum(p.numel() for p in backbone.model.visual.parameters())},
@@ -121,7 +132,7 @@ def run_benchmark(args: argparse.Namespace) -> dict[str, Any]:
         "feature_cache": {"hits": cache.hits, "misses": cache.misses}, "extra": {}}
     if not args.no_deploy:
         _deploy_and_dirichlet(args, data, full, labels, shared, scale, cfg, root, source,
-                              payload)
+                              payload, lr_table)
     payload["seconds"]["total"] = time.perf_counter() - t0
     write_report(Path(args.out), payload, list(data.domain_names), list(args.methods))
     shutil.rmtree(root, ignore_errors=True)
@@ -129,13 +140,14 @@ def run_benchmark(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def _deploy_and_dirichlet(args, data, full, labels, shared, scale, cfg, root, source,
-                          payload) -> None:
+                          payload, lr_table=None) -> None:
     """4-client runs: the deployable federation of all domains, and Dirichlet label skew."""
     dom = _clients(domain_clients(np.asarray(data.domains), list(data.domain_names), 0),
                    full, labels)
     skew = _clients(dirichlet_clients(labels, 4, args.dirichlet_alpha, seed=0), full, labels)
-    jobs = four_client_jobs(dom, shared, scale, cfg, root, "all-domains")
-    jobs += four_client_jobs(skew, shared, scale, cfg, root, f"dirichlet-{args.dirichlet_alpha}")
+    jobs = four_client_jobs(dom, shared, scale, cfg, root, "all-domains", lr_table)
+    jobs += four_client_jobs(skew, shared, scale, cfg, root, f"dirichlet-{args.dirichlet_alpha}",
+                             lr_table)
     payload["seconds"]["four_client_simulation"] = simulate(jobs, num_nodes=4)
     payload["extra"] = {
         "four_client_runs": [{k: v for k, v in summarize_job(j).items()
