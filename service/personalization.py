@@ -10,9 +10,7 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
-import threading
 import time
-from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
 import numpy as np
@@ -30,6 +28,7 @@ from service.resolution import ClassResolver, Match
 from service.schemas import ModelPublic, PersonalizeCreate, Prediction, Resolution
 from service.singleflight import SingleFlight
 from service.weight_cache import RedisWeightCache
+from service.writebehind import WriteBehind
 
 log = logging.getLogger(__name__)
 
@@ -65,10 +64,7 @@ class Personalizer:
         self.runtime, self.sessions, self.redis = runtime, sessions, redis
         self.metrics, self.resolver, self.public_url = metrics, resolver, public_url.rstrip("/")
         self._flight: SingleFlight[tuple[nn.Module, str]] = SingleFlight()
-        # Write-behind: serialising, hashing and SETting ~45 MB is off the request path.
-        self._writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="tailor-writer")
-        self._pending: dict[str, Future] = {}
-        self._pending_lock = threading.Lock()
+        self._writer = WriteBehind()  # serialise + sha256 + Redis SET off the request path
 
     # ---- requests -------------------------------------------------------------------------
 
@@ -106,12 +102,17 @@ class Personalizer:
 
     def weights(self, row: PersonalizedModel, dtype: str) -> bytes:
         """Safetensors bytes of the model (fp32 from Redis when present; fp16 converted)."""
-        self._wait_pending(row.id)
+        self._writer.wait(row.id)
         if dtype == "fp32" and self.redis is not None:
             payload = self.redis.get(row.recipe_key)
             if payload is not None:
                 return payload
-        module, _ = self.ensure(row)
+        module, tier = self.ensure(row)
+        if tier == "synthesized" and dtype == "fp32" and self.redis is not None:
+            self._writer.wait(row.id)  # the write-behind is serialising these very bytes
+            payload = self.redis.get(row.recipe_key)
+            if payload is not None:
+                return payload
         payload = rt.serialize(module.state_dict(), dtype)
         if dtype == "fp32":
             self._store(row, payload)
@@ -194,35 +195,15 @@ class Personalizer:
         return module, "synthesized"
 
     def _write_behind(self, row: PersonalizedModel, state: dict[str, torch.Tensor]) -> None:
-        def job() -> None:
-            try:
-                self._store(row, rt.serialize(state))
-            except Exception:  # noqa: BLE001 - a failed cache write must not surface anywhere
-                log.exception("write-behind of model %s failed", row.id)
-            finally:
-                with self._pending_lock:
-                    self._pending.pop(row.id, None)
-
-        with self._pending_lock:
-            self._pending[row.id] = self._writer.submit(job)
-
-    def _wait_pending(self, model_id: str) -> None:
-        with self._pending_lock:
-            fut = self._pending.get(model_id)
-        if fut is not None:
-            fut.result()
+        self._writer.submit(row.id, lambda: self._store(row, rt.serialize(state)))
 
     def flush(self) -> None:
         """Wait until every pending write-behind has finished (tests, shutdown)."""
-        with self._pending_lock:
-            futures = list(self._pending.values())
-        for fut in futures:
-            fut.result()
+        self._writer.flush()
 
     def close(self) -> None:
         """Finish pending writes and stop the writer thread."""
-        self.flush()
-        self._writer.shutdown(wait=True)
+        self._writer.close()
 
     def _store(self, row: PersonalizedModel, payload: bytes) -> None:
         """Put fp32 bytes in Redis and check them against the recipe's recorded digest."""
