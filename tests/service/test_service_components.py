@@ -130,3 +130,17 @@ def test_keys_never_contain_secret_in_hash_and_admin_compare():
     assert not auth.verify_secret(secret + "x", salt=new.salt, secret_hash=new.secret_hash)
     assert auth.is_admin_key("s3cret", "s3cret") and not auth.is_admin_key("s3cret", None)
     assert auth.split_key("Bearer nonsense") is None
+
+
+def test_write_behind_waits_by_key_and_swallows_failures(caplog):
+    from service.writebehind import WriteBehind
+
+    writer, gate, done = WriteBehind(), threading.Event(), []
+    writer.submit("a", lambda: (gate.wait(5), done.append("a")))
+    writer.submit("b", lambda: 1 / 0)  # a failing cache write is logged, never raised
+    gate.set()
+    writer.wait("a")
+    assert done == ["a"]
+    writer.flush()
+    assert "write-behind b failed" in caplog.text
+    writer.close()
