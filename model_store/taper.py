@@ -156,6 +156,13 @@ class TaperBundle:
         return int(self.config["num_bases"])
 
     @property
+    def nbytes(self) -> int:
+        """Bytes of tensor memory the bundle holds (bases, generic, mixer, class text)."""
+        tensors = [*self.bases.values(), *self.generic.values(), *self.class_text.values(),
+                   *self.mixer.state_dict().values()]  # fmt: skip
+        return sum(t.numel() * t.element_size() for t in tensors)
+
+    @property
     def default_method(self) -> str:
         """The method the artifact's own evaluation found more accurate (``taper`` if unknown)."""
         method = self.metrics.get("default_method", "taper")
@@ -260,7 +267,9 @@ def load_taper(
         ValueError: If the contents are inconsistent with ``config.json``.
     """
     dev = pick_device(str(device) if device is not None else None)
-    art = open_artifact(store, KIND, version)
+    # Every file below is read through Artifact.tensors/json, which hash the exact bytes they
+    # parse; verifying up front as well would hash the (large) bases twice at start-up.
+    art = open_artifact(store, KIND, version, verify=False)
     cfg = art.config
     cat = art.json("catalogue")
     n, q = int(cfg["num_classes"]), int(cfg["num_bases"])

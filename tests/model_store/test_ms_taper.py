@@ -195,3 +195,19 @@ def test_non_stock_shapes_need_an_explicit_width(tmp_path):
 
 def test_stock_artifacts_are_marked_torchvision_compatible(bundle):
     assert bundle.config["torchvision_compatible"] is True
+
+
+@pytest.mark.parametrize("name", ["generic.safetensors", "mixer.safetensors", "catalogue.json"])
+def test_every_file_is_verified_on_load(tmp_path, name):
+    ref = make_tiny_taper(tmp_path, num_classes=3, Q=1, seed=4, use_encoder=False)
+    path = ref.path / name
+    data = bytearray(path.read_bytes())
+    data[-2] ^= 0x01
+    path.write_bytes(bytes(data))
+    with pytest.raises(ArtifactIntegrityError, match=name):
+        load_taper(tmp_path, device="cpu")
+
+
+def test_nbytes_counts_the_bases(bundle):
+    stacked = sum(v.numel() * v.element_size() for v in bundle.bases.values())
+    assert stacked > 3 * 44e6 and bundle.nbytes > stacked + 44e6
