@@ -14,6 +14,7 @@ from fastapi import FastAPI, Request
 from fastapi.encoders import jsonable_encoder
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
+from sqlalchemy.exc import OperationalError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 log = logging.getLogger(__name__)
@@ -106,6 +107,15 @@ async def _on_validation(request: Request, exc: Exception) -> JSONResponse:
     return problem_response(request, Problem(422, "validation-error", detail, errors=errors))
 
 
+async def _on_database(request: Request, exc: Exception) -> JSONResponse:
+    log.warning("database unavailable on %s %s: %s", request.method, request.url.path, exc)
+    return problem_response(
+        request,
+        Problem(503, "database-unavailable", "the registry database is unreachable; retry shortly",
+                headers={"Retry-After": "2"}),
+    )  # fmt: skip
+
+
 async def _on_unexpected(request: Request, exc: Exception) -> JSONResponse:
     log.exception("unhandled error on %s %s", request.method, request.url.path)
     return problem_response(
@@ -118,4 +128,5 @@ def install(app: FastAPI) -> None:
     app.add_exception_handler(Problem, _on_problem)
     app.add_exception_handler(StarletteHTTPException, _on_http)
     app.add_exception_handler(RequestValidationError, _on_validation)
+    app.add_exception_handler(OperationalError, _on_database)
     app.add_exception_handler(Exception, _on_unexpected)

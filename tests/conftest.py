@@ -122,11 +122,15 @@ class PostgresServer:
             shutil.chown(self.sockdir, "postgres")
             self.root.chmod(0o700)
         self._run("initdb", "-D", str(self.datadir), "-U", "postgres", "-A", "trust", "-E", "UTF8")
+        self.start_existing()
+        self._run("createdb", "-h", str(self.sockdir), "-p", str(self.port), "-U", "postgres",
+                  "tailor")  # fmt: skip
+
+    def start_existing(self) -> None:
+        """``pg_ctl start`` on the already initialised cluster (also: restart after stop)."""
         opts = f"-p {self.port} -k {self.sockdir} -c listen_addresses=127.0.0.1 -c fsync=off"
         log = str(self.root / "pg.log")
         self._run("pg_ctl", "-D", str(self.datadir), "-o", opts, "-l", log, "-w", "start")
-        self._run("createdb", "-h", str(self.sockdir), "-p", str(self.port), "-U", "postgres",
-                  "tailor")  # fmt: skip
 
     def url(self, database: str = "tailor") -> str:
         """SQLAlchemy URL (psycopg 3) over loopback TCP."""
@@ -158,6 +162,20 @@ def postgres_server() -> Iterator[PostgresServer]:
     except subprocess.CalledProcessError as exc:
         shutil.rmtree(root, ignore_errors=True)
         raise RuntimeError(f"PostgreSQL failed to start: {exc.stderr.decode()[-2000:]}") from exc
+    yield server
+    server.stop()
+    shutil.rmtree(root, ignore_errors=True)
+
+
+@pytest.fixture
+def private_postgres(tmp_path) -> Iterator[PostgresServer]:
+    """A real PostgreSQL cluster owned by one test (so it may stop and restart it)."""
+    bindir = _pg_bindir()
+    if bindir is None:
+        pytest.skip("PostgreSQL binaries not installed (apt-get install postgresql)")
+    root = Path(tempfile.mkdtemp(prefix="tailor-pg-"))
+    server = PostgresServer(bindir, root)
+    server.start()
     yield server
     server.stop()
     shutil.rmtree(root, ignore_errors=True)

@@ -101,3 +101,18 @@ def test_prod_settings_require_an_admin_key(make_settings, tmp_path):
     with pytest.raises(ValueError, match="TAILOR_ADMIN_KEY"):
         make_settings(f"sqlite:///{tmp_path}/t.db", env="prod", admin_key=None)
     assert make_settings(f"sqlite:///{tmp_path}/t.db", env="prod", admin_key=ADMIN_KEY)
+
+
+def test_postgres_restart_gives_retryable_503_then_recovers(run_live, make_settings,
+                                                           private_postgres):  # fmt: skip
+    pg = private_postgres
+    with run_live(make_settings(pg.url())) as live:
+        assert _personalize(live, ["cat", "dog"])["classes"] == ["cat", "dog"]
+        pg.stop()
+        down = live.http.post("/v1/personalize", json={"classes": ["bag", "coat"]})
+        assert down.status_code == 503 and down.headers["retry-after"]
+        assert down.headers["content-type"].startswith("application/problem+json")
+        assert live.anon.get("/readyz").status_code == 503
+        pg.start_existing()
+        assert _personalize(live, ["bag", "coat"])["classes"] == ["bag", "coat"]
+        assert live.anon.get("/readyz").status_code == 200
