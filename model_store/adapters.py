@@ -199,3 +199,55 @@ def load_fedclip_adapter(
         }
     adapter.load_state_dict(state, strict=True)
     return adapter.eval(), art.tensors("class_text")["text_features"], art.json("classes"), config
+
+
+class FedClipClassifier:
+    """What serving needs for a client ID: frozen backbone -> adapter -> cosine with classes.
+
+    Attributes:
+        backbone: :class:`model_store.clip.ClipBackbone` the adapters were trained on.
+        adapter: The client's personalised adapter (or the global one).
+        text_features: (C, d) normalised class text features.
+        class_names: Class names in logit order.
+        scale: Logit scale.
+    """
+
+    def __init__(self, backbone: Any, adapter: AttentionAdapter, text_features: torch.Tensor,
+                 class_names: list[str], scale: float):
+        self.backbone, self.class_names, self.scale = backbone, class_names, float(scale)
+        self.adapter = adapter.to(backbone.device).eval()
+        self.text_features = text_features.to(backbone.device)
+
+    @torch.no_grad()
+    def logits(self, images: Any) -> torch.Tensor:
+        """(n, C) logits for uint8 NHWC images (any size; resized like in training)."""
+        feats = torch.from_numpy(self.backbone.encode_images(images)).to(self.backbone.device)
+        return adapter_logits(self.adapter, feats, self.text_features, self.scale)
+
+
+def load_fedclip(store: str | os.PathLike[str], client_id: str | None = None,
+                 version: str = "latest", device: Any = None) -> FedClipClassifier:
+    """Load a client's (or the global) FedCLIP classifier with the backbone it was trained on.
+
+    The backbone is the ``foundation`` artifact version named in the adapter's config (or an
+    open_clip ``spec``); its weight fingerprint must equal the recorded one, so an adapter is
+    never served on top of features it was not trained for.
+
+    Raises:
+        KeyError: Unknown client.
+        ValueError: The backbone's fingerprint differs from the one the adapters were trained on.
+    """
+    from model_store.clip import build_default_clip, load_clip
+
+    adapter, text, names, config = load_fedclip_adapter(store, client_id, version)
+    src = config["backbone"]
+    if src.get("kind") == "foundation":
+        art = open_artifact(store, "foundation", src["version"])
+        backbone = load_clip(f"local-dir:{art.path}", device=device)
+    elif src.get("spec") == "default":
+        backbone = build_default_clip(device=device)
+    else:
+        backbone = load_clip(src["spec"], device=device)
+    if src.get("sha256") and backbone.fingerprint != src["sha256"]:
+        raise ValueError("backbone weights differ from those the adapters were trained on")
+    return FedClipClassifier(backbone, adapter, text, names, config["logit_scale"])

@@ -58,7 +58,7 @@ def minilm_path() -> str:
 def default_model_config(
     image_tower: str = "efficientnet_lite0",
     embed_dim: int = 256,
-    image_size: int = 64,
+    image_size: int = 32,
     text_path: str | None = None,
 ) -> dict[str, Any]:
     """open_clip ``model_cfg`` of Tailor's default foundation (see module docstring)."""
@@ -281,13 +281,25 @@ def _tokenizer(model_cfg: dict[str, Any], bundle_dir: Path | None) -> Any:
 def build_default_clip(
     image_tower: str = "efficientnet_lite0",
     embed_dim: int = 256,
-    image_size: int = 64,
+    image_size: int = 32,
     device: Any = None,
+    seed: int = 0,
 ) -> ClipBackbone:
-    """Tailor's unaligned default: ImageNet image trunk (Lite0) + pretrained MiniLM towers."""
+    """Tailor's unaligned default: ImageNet image trunk (Lite0) + pretrained MiniLM towers.
+
+    The randomly initialised parts (projections, a ResNet trunk) are re-drawn from ``seed``
+    after loading, so the same call rebuilds bit-identical weights (same fingerprint) anywhere.
+    """
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     cfg = default_model_config(image_tower, embed_dim, image_size)
     model = _create(cfg, checkpoint=None, pretrained_text=True)
+    with torch.random.fork_rng(devices=[]):  # HF loading consumes the global RNG unevenly
+        torch.manual_seed(seed)
+        trunk = [model.visual.trunk] if image_tower != "efficientnet_lite0" else []
+        for module in [*trunk, model.visual.head.proj, model.text.proj]:
+            for m in module.modules():
+                if hasattr(m, "reset_parameters"):
+                    m.reset_parameters()
     if image_tower == "efficientnet_lite0":
         load_efficientnet_lite0_imagenet(model.visual.trunk)
     return ClipBackbone(model, cfg, _tokenizer(cfg, None), device=device)

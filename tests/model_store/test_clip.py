@@ -32,8 +32,13 @@ def backbone():
 @pytest.fixture(scope="module")
 def bundle(backbone, tmp_path_factory):
     tensors, json_files = bundle_files(backbone)
-    return write_artifact(tmp_path_factory.mktemp("store"), "foundation", tensors=tensors,
-                          json_files=json_files, config={"image_tower": "efficientnet_lite0"})
+    return write_artifact(
+        tmp_path_factory.mktemp("store"),
+        "foundation",
+        tensors=tensors,
+        json_files=json_files,
+        config={"image_tower": "efficientnet_lite0"},
+    )
 
 
 def test_efficientnet_trunk_holds_the_packaged_imagenet_weights(backbone):
@@ -68,8 +73,11 @@ def test_bundle_artifact_reloads_identically_and_is_a_real_open_clip_local_dir(b
     tok = open_clip.get_tokenizer(f"local-dir:{bundle.path}")
     with torch.no_grad():
         feats = model.eval().encode_text(tok(TEXTS))
-    assert torch.allclose(torch.nn.functional.normalize(feats, dim=-1),
-                          torch.from_numpy(backbone.encode_text(TEXTS)), atol=1e-5)
+    assert torch.allclose(
+        torch.nn.functional.normalize(feats, dim=-1),
+        torch.from_numpy(backbone.encode_text(TEXTS)),
+        atol=1e-5,
+    )
 
 
 def test_bundle_moved_to_a_machine_with_another_site_packages(bundle, backbone, tmp_path):
@@ -80,6 +88,15 @@ def test_bundle_moved_to_a_machine_with_another_site_packages(bundle, backbone, 
     (moved / CONFIG_FILE).write_text(json.dumps(cfg))
     again = load_clip(moved, device="cpu")
     assert np.array_equal(again.encode_text(TEXTS), backbone.encode_text(TEXTS))
+
+
+def test_default_build_is_reproducible(backbone):
+    again = build_default_clip("efficientnet_lite0", embed_dim=16, image_size=32, device="cpu")
+    assert again.fingerprint == backbone.fingerprint
+    other = build_default_clip(
+        "efficientnet_lite0", embed_dim=16, image_size=32, device="cpu", seed=1
+    )
+    assert other.fingerprint != backbone.fingerprint
 
 
 def test_fingerprint_changes_with_weights(backbone, bundle):

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 import torch
 
-from model_store.adapters import load_fedclip_adapter
+from model_store.adapters import load_fedclip, load_fedclip_adapter
 from trainer.federated.cli import federated_main
 
 DOMAINS = ["photo", "art_painting", "cartoon", "sketch"]
@@ -24,25 +24,53 @@ def _tiny_pacs(path, per=10, seed=0):
             for _ in range(per):
                 img = np.full((32, 32, 3), 40 * d, np.uint8)
                 y0 = 4 + 9 * c + rng.integers(0, 3)
-                img[y0:y0 + 6, 8:24] = rng.integers(150, 256, 3)
+                img[y0 : y0 + 6, 8:24] = rng.integers(150, 256, 3)
                 images.append(img)
                 labels.append(c)
                 domains.append(d)
-    np.savez(path, images=np.stack(images), labels=np.asarray(labels),
-             domains=np.asarray(domains), class_names=np.array(CLASSES),
-             domain_names=np.array(DOMAINS))
+    np.savez(
+        path,
+        images=np.stack(images),
+        labels=np.asarray(labels),
+        domains=np.asarray(domains),
+        class_names=np.array(CLASSES),
+        domain_names=np.array(DOMAINS),
+    )
 
 
 @pytest.fixture(scope="module")
 def run(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("bench")
     _tiny_pacs(tmp / "pacs.npz")
-    payload = federated_main([
-        "--pacs-npz", str(tmp / "pacs.npz"), "--backbone", "default", "--device", "cpu",
-        "--data-dir", str(tmp / "data"), "--store", str(tmp / "store"),
-        "--out", str(tmp / "out"), "--methods", "fedclip", "fedclip_r4", "fedprox",
-        "--seeds", "0", "--rounds", "2", "--personal-epochs", "1", "--dirichlet-alpha", "1.0",
-        "--select-lr"])
+    payload = federated_main(
+        [
+            "--pacs-npz",
+            str(tmp / "pacs.npz"),
+            "--backbone",
+            "default",
+            "--device",
+            "cpu",
+            "--data-dir",
+            str(tmp / "data"),
+            "--store",
+            str(tmp / "store"),
+            "--out",
+            str(tmp / "out"),
+            "--methods",
+            "fedclip",
+            "fedclip_r4",
+            "fedprox",
+            "--seeds",
+            "0",
+            "--rounds",
+            "2",
+            "--personal-epochs",
+            "1",
+            "--dirichlet-alpha",
+            "1.0",
+            "--select-lr",
+        ]
+    )
     return tmp, payload
 
 
@@ -50,7 +78,8 @@ def test_report_has_all_tables_and_every_task(run):
     tmp, payload = run
     rows = payload["rows"]
     assert {(r["method"], r["held_out"]) for r in rows} == {
-        (m, d) for m in ("fedclip", "fedclip_r4", "fedprox") for d in DOMAINS}
+        (m, d) for m in ("fedclip", "fedclip_r4", "fedprox") for d in DOMAINS
+    }
     for r in rows:
         assert r["held_out"] not in r["participants"] and len(r["participants"]) == 3
         assert [x for x, _ in r["unseen_curve"]] == [0, 1, 2]
@@ -95,3 +124,12 @@ def test_features_cached_once_per_client_and_adapters_saved(run):
     assert adapter(x).shape == (2, text.shape[1]) and glob(x).shape == (2, text.shape[1])
     runs = payload["extra"]["four_client_runs"]
     assert {r["held_out"] for r in runs} == {"all-domains", "dirichlet-1.0"}
+
+
+def test_client_classifier_loads_with_its_backbone_and_predicts(run):
+    tmp, _ = run
+    with np.load(tmp / "pacs.npz") as z:
+        images = z["images"][z["domains"] == 3][:5]
+    clf = load_fedclip(tmp / "store", "sketch", device="cpu")
+    assert clf.class_names == CLASSES
+    assert clf.logits(images).shape == (5, 3)
