@@ -139,3 +139,35 @@ def make_server_app(jobs: list[dict[str, Any]]) -> ServerApp:
                 job["on_done"](job)
 
     return app
+
+
+def deployment_app() -> ServerApp:
+    """ServerApp for a real SuperLink deployment (``flwr run``), configured by the run config.
+
+    Run config keys: ``fed-dir`` (server-side folder with ``spec.json`` + ``shared.npz``; the
+    server never sees client data), ``image-dim``, ``method``, ``rounds``, ``num-clients``, ``lr``,
+    ``local-epochs``, ``batch-size``, ``weight-decay``, ``mu``, ``personal-epochs``, ``seed``.
+    Each SuperNode passes ``--node-config "partition-id=<i> fed-dir=<its folder>"``.
+    """
+    from trainer.federated.task import build_model
+
+    app = ServerApp()
+
+    @app.main()
+    def main(grid: Grid, context: Context) -> None:
+        rc = {k.replace("-", "_"): v for k, v in context.run_config.items()}
+        model = build_model(str(rc["fed_dir"]), int(rc["image_dim"]))
+        cfg = {"method": rc.get("method", "fedavg"), "rounds": int(rc.get("rounds", 10)),
+               "num_clients": int(rc.get("num_clients", 2)), "mu": float(rc.get("mu", 0.0)),
+               "lr": float(rc.get("lr", 1e-3)), "local_epochs": int(rc.get("local_epochs", 1)),
+               "batch_size": int(rc.get("batch_size", 32)), "seed": int(rc.get("seed", 0)),
+               "weight_decay": float(rc.get("weight_decay", 0.2)),
+               "personal_epochs": int(rc.get("personal_epochs", 0))}
+        sink: dict[str, Any] = {}
+        run_job(grid, cfg, model.exchanged(), sink)
+        context.state["comm"] = ConfigRecord({"bytes_up": [r["bytes_up"] for r in sink["rounds"]]})
+
+    return app
+
+
+app = deployment_app()
