@@ -148,6 +148,11 @@ def test_predict_input_limits(live):
     url = model["predict_url"]
     huge = {"images": [b64(b"\0" * (3 * 1024 * 1024))]}
     assert _problem(live.http.post(url, json=huge), 413)["type"].endswith("payload-too-large")
+    chunks = (b"x" * 65536 for _ in range(64))  # 4 MiB, chunked: no Content-Length to check
+    streamed = live.http.post(url, content=chunks, headers={"content-type": "application/json"})
+    assert _problem(streamed, 413)["type"].endswith("payload-too-large")
+    big_json = live.http.post("/v1/personalize", json={"description": "cat " * 600_000})
+    _problem(big_json, 413)
     bomb = live.http.post(url, files=[("files", ("b.png", declared_bomb(60_000, 60_000)))])
     assert _problem(bomb, 400)["type"].endswith("decompression-bomb")
     _problem(live.http.post(url, files=[("files", ("x.png", b"garbage"))]), 400)
