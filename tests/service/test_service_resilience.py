@@ -116,3 +116,18 @@ def test_postgres_restart_gives_retryable_503_then_recovers(run_live, make_setti
         pg.start_existing()
         assert _personalize(live, ["bag", "coat"])["classes"] == ["bag", "coat"]
         assert live.anon.get("/readyz").status_code == 200
+
+
+def test_memory_tier_stays_within_its_byte_budget(run_live, make_settings, tmp_path):
+    budget = 100 * 1024 * 1024  # two ResNet-18s (~45 MB each), not three
+    settings = make_settings(f"sqlite:///{tmp_path}/t.db", memory_cache_bytes=budget)
+    with run_live(settings) as live:
+        ids = [
+            _personalize(live, pair)["id"]
+            for pair in (["cat", "dog"], ["bag", "coat"], ["one", "two"], ["bird", "horse"])
+        ]
+        held = live.metric("tailor_memory_cache_bytes")
+        assert 80e6 < held <= budget and live.metric("tailor_memory_cache_models") == 2
+        assert _personalize(live, ["cat", "dog"])["cache"] == "synthesized"  # evicted: rebuilt
+        assert _personalize(live, ["bird", "horse"])["cache"] != "synthesized"
+        assert len(set(ids)) == 4
