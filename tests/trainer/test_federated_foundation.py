@@ -23,7 +23,7 @@ def _shapes(n_per_class: int = 12, seed: int = 0):
             elif c == 1:
                 img[a:b, 12:16] = 255
             else:
-                img[a:a + 10, a:a + 10] = 255
+                img[a : a + 10, a : a + 10] = 255
             images.append(img)
             labels.append(c)
     return np.stack(images), np.asarray(labels)
@@ -45,10 +45,24 @@ def test_foundation_main_trains_and_saves_an_open_clip_bundle(tmp_path):
     images, labels = _shapes()
     npz = tmp_path / "public.npz"
     np.savez(npz, images=images, labels=labels, class_names=np.array(["dash", "pipe", "box"]))
-    summary = foundation_main([
-        "--public-npz", str(npz), "--store", str(tmp_path / "store"),
-        "--image-tower", "resnet18", "--embed-dim", "16", "--steps", "3", "--batch-size", "8",
-        "--device", "cpu"])
+    summary = foundation_main(
+        [
+            "--public-npz",
+            str(npz),
+            "--store",
+            str(tmp_path / "store"),
+            "--image-tower",
+            "resnet18",
+            "--embed-dim",
+            "16",
+            "--steps",
+            "3",
+            "--batch-size",
+            "8",
+            "--device",
+            "cpu",
+        ]
+    )
     assert 0.0 <= summary["public_val_zero_shot_after"] <= 1.0
     art = open_artifact(tmp_path / "store", "foundation")
     assert art.version == summary["version"]
@@ -56,6 +70,15 @@ def test_foundation_main_trains_and_saves_an_open_clip_bundle(tmp_path):
     assert art.metadata["metrics"]["images_seen"] == 24
     bb = load_clip(f"local-dir:{art.path}", device="cpu")
     assert bb.fingerprint == art.config["backbone_sha256"]
-    acc = zero_shot_accuracy(bb, augment(images, np.random.default_rng(1)), labels,
-                             ["dash", "pipe", "box"])
+    acc = zero_shot_accuracy(
+        bb, augment(images, np.random.default_rng(1)), labels, ["dash", "pipe", "box"]
+    )
     assert 0.0 <= acc <= 1.0
+    again = foundation_main([
+        "--public-npz", str(npz), "--store", str(tmp_path / "store"), "--init", "latest",
+        "--steps", "2", "--batch-size", "8", "--device", "cpu"])
+    assert again["init"]["version"] == summary["version"]
+    assert again["image_tower"] == "resnet18"
+    assert open_artifact(tmp_path / "store", "foundation").version == again["version"]
+    newer = load_clip(f"local-dir:{open_artifact(tmp_path / 'store', 'foundation').path}")
+    assert newer.fingerprint != bb.fingerprint  # training continued from the saved weights

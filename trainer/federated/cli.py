@@ -45,6 +45,8 @@ def _foundation_parser() -> argparse.ArgumentParser:
     p.add_argument("--public-npz", default=None)
     p.add_argument("--size", default="default", choices=("default", "tiny"))
     p.add_argument("--image-tower", default="efficientnet_lite0", choices=IMAGE_TOWERS)
+    p.add_argument("--init", default=None,
+                   help="continue from a foundation: 'latest', a version, or local-dir:/path")
     p.add_argument("--embed-dim", type=int, default=256)
     p.add_argument("--image-size", type=int, default=32)
     p.add_argument("--steps", type=int, default=600)
@@ -72,7 +74,15 @@ def foundation_main(argv: list[str] | None = None) -> dict[str, Any]:
     n_val = max(1, int(args.val_fraction * len(labels)))
     val, train = perm[:n_val], perm[n_val:]
     val_images = fnd.augment(images[val], np.random.default_rng(10_000 + args.seed))
-    backbone = build_default_clip(args.image_tower, args.embed_dim, args.image_size, args.device)
+    if args.init:
+        spec = args.init if args.init.startswith("local-dir:") or args.init == "latest" \
+            else f"foundation:{args.init}"
+        backbone, source = load_backbone(spec, args.store, args.device)
+        args.image_tower = backbone.model_cfg["vision_cfg"].get("timm_model_name", "custom")
+    else:
+        backbone = build_default_clip(args.image_tower, args.embed_dim, args.image_size,
+                                      args.device)
+        source = {"spec": "default"}
     before = fnd.zero_shot_accuracy(backbone, val_images, labels[val], names)
     cfg = {k: getattr(args, k) for k in ("steps", "batch_size", "lr", "weight_decay", "seed",
                                          "image_tower", "embed_dim", "image_size")}
@@ -82,7 +92,7 @@ def foundation_main(argv: list[str] | None = None) -> dict[str, Any]:
         "image_tower": args.image_tower, "public_val_zero_shot_before": before,
         "public_val_zero_shot_after": after, "train_seconds": round(log["seconds"], 1),
         "images_seen": log["images_seen"], "public_train_images": int(len(train)),
-        "public_fingerprint": fingerprint,
+        "public_fingerprint": fingerprint, "init": source,
     }
     if not args.no_save:
         ref = fnd.save_foundation(
