@@ -54,7 +54,8 @@ class _Counting:
     def encode_images(self, images, pre_projection=False):
         self.calls += 1
         return images.reshape(len(images), -1).mean(1, keepdims=True).astype(np.float32) + (
-            1.0 if pre_projection else 0.0)
+            1.0 if pre_projection else 0.0
+        )
 
 
 def test_feature_cache_keys_on_backbone_kind_and_images(tmp_path):
@@ -77,3 +78,22 @@ def test_client_arrays_follow_the_split_order():
     arr = client_arrays(c, feats, labels)
     for which in ("train", "val", "test"):
         assert np.array_equal(arr[f"x_{which}"][:, 0], arr[f"y_{which}"])
+
+
+def test_report_tables_average_over_seeds_and_clients():
+    from trainer.federated.report import tables
+
+    doms = ["a", "b"]
+    rows = [{"method": "fedclip", "held_out": "a", "unseen_acc": u, "participant_acc": {"b": p},
+             "personal_acc": {"b": p + 0.1}} for u, p in ((0.2, 0.5), (0.4, 0.7))]
+    rows += [{"method": "fedclip", "held_out": "b", "unseen_acc": 0.6,
+              "participant_acc": {"a": 0.9}, "personal_acc": {}}] * 2
+    zero = [{"seed": 0, "acc": {"a": 0.1, "b": 0.3}}]
+    md = tables(rows, zero, doms, ["fedclip"])
+    t1 = md.split("### Table 2")[0]
+    assert "| fedclip | 30.0 ± 10.0 | 60.0 ± 0.0 | 45.0 ± 5.0 |" in t1
+    assert "| zero_shot | 10.0 | 30.0 | 20.0 |" in t1
+    assert "| fedclip+personal | 70.0 ± 10.0 |" in md
+    t3 = md.split("### Table 3")[1]
+    assert "| fedclip | 45.0 ± 10.0 | 75.0 ± 0.0 | 60.0 ± 5.0 |" in t3
+    assert "| zero_shot | 20.0 | 20.0 | 20.0 |" in t3

@@ -110,14 +110,14 @@ def curves_png(rows: list[dict[str, Any]], path: Path) -> None:
     for r in rows:
         by_m[r["method"]].append([a for _, a in r["unseen_curve"]])
         by_p[r["method"]].append(r["participant_curve"])
-    for m in by_m:
-        for ax, series in ((axes[0], by_m[m]), (axes[1], by_p[m])):
+    for m in by_m:  # unseen curves start at round 0 (before training), client evals at 1
+        for ax, series, first in ((axes[0], by_m[m], 0), (axes[1], by_p[m], 1)):
             n = min(len(s) for s in series)
             if n:
-                ax.plot(range(len(series[0]) - n, len(series[0])),
+                ax.plot(range(first, first + n),
                         100 * np.mean([s[:n] for s in series], axis=0), label=m, marker=".")
     axes[0].set_title("unseen domain (test), round 0 = before training")
-    axes[1].set_title("participants (test, global model)")
+    axes[1].set_title("participants (test, global model after each round)")
     for ax in axes:
         ax.set_xlabel("round")
         ax.set_ylabel("accuracy %")
