@@ -1,0 +1,1 @@
+"""Tailor-PACS and user datasets: sources, rendering, splits, tasks, previews."""
