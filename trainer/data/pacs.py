@@ -149,6 +149,7 @@ def _save_npz(path: Path, arrays: dict[str, np.ndarray], meta: dict) -> None:
     try:
         with open(tmp, "wb") as f:
             np.savez(f, **arrays, __meta__=np.array(json.dumps(meta)))
+        os.chmod(tmp, 0o644)  # mkstemp creates 0600; caches are shared, not secret
         os.replace(tmp, path)
     finally:
         if os.path.exists(tmp):

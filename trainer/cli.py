@@ -1,0 +1,56 @@
+"""`tailor data ...` (and later `tailor train ...`): the trainer's command-line entry points.
+
+The lead's `tailor/cli.py` mounts `app`; each area owns one sub-app here.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Annotated
+
+import numpy as np
+import typer
+
+app = typer.Typer(help="Offline data preparation and training.", no_args_is_help=True)
+data_app = typer.Typer(help="Build and inspect Tailor-PACS.", no_args_is_help=True)
+train_app = typer.Typer(help="Training commands (TAPER, federated).", no_args_is_help=True)
+app.add_typer(data_app, name="data")
+app.add_typer(train_app, name="train")
+
+SizeOpt = Annotated[str, typer.Option("--size", help="default (800/class, 30 classes) or tiny")]
+DirOpt = Annotated[Path | None, typer.Option("--data-dir", help="cache dir; $TAILOR_DATA_DIR")]
+SeedOpt = Annotated[int, typer.Option("--seed", help="build seed")]
+
+
+def _build(size: str, data_dir: Path | None, seed: int):
+    from trainer.data.pacs import build_pacs
+    from trainer.data.sources import SourceMissingError
+
+    try:
+        return build_pacs(data_dir, size=size, seed=seed)
+    except (SourceMissingError, ValueError) as err:
+        typer.echo(f"error: {err}", err=True)
+        raise typer.Exit(2) from err
+
+
+@data_app.command("build")
+def build(size: SizeOpt = "default", data_dir: DirOpt = None, seed: SeedOpt = 0) -> None:
+    """Build (or load from cache) Tailor-PACS and print its shape and fingerprint."""
+    start = time.perf_counter()
+    data = _build(size, data_dir, seed)
+    counts = np.bincount(data.split, minlength=3)
+    typer.echo(f"Tailor-PACS {size}: {len(data)} images, {len(data.class_names)} classes, "
+               f"train/val/test {counts[0]}/{counts[1]}/{counts[2]}, "
+               f"fingerprint {data.fingerprint[:16]} ({time.perf_counter() - start:.1f} s)")
+
+
+@data_app.command("preview")
+def preview_cmd(out: Annotated[Path, typer.Option("--out", help="PNG path")] = Path(
+                    "tailor-pacs-preview.png"),
+                size: SizeOpt = "default", data_dir: DirOpt = None, seed: SeedOpt = 0) -> None:
+    """Write a PNG grid of the dataset: rows = classes, columns = domains."""
+    from trainer.data.preview import preview
+
+    path = preview(_build(size, data_dir, seed), out)
+    typer.echo(f"wrote {path}")

@@ -1,0 +1,88 @@
+"""Read a user's dataset in ImageFolder layout into the same structure as Tailor-PACS.
+
+Accepted layouts: `root/class/*.{png,jpg,jpeg}` or `root/domain/class/*.{png,jpg,jpeg}`.
+Class names come from folder names (underscores become spaces, so 'ankle_boot' reads like a
+catalogue name). Images are centre-cropped to a square and resized to 32×32 RGB.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+from PIL import Image, UnidentifiedImageError
+
+from trainer.data.pacs import PacsData, _assign_split, fingerprint
+from trainer.data.render import SIZE
+
+EXTENSIONS = {".png", ".jpg", ".jpeg"}
+
+
+def _images_in(folder: Path) -> list[Path]:
+    return sorted(p for p in folder.iterdir() if p.is_file() and p.suffix.lower() in EXTENSIONS)
+
+
+def _subdirs(folder: Path) -> list[Path]:
+    return sorted(p for p in folder.iterdir() if p.is_dir() and not p.name.startswith("."))
+
+
+def _load(path: Path) -> np.ndarray:
+    try:
+        with Image.open(path) as img:
+            img = img.convert("RGB")
+            side = min(img.size)
+            left, top = (img.size[0] - side) // 2, (img.size[1] - side) // 2
+            img = img.crop((left, top, left + side, top + side))
+            return np.asarray(img.resize((SIZE, SIZE), Image.Resampling.BILINEAR), np.uint8)
+    except (UnidentifiedImageError, OSError) as err:
+        raise ValueError(f"cannot read image {path}: {err}") from err
+
+
+def _layout(root: Path) -> dict[str, list[Path]]:
+    """Map domain name ('default' when there is no domain level) to its class folders."""
+    top = _subdirs(root)
+    if not top:
+        raise ValueError(f"{root} has no class folders; expected root/[domain/]class/*.png")
+    with_images = [d for d in top if _images_in(d)]
+    if len(with_images) == len(top):
+        return {"default": top}
+    if with_images:
+        raise ValueError(f"{root} mixes class folders with images ({with_images[0].name}) and "
+                         "folders without images; use root/class/* or root/domain/class/*")
+    return {d.name: _subdirs(d) for d in top}
+
+
+def read_imagefolder(root: str | Path, seed: int = 0) -> PacsData:
+    """Read an ImageFolder tree; splits are seeded ~70/10/20 per (class, domain) cell.
+
+    Raises:
+        FileNotFoundError: `root` does not exist.
+        ValueError: empty tree, a class folder without images, or an unreadable image.
+    """
+    root = Path(root)
+    if not root.is_dir():
+        raise FileNotFoundError(f"ImageFolder root {root} does not exist or is not a directory")
+    layout = _layout(root)
+    class_names = sorted({c.name.replace("_", " ") for dirs in layout.values() for c in dirs})
+    domain_names = tuple(layout)
+    rng = np.random.default_rng(seed)
+    images, labels, domains, split = [], [], [], []
+    for d, dirs in enumerate(layout.values()):
+        if not dirs:
+            raise ValueError(f"domain folder {root / domain_names[d]} has no class folders")
+        for folder in dirs:
+            files = _images_in(folder)
+            if not files:
+                raise ValueError(f"class folder {folder} has no .png/.jpg/.jpeg images")
+            images += [_load(f) for f in files]
+            labels += [class_names.index(folder.name.replace("_", " "))] * len(files)
+            domains += [d] * len(files)
+            split.append(_assign_split(len(files), rng))
+    arrays = {"images": np.stack(images), "labels": np.asarray(labels, np.int64),
+              "domains": np.asarray(domains, np.int8),
+              "source_ids": np.arange(len(labels), dtype=np.int64),
+              "split": np.concatenate(split)}
+    params = {"kind": "imagefolder", "classes": class_names, "domains": list(domain_names),
+              "seed": seed}
+    return PacsData(**arrays, class_names=tuple(class_names),
+                    fingerprint=fingerprint(arrays, params), domain_names=domain_names)
