@@ -30,6 +30,7 @@ BUILD_VERSION = 1  # bump whenever rendering or selection changes, so old caches
 PACS_POOL = 800
 POOL_SEED = 20261122
 SIZES = {"default": 800, "tiny": 32}
+PUBLIC_SIZES = {"default": 2000, "tiny": 64}
 # tiny avoids Fashion-MNIST so it works without the apt package (digits + animals only).
 SIZE_GROUPS = {"default": GROUPS, "tiny": ("digit", "animal")}
 GROUP_SOURCE = {"digit": "mnist", "clothing": "fashion", "animal": "animal"}
@@ -209,13 +210,21 @@ def build_pacs(
 
 
 def build_public(
-    data_dir: str | Path | None = None, per_class: int = 2000, seed: int = 0,
-    groups: tuple[str, ...] = GROUPS,
+    data_dir: str | Path | None = None, size: str = "default", per_class: int | None = None,
+    seed: int = 0, groups: tuple[str, ...] | None = None,
 ) -> PublicData:
     """Raw grayscale PUBLIC images from the public pools (disjoint from every Tailor-PACS build).
 
-    Up to `per_class` images per class; animal classes have only 200 public images.
+    Args:
+        size: 'default' (up to 2,000 per class, all groups) or 'tiny' (64 per class, digits +
+            animals, like the tiny Tailor-PACS). Animal classes have only 200 public images.
+        per_class: override the cap per class.
+        groups: override the groups (subset of GROUPS).
     """
+    if size not in PUBLIC_SIZES:
+        raise ValueError(f"unknown size {size!r}; expected one of {sorted(PUBLIC_SIZES)}")
+    per_class = PUBLIC_SIZES[size] if per_class is None else int(per_class)
+    groups = SIZE_GROUPS[size] if groups is None else tuple(groups)
     unknown = set(groups) - set(GROUPS)
     if unknown:
         raise ValueError(f"unknown groups {sorted(unknown)}; expected a subset of {GROUPS}")

@@ -1,0 +1,1 @@
+"""Test data factories shared across test packages."""
