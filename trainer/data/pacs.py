@@ -17,6 +17,7 @@ import hashlib
 import json
 import os
 import tempfile
+import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -165,7 +166,7 @@ def _load_npz(path: Path, params: dict) -> tuple[dict[str, np.ndarray], dict] | 
         with np.load(path, allow_pickle=False) as z:
             arrays = {k: z[k] for k in z.files if k != "__meta__"}
             meta = json.loads(str(z["__meta__"]))
-    except (OSError, ValueError, KeyError):
+    except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile):
         return None
     if meta.get("params") != params or fingerprint(arrays, params) != meta.get("fingerprint"):
         return None

@@ -1,1 +1,0 @@
-"""Test data factories shared across test packages."""
