@@ -47,7 +47,7 @@ def build(size: SizeOpt = "default", data_dir: DirOpt = None, seed: SeedOpt = 0)
 
 @data_app.command("preview")
 def preview_cmd(out: Annotated[Path, typer.Option("--out", help="PNG path")] = Path(
-                    "tailor-pacs-preview.png"),
+                    ".tailor/tailor-pacs-preview.png"),
                 size: SizeOpt = "default", data_dir: DirOpt = None, seed: SeedOpt = 0) -> None:
     """Write a PNG grid of the dataset: rows = classes, columns = domains."""
     from trainer.data.preview import preview
