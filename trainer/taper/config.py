@@ -48,6 +48,7 @@ class TaperConfig:
     mixer_norm: str = "layer"  # "batch" is the paper's; 4 tasks/step make its statistics noisy
     description: str = "text"  # text | bow  (ablation)
     blockwise: bool = True  # False: one mixer for the whole network (ablation)
+    naive_epochs: float = 0.0  # ablation "naive training" budget; 0 = the full budget (fair)
     controls: bool = True  # train the one-basis control (off only for the quick demo model)
     seeds: tuple[int, ...] = (0, 1, 2)
     extra: dict[str, Any] = field(default_factory=dict)

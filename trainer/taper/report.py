@@ -112,11 +112,14 @@ def markdown(cfg: TaperConfig, summary: dict, ablation: dict | None) -> str:
                   f"{ablation['seed']})", "", "| row | acc |", "|---|---|"]
         lines += [f"| {label} | {100 * ablation['main'][m]:.2f} |"
                   for m, label in ABLATION_ROWS if m in ablation["main"]]
+        if cfg.naive_epochs and cfg.naive_epochs != cfg.budget:
+            lines += ["", f"Row 3 (naive) was trained for {cfg.naive_epochs:g} epochs, not the "
+                      f"full {cfg.budget:g}-epoch budget (CPU time ran out): a lower bound."]
     return "\n".join(lines) + "\n"
 
 
 def write_report(out_dir: Path, cfg: TaperConfig, summary: dict, per_seed: dict,
-                 methods: dict) -> None:
+                 methods: dict, class_names: list[str] | None = None) -> None:
     """report.md + PNGs (curves, mixer heatmap, basis similarity, self-improvement)."""
     from trainer.taper.plots import plot_all
     from trainer.taper.scoring import basis_similarity
@@ -127,4 +130,4 @@ def write_report(out_dir: Path, cfg: TaperConfig, summary: dict, per_seed: dict,
     summary["basis_similarity"] = basis_similarity(methods["taper"])
     (out_dir / "report.md").write_text(markdown(cfg, summary, ablation))
     curves = json.loads((out_dir / f"seed{first_seed}" / "curves.json").read_text())
-    plot_all(out_dir, curves, first["mixers"], summary)
+    plot_all(out_dir, curves, first["mixers"], summary, class_names)

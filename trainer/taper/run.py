@@ -130,7 +130,8 @@ def train_ablations(ctx: stages.Context, env: Env, describer: Describer, s1,
     cfg, q = ctx.cfg, len(specs)
     torch.manual_seed(ctx.seed + 77)
     rand = [ctx.net().state_dict() for _ in range(q)]
-    naive, naive_mix = stages.stage3(ctx, rand, describer, "naive", epochs=cfg.budget,
+    naive, naive_mix = stages.stage3(ctx, rand, describer, "naive",
+                                     epochs=cfg.naive_epochs or cfg.budget,
                                      lr=cfg.stage1_lr)
     nodesc = stages.stage3(ctx, [stages.average_states(specs)], None, "no_description")[0]
     bow_desc = Describer(env.class_text, "bow")

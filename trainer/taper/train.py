@@ -25,6 +25,15 @@ from trainer.taper.run import Env, train_all
 from trainer.taper.stages import Context
 
 
+def auto_threads(parallel: bool) -> int:
+    """1 thread when processes run side by side or the box is busy, else every core."""
+    cores = os.cpu_count() or 1
+    if parallel:
+        return 1
+    busy = os.getloadavg()[0] if hasattr(os, "getloadavg") else 0.0
+    return max(1, cores if busy < 0.5 * cores else 1)
+
+
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     """CLI arguments (``--set key=value`` overrides any ``TaperConfig`` field)."""
     p = argparse.ArgumentParser(prog="tailor train taper", description=__doc__)
@@ -36,9 +45,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--ablations", action="store_true", help="also train Table-6 ablations")
     p.add_argument("--no-artifact", action="store_true", help="do not write to the model store")
     p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE")
-    p.add_argument("--threads", type=int, default=1,
-                   help="torch threads per process (1: on a shared 2-core box, 2 threads were "
-                        "~10x slower than 1 under contention)")
+    p.add_argument("--threads", type=int, default=0,
+                   help="torch threads per process; 0 = auto: all cores when the machine is "
+                        "idle, else 1 (on a loaded 2-core box 2 threads were ~10x slower)")
     p.add_argument("--jobs", type=int, default=1, help="seeds trained in parallel processes")
     p.add_argument("--seed-only", action="store_true", help=argparse.SUPPRESS)
     return p.parse_args(argv)
@@ -182,8 +191,7 @@ def main(argv: list[str] | None = None) -> dict:
     from trainer.taper.save import save_artifact
 
     args = parse_args(argv)
-    if args.threads:
-        torch.set_num_threads(args.threads)
+    torch.set_num_threads(args.threads or auto_threads(parallel=args.jobs > 1 or args.seed_only))
     cfg = build_config(args)
     out_dir = Path(args.out or f".tailor/runs/taper-{cfg.name}")
     env = load_env(cfg, args.data_dir, out_dir)
@@ -200,7 +208,8 @@ def main(argv: list[str] | None = None) -> dict:
         per_seed[seed] = results
         first = first or (seed, results, methods)
     summary = summarise(cfg, per_seed)
-    write_report(out_dir, cfg, summary, per_seed, first[2])
+    write_report(out_dir, cfg, summary, per_seed, first[2],
+                 class_names=[c["name"] for c in env.catalogue])
     if not args.no_artifact:
         ref = save_artifact(args.store_dir, env, first[2], summary, first[1])
         summary["artifact"] = {"version": ref.version, "path": str(ref.path)}
