@@ -54,3 +54,9 @@ def preview_cmd(out: Annotated[Path, typer.Option("--out", help="PNG path")] = P
 
     path = preview(_build(size, data_dir, seed), out)
     typer.echo(f"wrote {path}")
+
+
+# `tailor train taper ...` -> trainer.taper.train.main(argv) (owned by the TAPER trainer).
+from trainer.taper.cli import register as _register_taper  # noqa: E402
+
+_register_taper(train_app)

@@ -15,10 +15,18 @@ from trainer.taper.train import main
 @pytest.fixture(scope="module")
 def tiny_run(tmp_path_factory):
     root = tmp_path_factory.mktemp("taper")
-    summary = main([
-        "--config", "tiny", "--data-dir", str(root / "data"), "--store-dir", str(root / "store"),
-        "--out", str(root / "run"),
-    ])
+    summary = main(
+        [
+            "--config",
+            "tiny",
+            "--data-dir",
+            str(root / "data"),
+            "--store-dir",
+            str(root / "store"),
+            "--out",
+            str(root / "run"),
+        ]
+    )
     return root, summary
 
 
@@ -41,21 +49,43 @@ def test_tiny_training_writes_a_loadable_artifact_with_metrics(tiny_run):
 def test_tiny_run_writes_report_curves_and_figures(tiny_run):
     root, summary = tiny_run
     run = root / "run"
-    for name in ("report.md", "summary.json", "curves.png", "mixer_heatmap.png",
-                 "basis_similarity.png", "self_improvement.png"):
+    for name in (
+        "report.md",
+        "summary.json",
+        "curves.png",
+        "mixer_heatmap.png",
+        "basis_similarity.png",
+        "self_improvement.png",
+    ):
         assert (run / name).is_file(), name
     curves = json.loads((run / "seed0" / "curves.json").read_text())
     assert {"stage1", "baseline", "stage2_0", "taper", "one_basis"} <= set(curves)
     report = (run / "report.md").read_text()
     assert "Error ratio TAPER ÷ selection" in report
-    assert set(summary["main"]) >= {"standard", "selection", "taper", "one_basis", "routed",
-                                    "uniform", "taper_no_selection"}
+    assert set(summary["main"]) >= {
+        "standard",
+        "selection",
+        "taper",
+        "one_basis",
+        "routed",
+        "uniform",
+        "taper_no_selection",
+    }
 
 
 def test_resuming_reuses_finished_stages(tiny_run):
     root, _ = tiny_run
     stage1 = root / "run" / "seed0" / "stage1.safetensors"
     before = stage1.stat().st_mtime_ns
-    main(["--config", "tiny", "--data-dir", str(root / "data"), "--out", str(root / "run"),
-          "--no-artifact"])
+    main(
+        [
+            "--config",
+            "tiny",
+            "--data-dir",
+            str(root / "data"),
+            "--out",
+            str(root / "run"),
+            "--no-artifact",
+        ]
+    )
     assert stage1.stat().st_mtime_ns == before

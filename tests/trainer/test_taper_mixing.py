@@ -92,8 +92,10 @@ def test_gradient_fold_matches_autograd_through_the_mixing():
     bases = _bases(3)
     bases.template.train()
     alpha = torch.softmax(torch.randn(2, 4, 3), -1)
-    tasks = [TaskBatch(torch.randn(4, 3, 32, 32), torch.tensor([1, 2, 1, 4]),
-                       torch.tensor([4, 1, 2])) for _ in range(2)]
+    tasks = [
+        TaskBatch(torch.randn(4, 3, 32, 32), torch.tensor([1, 2, 1, 4]), torch.tensor([4, 1, 2]))
+        for _ in range(2)
+    ]
     grad_alpha, loss = accumulate_task_grads(bases, alpha, tasks, aux_weight=0.5)
     params = {n: p.detach().clone().requires_grad_() for n, p in bases.params.items()}
     a = alpha.clone().requires_grad_()
@@ -122,12 +124,16 @@ def test_recalibrated_single_basis_gets_the_batch_statistics():
     recalibrate_bn(bases, [(x, torch.ones(4, 1))])
     conv = bases.template.conv1
     with torch.no_grad():
-        feats = torch.nn.functional.conv2d(x, bases.params["conv1.weight"][0], stride=2,
-                                           padding=3)
-    torch.testing.assert_close(bases.buffers["bn1.running_mean"][0], feats.mean((0, 2, 3)),
-                               rtol=1e-4, atol=1e-5)
-    torch.testing.assert_close(bases.buffers["bn1.running_var"][0],
-                               feats.var((0, 2, 3), unbiased=False), rtol=1e-3, atol=1e-5)
+        feats = torch.nn.functional.conv2d(x, bases.params["conv1.weight"][0], stride=2, padding=3)
+    torch.testing.assert_close(
+        bases.buffers["bn1.running_mean"][0], feats.mean((0, 2, 3)), rtol=1e-4, atol=1e-5
+    )
+    torch.testing.assert_close(
+        bases.buffers["bn1.running_var"][0],
+        feats.var((0, 2, 3), unbiased=False),
+        rtol=1e-3,
+        atol=1e-5,
+    )
     assert conv.weight.shape == bases.params["conv1.weight"][0].shape
 
 
