@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import math
 
 import pytest
@@ -75,6 +76,7 @@ def test_bad_input_is_refused():
         build_adapter({"type": "lora", "dim": 4})
 
 
+@functools.lru_cache(maxsize=2)  # each optimiser's run is shared by the tests below
 def _train(decoupled: bool, steps: int = 150):
     torch.manual_seed(0)
     feats, labels, text = _task()
