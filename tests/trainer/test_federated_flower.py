@@ -30,11 +30,20 @@ def federation(tmp_path_factory):
     clients = [_client(i, n) for i, n in enumerate(SIZES)]
     text = np.eye(C, D, dtype=np.float32)
     spec = {"kind": "adapter", "scale": 10.0, "rank": 4}
-    cfg = {"method": "fedavg", "weighting": "samples", "rounds": 1, "lr": 1e-2,
-           "local_epochs": 2, "batch_size": 16, "weight_decay": 0.2, "seed": 3,
-           "personal_epochs": 2}
-    sink = run_federation(tmp_path_factory.mktemp("fed"), clients, spec, {"text": text}, cfg,
-                          unseen=_client(9, 20))
+    cfg = {
+        "method": "fedavg",
+        "weighting": "samples",
+        "rounds": 1,
+        "lr": 1e-2,
+        "local_epochs": 2,
+        "batch_size": 16,
+        "weight_decay": 0.2,
+        "seed": 3,
+        "personal_epochs": 2,
+    }
+    sink = run_federation(
+        tmp_path_factory.mktemp("fed"), clients, spec, {"text": text}, cfg, unseen=_client(9, 20)
+    )
     return clients, text, spec, cfg, sink
 
 
@@ -52,8 +61,12 @@ def test_global_adapter_is_the_sample_weighted_mean_of_independent_local_trainin
         weights.append(c.num("train"))
     w = torch.tensor(weights, dtype=torch.float64) / sum(weights)
     got = sink["global_state"]
-    assert set(got) == {"adapter.fc1.weight", "adapter.fc1.bias",
-                        "adapter.fc2.weight", "adapter.fc2.bias"}
+    assert set(got) == {
+        "adapter.fc1.weight",
+        "adapter.fc1.bias",
+        "adapter.fc2.weight",
+        "adapter.fc2.bias",
+    }
     for k in got:
         expected = sum(wi * s[k].double() for wi, s in zip(w, states, strict=True))
         uniform = sum(s[k].double() for s in states) / len(states)
