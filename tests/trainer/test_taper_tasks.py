@@ -132,6 +132,13 @@ def test_task_routing_to_shards():
     assert shard_of(_ctx("group_domain"), [21, 22], 2) == 2 * 4 + 2
 
 
+def test_shard_indices_stay_dense_when_a_group_is_missing():
+    ctx = _ctx("group")
+    ctx.groups = [0 if c < 15 else 2 for c in range(30)]  # e.g. the tiny build: no clothing
+    assert len(shards(ctx)) == 2
+    assert shard_of(ctx, [20, 21], None) == 1
+
+
 def test_config_budget_and_errors():
     cfg = get_config("default")
     assert cfg.budget == cfg.stage1_epochs + cfg.stage2_epochs + cfg.stage3_epochs

@@ -101,29 +101,37 @@ def baseline(ctx: Context, s1: State) -> State:
         ctx, s1, "baseline", epochs=extra, lr=ctx.cfg.stage2_lr, seed_offset=1))
 
 
+def _shard_key(ctx: Context, g: np.ndarray, d: np.ndarray) -> np.ndarray:
+    num_domains = int(ctx.train.d.max()) + 1
+    keys = {"domain": d, "group": g, "group_domain": g * num_domains + d}
+    if ctx.cfg.shard_by not in keys:
+        raise ValueError(f"shard_by must be one of {sorted(keys)}, got {ctx.cfg.shard_by!r}")
+    return keys[ctx.cfg.shard_by]
+
+
+def _shard_values(ctx: Context) -> np.ndarray:
+    y, d = ctx.train.y.numpy(), ctx.train.d.numpy()
+    return np.unique(_shard_key(ctx, np.asarray(ctx.groups)[y], d))
+
+
 def shards(ctx: Context) -> list[np.ndarray]:
     """Training-index shards for stage 2 (by domain, group or group x domain)."""
     y, d = ctx.train.y.numpy(), ctx.train.d.numpy()
-    g = np.asarray(ctx.groups)[y]
-    keys = {"domain": d, "group": g, "group_domain": g * (int(d.max()) + 1) + d}
-    if ctx.cfg.shard_by not in keys:
-        raise ValueError(f"shard_by must be one of {sorted(keys)}, got {ctx.cfg.shard_by!r}")
-    key = keys[ctx.cfg.shard_by]
-    return [np.flatnonzero(key == v) for v in np.unique(key)]
+    key = _shard_key(ctx, np.asarray(ctx.groups)[y], d)
+    return [np.flatnonzero(key == v) for v in _shard_values(ctx)]
 
 
 def shard_of(ctx: Context, classes: list[int], domain: int | None) -> int | None:
-    """The shard a task belongs to (for the routed control), or None if it spans shards."""
+    """Index of the shard a task belongs to (routed control, warm-up), None if it spans shards."""
     groups = {ctx.groups[c] for c in classes}
     group = next(iter(groups)) if len(groups) == 1 else None
-    num_domains = int(ctx.train.d.max()) + 1
-    if ctx.cfg.shard_by == "domain":
-        return domain
-    if ctx.cfg.shard_by == "group":
-        return group
-    if group is None or domain is None:
+    needs_group = ctx.cfg.shard_by in ("group", "group_domain")
+    needs_domain = ctx.cfg.shard_by in ("domain", "group_domain")
+    if (needs_group and group is None) or (needs_domain and domain is None):
         return None
-    return group * num_domains + domain
+    key = int(_shard_key(ctx, np.asarray([group or 0]), np.asarray([domain or 0]))[0])
+    values = _shard_values(ctx).tolist()
+    return values.index(key) if key in values else None
 
 
 def stage2(ctx: Context, s1: State) -> list[State]:
