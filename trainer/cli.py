@@ -60,3 +60,22 @@ def preview_cmd(out: Annotated[Path, typer.Option("--out", help="PNG path")] = P
 from trainer.taper.cli import register as _register_taper  # noqa: E402
 
 _register_taper(train_app)
+
+_PASSTHROUGH = {"add_help_option": False,
+                "context_settings": {"allow_extra_args": True, "ignore_unknown_options": True}}
+
+
+@train_app.command("foundation", **_PASSTHROUGH)
+def foundation(ctx: typer.Context) -> None:
+    """Train the offline default CLIP foundation on public data (`--help` for options)."""
+    from trainer.federated.cli import foundation_main
+
+    foundation_main(list(ctx.args))
+
+
+@train_app.command("federated", **_PASSTHROUGH)
+def federated(ctx: typer.Context) -> None:
+    """Run the federated FedCLIP benchmark on Flower and save the adapters (see `--help`)."""
+    from trainer.federated.cli import federated_main
+
+    federated_main(list(ctx.args))
