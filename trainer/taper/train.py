@@ -108,13 +108,9 @@ def load_env(cfg: TaperConfig, data_dir: str, out_dir: Path, data=None) -> Env:
 
 
 def load_data(cfg: TaperConfig, data_dir: str):
-    """Tailor-PACS from ``trainer.data.pacs``; the stop-gap builder only if that is missing."""
-    try:
-        from trainer.data.pacs import build_pacs
-    except ImportError:
-        from trainer.taper.fallback_data import build_fallback
+    """Tailor-PACS from ``trainer.data.pacs`` at the configured size."""
+    from trainer.data.pacs import build_pacs
 
-        return build_fallback(data_dir, per_class=20 if cfg.data_size == "tiny" else 700)
     return build_pacs(data_dir, size=cfg.data_size)
 
 

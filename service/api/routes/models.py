@@ -67,6 +67,12 @@ def get_weights(
     return StreamingResponse(chunks, media_type="application/octet-stream", headers=headers)
 
 
+async def _image_batch(request: Request, settings, p):
+    """Read and decode the request's images (multipart or base64 JSON) onto the runtime device."""
+    raw, names, top_k = await read_images(request, settings)
+    return await decode_batch(raw, names, settings, p.runtime.device), top_k
+
+
 @router.post("/{model_id}/predict", response_model=PredictResponse, openapi_extra=IMAGES_BODY)
 async def predict(
     model_id: ModelId, request: Request, p: PersonalizerDep, principal: PrincipalDep,
@@ -74,8 +80,7 @@ async def predict(
 ):  # fmt: skip
     """Top-k labels among the model's classes for a batch of images."""
     row = await run_in_threadpool(p.get, model_id)
-    raw, names, top_k = await read_images(request, settings)
-    batch = await decode_batch(raw, names, settings, p.runtime.device)
+    batch, top_k = await _image_batch(request, settings, p)
     predictions = await run_in_threadpool(p.predict, row, batch, top_k)
     return PredictResponse(model_id=model_id, predictions=predictions)
 
@@ -87,6 +92,5 @@ async def refine(
 ):  # fmt: skip
     """Self-improvement from unlabeled images: pseudo-labels define a new model."""
     row = await run_in_threadpool(p.get, model_id)
-    raw, names, _ = await read_images(request, settings)
-    batch = await decode_batch(raw, names, settings, p.runtime.device)
+    batch, _ = await _image_batch(request, settings, p)
     return await run_in_threadpool(p.refine, row, batch, principal)
