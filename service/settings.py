@@ -32,6 +32,11 @@ class Settings(BaseSettings):
         max_batch: images per /predict or /refine call.
         max_image_pixels: width × height above which an image is refused as a decompression bomb.
         match_threshold: cosine similarity below which a phrase is "unknown" (422 + suggestions).
+        fedclip_version: which FedCLIP adapter artifact serves client-ID personalization
+            (``latest`` follows ``LATEST``; when the store has none, client IDs get a 404/409).
+        rate_limit_per_minute: sustained requests per API key per minute (0 disables); excess
+            requests get 429 with Retry-After. Shared through Redis when configured.
+        rate_limit_burst: requests a key may make at once before the sustained rate applies.
     """
 
     model_config = SettingsConfigDict(env_prefix="TAILOR_", extra="ignore")
@@ -56,6 +61,9 @@ class Settings(BaseSettings):
     max_image_bytes: int = Field(default=8 * 1024 * 1024, gt=0)
     match_threshold: float = Field(default=0.55, ge=-1, le=1)
     public_url: str = ""
+    fedclip_version: str = "latest"
+    rate_limit_per_minute: int = Field(default=1200, ge=0)
+    rate_limit_burst: int = Field(default=100, gt=0)
 
     @model_validator(mode="after")
     def _refuse_unsafe(self) -> Settings:
