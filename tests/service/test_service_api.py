@@ -139,7 +139,7 @@ def test_download_matches_predict_in_stock_torchvision(live):
     assert (
         half.headers["etag"] != etag and st_load(half.content)["fc.weight"].dtype == torch.float16
     )
-    _problem(live.http.get(model["weights_url"], params={"format": "onnx"}), 501)
+    _problem(live.http.get(model["weights_url"], params={"format": "onnx", "dtype": "fp16"}), 422)
     _problem(live.http.get(model["weights_url"], params={"dtype": "int3"}), 422)
 
 

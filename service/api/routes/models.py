@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import hashlib
-import importlib.util
 from typing import Annotated, Literal
 
 from fastapi import APIRouter, Header, Path, Request, Response
@@ -12,7 +11,7 @@ from starlette.concurrency import run_in_threadpool
 
 from service.api.deps import PersonalizerDep, PrincipalDep, SettingsDep
 from service.api.inputs import IMAGES_BODY, decode_batch, read_images
-from service.problems import Problem
+from service.export import onnx_response
 from service.schemas import ModelPublic, PredictResponse, RefineResponse
 
 router = APIRouter(prefix="/v1/models", tags=["models"])
@@ -42,13 +41,10 @@ def get_weights(
     format: Literal["safetensors", "onnx"] = "safetensors",
     if_none_match: Annotated[str | None, Header()] = None,
 ):
-    """Download weights (safetensors; loads into torchvision resnet18(num_classes=k))."""
+    """Download weights: safetensors (loads into torchvision resnet18(num_classes=k)) or ONNX."""
     row = p.get(model_id)
-    if format == "onnx":
-        missing = importlib.util.find_spec("onnx") is None
-        reason = "the onnx package is not installed" if missing else "not implemented yet"
-        raise Problem(501, "onnx-unavailable", f"ONNX export is unavailable: {reason}; "
-                      "download safetensors instead")  # fmt: skip
+    if format == "onnx":  # fp32 graph, input "images" NCHW normalised as for safetensors
+        return onnx_response(p, row, dtype, if_none_match)
     if (
         dtype == "fp32"
         and row.weights_sha256
