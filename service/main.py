@@ -19,6 +19,7 @@ from service.api.routes import admin, health, models, personalize
 from service.metrics import Metrics
 from service.middleware import BodyLimitMiddleware, MetricsMiddleware
 from service.personalization import Personalizer
+from service.ratelimit import build_limiter
 from service.resolution import ClassResolver
 from service.runtime import Runtime, load_text_encoder
 from service.settings import Settings
@@ -65,6 +66,8 @@ def _stop(app: FastAPI) -> None:
     engine = getattr(app.state, "engine", None)
     if engine is not None:
         engine.dispose()
+    if hasattr(app.state.ratelimiter, "close"):
+        app.state.ratelimiter.close()
 
 
 def create_app(settings: Settings | None = None) -> FastAPI:
@@ -84,9 +87,12 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         version="0.1.0",
         summary="Personalized ResNet-18s synthesized from a task description, no training.",
         lifespan=lifespan,
+        docs_url=None if settings.env == "prod" else "/docs",  # schema stays public; no UI in prod
+        redoc_url=None if settings.env == "prod" else "/redoc",
     )
     app.state.settings = settings
     app.state.metrics = Metrics()
+    app.state.ratelimiter = build_limiter(settings, app.state.metrics)  # None when disabled
     problems.install(app)
     for module in (personalize, models, admin, health):  # versioned prefixes live in modules
         app.include_router(module.router)

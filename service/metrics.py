@@ -2,7 +2,9 @@
 
 What to alert on: ``tailor_cache_errors_total{tier="redis"}`` rising (Redis down: requests
 still succeed by synthesizing, at higher latency), 5xx in ``tailor_request_seconds``, and
-``tailor_memory_cache_bytes`` pinned at its budget with a low hit rate (budget too small).
+``tailor_memory_cache_bytes`` pinned at its budget with a low hit rate (budget too small),
+``tailor_rate_limited_total`` rising (a client over its quota) and
+``tailor_ratelimit_errors_total`` rising (limits are per worker while Redis is down).
 """
 
 from __future__ import annotations
@@ -55,6 +57,15 @@ class Metrics:
         )
         self.syntheses = Counter(
             "tailor_syntheses_total", "Models synthesized (cache misses on every tier)", registry=r
+        )
+        self.rate_limited = Counter(
+            "tailor_rate_limited_total", "Requests refused with 429 by the per-key rate limit",
+            ["principal"], registry=r,
+        )  # fmt: skip
+        self.ratelimit_errors = Counter(
+            "tailor_ratelimit_errors_total",
+            "Rate-limit store (Redis) failures; limits fall back to per-worker buckets",
+            registry=r,
         )
 
     def render(self) -> bytes:

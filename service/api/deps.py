@@ -8,7 +8,7 @@ from fastapi import Depends, Request
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
 from service import crud
-from service.auth import Principal, is_admin_key
+from service.auth import Principal, is_admin_key, split_key
 from service.personalization import Personalizer
 from service.problems import Problem
 from service.settings import Settings
@@ -38,12 +38,39 @@ def get_principal(
     settings: Settings = request.app.state.settings
     admin = settings.admin_key.get_secret_value() if settings.admin_key else None
     if is_admin_key(creds.credentials, admin):
+        _rate_limit(request, "admin", "admin")
         return Principal(client_id=None, is_admin=True)
     with request.app.state.sessions() as session:
         principal = crud.authenticate(session, plaintext=creds.credentials)
     if principal is None:
         raise Problem(401, "invalid-key", "the API key is unknown or revoked", headers=challenge)
+    key_id = split_key(creds.credentials)[0]  # type: ignore[index]  # authenticated => well-formed
+    _rate_limit(request, f"key:{key_id}", "client")
     return principal
+
+
+def _rate_limit(request: Request, bucket: str, kind: str) -> None:
+    """Charge one request to ``bucket`` (a key id, or the admin's own bucket) or raise 429.
+
+    Runs after authentication so unknown keys cannot create buckets (or fill Redis), and only
+    here, so health, readiness and metrics (which take no key) are never limited.
+    """
+    limiter = getattr(request.app.state, "ratelimiter", None)
+    if limiter is None:
+        return
+    decision = limiter.check(bucket)
+    if decision.allowed:
+        return
+    settings: Settings = request.app.state.settings
+    request.app.state.metrics.rate_limited.labels(kind).inc()
+    wait = decision.retry_after_header
+    raise Problem(
+        429, "rate-limited",
+        f"this API key exceeded its rate limit of {settings.rate_limit_per_minute} requests/min "
+        f"(burst {settings.rate_limit_burst}); retry after {wait} s, spread requests out, or "
+        "ask the operator for a higher TAILOR_RATE_LIMIT_PER_MINUTE",
+        headers={"Retry-After": wait}, retry_after=int(wait),
+    )  # fmt: skip
 
 
 def require_admin(principal: Annotated[Principal, Depends(get_principal)]) -> Principal:
