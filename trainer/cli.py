@@ -79,3 +79,11 @@ def federated(ctx: typer.Context) -> None:
     from trainer.federated.cli import federated_main
 
     federated_main(list(ctx.args))
+
+
+@train_app.command("federated-prepare", **_PASSTHROUGH)
+def federated_prepare(ctx: typer.Context) -> None:
+    """Write per-machine folders for a Flower SuperLink/SuperNode deployment (see `--help`)."""
+    from trainer.federated.deploy import prepare_main
+
+    prepare_main(list(ctx.args))

@@ -13,8 +13,10 @@ code does.
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
+import torch
 from flwr.app import ArrayRecord, ConfigRecord, Context, Message, MetricRecord, RecordDict
 from flwr.serverapp import Grid, ServerApp
 from flwr.serverapp.strategy import FedAvg, FedProx
@@ -141,31 +143,53 @@ def make_server_app(jobs: list[dict[str, Any]]) -> ServerApp:
     return app
 
 
+def deployment_config(run_config: dict[str, Any]) -> dict[str, Any]:
+    """:func:`run_job`'s config from a deployment's run config (``pyproject.toml`` defaults
+    overridden by ``flwr run --run-config``); rejects an unset ``fed-dir`` with the fix."""
+    rc = {k.replace("-", "_"): v for k, v in run_config.items()}
+    if not str(rc.get("fed_dir", "")):
+        raise ValueError("run config 'fed-dir' is empty: pass --run-config \"fed-dir='<server "
+                         "folder>' ...\" as printed by `tailor train federated-prepare`")
+    return {"method": str(rc.get("method", "fedavg")),
+            "weighting": str(rc.get("weighting", "samples")),
+            "rounds": int(rc.get("rounds", 10)), "num_clients": int(rc.get("num_clients", 2)),
+            "mu": float(rc.get("mu", 0.0)), "lr": float(rc.get("lr", 1e-3)),
+            "local_epochs": int(rc.get("local_epochs", 1)),
+            "batch_size": int(rc.get("batch_size", 32)), "seed": int(rc.get("seed", 0)),
+            "weight_decay": float(rc.get("weight_decay", 0.2)),
+            "personal_epochs": int(rc.get("personal_epochs", 0)),
+            "timeout": float(rc.get("timeout", 600))}
+
+
 def deployment_app() -> ServerApp:
     """ServerApp for a real SuperLink deployment (``flwr run``), configured by the run config.
 
-    Run config keys: ``fed-dir`` (server-side folder with ``spec.json`` + ``shared.npz``; the
-    server never sees client data), ``image-dim``, ``method``, ``rounds``, ``num-clients``, ``lr``,
-    ``local-epochs``, ``batch-size``, ``weight-decay``, ``mu``, ``personal-epochs``, ``seed``.
-    Each SuperNode passes ``--node-config "partition-id=<i> fed-dir=<its folder>"``.
+    Run config keys (declared in ``pyproject.toml`` ``[tool.flwr.app.config]``): ``fed-dir``
+    (server-side folder with ``spec.json`` + ``shared.npz``; the server never sees client data),
+    ``image-dim``, ``method``, ``weighting``, ``rounds``, ``num-clients``, ``lr``,
+    ``local-epochs``, ``batch-size``, ``weight-decay``, ``mu``, ``personal-epochs``, ``seed`` and
+    ``out-dir`` (where the result is written, see :func:`trainer.federated.deploy.save_outputs`:
+    a deployed ServerApp runs in a SuperLink subprocess, so files are its only output).
+    Each SuperNode passes ``--node-config "partition-id=<i> fed-dir='<its folder>'"``.
     """
-    from trainer.federated.task import build_model
+    from trainer.federated.task import build_model, load_shared
 
     app = ServerApp()
 
     @app.main()
     def main(grid: Grid, context: Context) -> None:
-        rc = {k.replace("-", "_"): v for k, v in context.run_config.items()}
-        model = build_model(str(rc["fed_dir"]), int(rc["image_dim"]))
-        cfg = {"method": rc.get("method", "fedavg"), "rounds": int(rc.get("rounds", 10)),
-               "num_clients": int(rc.get("num_clients", 2)), "mu": float(rc.get("mu", 0.0)),
-               "lr": float(rc.get("lr", 1e-3)), "local_epochs": int(rc.get("local_epochs", 1)),
-               "batch_size": int(rc.get("batch_size", 32)), "seed": int(rc.get("seed", 0)),
-               "weight_decay": float(rc.get("weight_decay", 0.2)),
-               "personal_epochs": int(rc.get("personal_epochs", 0))}
+        cfg = deployment_config(dict(context.run_config))
+        fed_dir = str(context.run_config["fed-dir"])
+        torch.manual_seed(cfg["seed"])  # same initial weights as a simulation with this seed
+        model = build_model(fed_dir, int(context.run_config["image-dim"]))
         sink: dict[str, Any] = {}
         run_job(grid, cfg, model.exchanged(), sink)
         context.state["comm"] = ConfigRecord({"bytes_up": [r["bytes_up"] for r in sink["rounds"]]})
+        if str(context.run_config.get("out-dir", "")):
+            from trainer.federated.deploy import save_outputs
+
+            save_outputs(Path(str(context.run_config["out-dir"])), cfg, sink,
+                         load_shared(fed_dir)[0]["clients"])
 
     return app
 
