@@ -1,11 +1,12 @@
-"""Tiny real TAPER artifacts for tests (service, trainer and model_store suites).
+"""Tiny real TAPER and FedCLIP artifacts for tests (service, trainer and model_store suites).
 
 ``make_tiny_taper`` writes a genuine artifact through ``save_taper`` in a few seconds: Q
 randomly initialised ResNet-18 bases (with randomised BatchNorm statistics, so mixing them is
 observable), a random generic model, a random-init mixer, and a small class catalogue whose
 prompt embeddings come from the real offline ``TextEncoder`` (so phrase resolution by embedding
 similarity behaves as in production). Weights are random: predictions are meaningless but
-deterministic for a given seed.
+deterministic for a given seed. ``make_tiny_fedclip`` does the same for client-ID serving: a tiny
+open_clip ``foundation`` bundle and a ``fedclip`` artifact with a global and per-client adapters.
 """
 
 from __future__ import annotations
@@ -151,4 +152,74 @@ def make_tiny_taper(
         metrics=metrics or {"taper": {"acc": 0.5}, "selection": {"acc": 0.4},
                             "default_method": "taper"},
         metadata={"training": {"random_init": True, "seed": seed}}, version=version,
+    )  # fmt: skip
+
+
+# A tiny open_clip model (ViT + transformer text tower, open_clip's own BPE tokenizer): a real
+# ``local-dir:`` foundation bundle of ~6 MB that builds and loads in well under a second.
+TINY_CLIP_CONFIG: dict[str, Any] = {
+    "embed_dim": 16,
+    "vision_cfg": {"image_size": 32, "layers": 1, "width": 32, "head_width": 16,
+                   "patch_size": 8, "mlp_ratio": 2.0},
+    "text_cfg": {"context_length": 16, "vocab_size": 49408, "width": 32, "heads": 2, "layers": 1},
+}  # fmt: skip
+
+
+def make_tiny_foundation(store: str | os.PathLike[str], seed: int = 0) -> tuple[ArtifactRef, Any]:
+    """Write a random-init tiny CLIP as a ``foundation`` artifact; returns it and the backbone."""
+    from model_store.artifacts import write_artifact
+    from model_store.clip import ClipBackbone, _create, _tokenizer, bundle_files
+
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(seed)
+        model = _create(TINY_CLIP_CONFIG, checkpoint=None)
+    tokenizer = _tokenizer(TINY_CLIP_CONFIG, None)
+    backbone = ClipBackbone(model, TINY_CLIP_CONFIG, tokenizer, device="cpu")
+    tensors, json_files = bundle_files(backbone)
+    ref = write_artifact(store, "foundation", tensors=tensors, json_files=json_files,
+                         config={"image_tower": "tiny-vit", "random_init": True})  # fmt: skip
+    return ref, backbone
+
+
+def make_tiny_fedclip(
+    store: str | os.PathLike[str],
+    clients: Sequence[str] = ("photo", "sketch"),
+    class_names: Sequence[str] = ("cat", "dog", "horse", "bird"),
+    seed: int = 0,
+    *,
+    sharpness: float = 6.0,
+    metrics: dict[str, Any] | None = None,
+) -> ArtifactRef:
+    """Write a tiny foundation plus a ``fedclip`` artifact (global + one adapter per client).
+
+    Adapters are random with ``fc2`` scaled by ``sharpness`` so their attention is far from
+    uniform: different clients then predict differently, which tests of routing can observe.
+    Class text features come from the tiny backbone's real text tower.
+    """
+    from model_store.adapters import AttentionAdapter, write_fedclip_artifact
+
+    foundation, backbone = make_tiny_foundation(store, seed)
+    dim = TINY_CLIP_CONFIG["embed_dim"]
+
+    def adapter(i: int) -> dict[str, torch.Tensor]:
+        torch.manual_seed(seed * 1000 + i)
+        ad = AttentionAdapter(dim)
+        with torch.no_grad():
+            ad.fc2.weight.mul_(sharpness)
+        return ad.state_dict()
+
+    with torch.random.fork_rng(devices=[]):
+        states = {c: adapter(i + 1) for i, c in enumerate(clients)}
+        global_state = adapter(0)
+    text = backbone.encode_text([f"a photo of a {n}" for n in class_names])
+    return write_fedclip_artifact(
+        store, global_state=global_state, client_states=states,
+        adapter_config={"type": "attention", "dim": dim, "rank": None},
+        class_names=list(class_names), text_features=torch.from_numpy(text),
+        logit_scale=backbone.logit_scale,
+        backbone={"kind": "foundation", "version": foundation.version,
+                  "sha256": backbone.fingerprint},
+        metadata={"metrics": metrics if metrics is not None else {
+            "unseen_acc": 0.4, "participant_acc": {c: 0.5 for c in clients},
+            "personal_acc": {c: round(0.6 + 0.1 * i, 6) for i, c in enumerate(clients)}}},
     )  # fmt: skip

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import hashlib
+import json
 import secrets
 from typing import Any
 
@@ -19,6 +21,24 @@ def create_client(session: Session, *, name: str, client_id: str | None = None) 
     session.add(client)
     session.flush()
     return client
+
+
+def ensure_client(session: Session, *, client_id: str, name: str) -> bool:
+    """Insert a client unless it exists (an existing row, its name and keys stay as they are).
+
+    Safe when replicas start at once: a concurrent insert of the same id is the same client.
+    Returns True when this call created the row.
+    """
+    if session.get(Client, client_id) is not None:
+        return False
+    try:
+        with session.begin_nested():
+            session.add(Client(id=client_id, name=name))
+    except IntegrityError:
+        if session.get(Client, client_id) is None:
+            raise
+        return False
+    return True
 
 
 def get_client(session: Session, *, client_id: str) -> Client | None:
@@ -68,6 +88,12 @@ def register_artifact(
         session.add(row)
         session.flush()
     return row
+
+
+def recipe_key(recipe: dict[str, Any]) -> str:
+    """sha256 of the canonical JSON of everything that determines a model (its content address)."""
+    canonical = json.dumps(recipe, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
+    return hashlib.sha256(canonical.encode()).hexdigest()
 
 
 def get_model(session: Session, *, model_id: str) -> PersonalizedModel | None:

@@ -2,7 +2,9 @@
 
 The lifespan loads the TAPER artifact once onto the runtime device, brings the database schema to
 Alembic head (or refuses an old one), connects Redis when configured, records the artifact in the
-registry, and closes everything on shutdown. Routes reach these through ``app.state``.
+registry, and closes everything on shutdown. When the store holds a FedCLIP adapter artifact it is
+loaded too (with its backbone) and its clients are registered in SQL (``service.federation``).
+Routes reach these through ``app.state``.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from starlette.concurrency import run_in_threadpool
 
 from service import crud, db, problems
 from service.api.routes import admin, health, models, personalize
+from service.federation import Federation
 from service.metrics import Metrics
 from service.middleware import BodyLimitMiddleware, MetricsMiddleware
 from service.personalization import Personalizer
@@ -35,11 +38,14 @@ def _start(app: FastAPI, settings: Settings) -> None:
     app.state.engine = engine
     app.state.sessions = sessionmaker(engine, expire_on_commit=False)
     runtime = Runtime.load(settings, metrics)
+    federation = Federation.load(settings, runtime.device, runtime.lru)
     with app.state.sessions.begin() as s:
         crud.register_artifact(
             s, kind="taper", version=runtime.version,
             manifest_sha256=runtime.manifest_sha256, metrics=runtime.metrics,
         )  # fmt: skip
+        if federation is not None:
+            federation.register(s)
     encoder = load_text_encoder(settings.text_encoder, "cpu")
     resolver = ClassResolver(runtime.catalogue, encoder, settings.match_threshold)
     redis = None
@@ -52,7 +58,7 @@ def _start(app: FastAPI, settings: Settings) -> None:
             log.warning("redis at %s is not reachable; starting without it", settings.redis_url)
     app.state.personalizer = Personalizer(
         runtime=runtime, sessions=app.state.sessions, redis=redis, metrics=metrics,
-        resolver=resolver, public_url=settings.public_url,
+        resolver=resolver, public_url=settings.public_url, federation=federation,
     )  # fmt: skip
 
 
@@ -95,7 +101,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.state.ratelimiter = build_limiter(settings, app.state.metrics)  # None when disabled
     problems.install(app)
     for module in (personalize, models, admin, health):  # versioned prefixes live in modules
-        app.include_router(module.router)
+        errors = (500, 503) if module is health else problems.API_ERRORS
+        app.include_router(module.router, responses=problems.openapi_responses(*errors))
     app.add_middleware(BodyLimitMiddleware, limit=settings.max_body_bytes)
     app.add_middleware(MetricsMiddleware, metrics=app.state.metrics)
     return app

@@ -8,7 +8,6 @@ Identical concurrent requests share one lookup via single-flight.
 from __future__ import annotations
 
 import hashlib
-import json
 import logging
 import time
 from typing import Any
@@ -21,6 +20,9 @@ from torch import nn
 from service import crud
 from service import runtime as rt
 from service.auth import Principal
+from service.crud import recipe_key
+from service.federation import KIND as FEDCLIP
+from service.federation import ClientModels, Federation, model_not_found
 from service.metrics import Metrics
 from service.models import PersonalizedModel
 from service.problems import Problem
@@ -33,10 +35,7 @@ from service.writebehind import WriteBehind
 log = logging.getLogger(__name__)
 
 
-def recipe_key(recipe: dict[str, Any]) -> str:
-    """sha256 of the canonical JSON of everything that determines the weights."""
-    canonical = json.dumps(recipe, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
-    return hashlib.sha256(canonical.encode()).hexdigest()
+__all__ = ["Personalizer", "recipe_key"]
 
 
 class Personalizer:
@@ -49,6 +48,7 @@ class Personalizer:
         metrics: Prometheus collectors.
         resolver: phrase → class matcher over the artifact's catalogue.
         public_url: prefix for the URLs returned to clients.
+        federation: the deployed FedCLIP artifact (client-ID models), or None.
     """
 
     def __init__(
@@ -60,18 +60,21 @@ class Personalizer:
         metrics: Metrics,
         resolver: ClassResolver,
         public_url: str = "",
+        federation: Federation | None = None,
     ) -> None:
         self.runtime, self.sessions, self.redis = runtime, sessions, redis
         self.metrics, self.resolver, self.public_url = metrics, resolver, public_url.rstrip("/")
         self._flight: SingleFlight[tuple[nn.Module, str]] = SingleFlight()
         self._writer = WriteBehind()  # serialise + sha256 + Redis SET off the request path
+        self.clients = ClientModels(federation, sessions)  # kind "fedclip" (service.federation)
 
     # ---- requests -------------------------------------------------------------------------
 
     def personalize(self, req: PersonalizeCreate, principal: Principal) -> dict[str, Any]:
         """Resolve, build (or find) the model, record its recipe, describe it."""
         if req.client_id is not None:
-            return self._client_model(req.client_id)
+            row, tier = self.clients.personalize(req.client_id, principal)
+            return {**self.public(row).model_dump(), "cache": tier}
         matches, domain = self._resolve(req)
         method = req.method or self.runtime.default_method
         indices = [m.index for m in matches if m.index is not None]
@@ -92,16 +95,20 @@ class Personalizer:
         ]
         return {**self.public(row).model_dump(), "resolution": resolution, "cache": tier}
 
-    def get(self, model_id: str) -> PersonalizedModel:
-        """The recipe row, or a 404 problem."""
+    def get(self, model_id: str, principal: Principal | None = None) -> PersonalizedModel:
+        """The recipe row, or a 404 problem (also for a client model ``principal`` may not see)."""
         with self.sessions() as s:
             row = crud.get_model(s, model_id=model_id)
         if row is None:
-            raise Problem(404, "model-not-found", f"no personalized model with id {model_id!r}")
+            raise model_not_found(model_id)
+        if principal is not None and row.kind == FEDCLIP:
+            self.clients.check_access(row, principal)
         return row
 
     def weights(self, row: PersonalizedModel, dtype: str) -> bytes:
         """Safetensors bytes of the model (fp32 from Redis when present; fp16 converted)."""
+        if row.kind == FEDCLIP:
+            return self.clients.weights(row, dtype)
         self._writer.wait(row.id)
         if dtype == "fp32" and self.redis is not None:
             payload = self.redis.get(row.recipe_key)
@@ -157,11 +164,13 @@ class Personalizer:
     def public(self, row: PersonalizedModel) -> ModelPublic:
         """The client-facing description of a recipe row."""
         base = f"{self.public_url}/v1/models/{row.id}"
+        fedclip = row.kind == FEDCLIP
         return ModelPublic.model_validate(
             {
                 "id": row.id, "kind": row.kind, "method": row.method,
-                "method_accuracy": self.runtime.method_accuracy(row.method),
-                "classes": row.recipe["classes"], "domain": row.recipe["domain"],
+                "method_accuracy": self.clients.method_accuracy(row) if fedclip
+                else self.runtime.method_accuracy(row.method),
+                "classes": row.recipe["classes"], "domain": row.recipe.get("domain"),
                 "mixers": row.mixers, "artifact_version": row.artifact_version,
                 "description": row.description, "parent_id": row.parent_id,
                 "weights_sha256": row.weights_sha256, "created_at": row.created_at,
@@ -221,6 +230,8 @@ class Personalizer:
     # ---- helpers --------------------------------------------------------------------------
 
     def _probabilities(self, row: PersonalizedModel, batch: torch.Tensor) -> torch.Tensor:
+        if row.kind == FEDCLIP:  # batch: uint8 NHWC (the backbone preprocesses itself)
+            return self.clients.probabilities(row, batch)
         module, _ = self.ensure(row)
         with torch.inference_mode():
             return module(batch.to(self.runtime.device)).float().softmax(dim=1)
@@ -265,15 +276,3 @@ class Personalizer:
         )  # fmt: skip
         with self.sessions.begin() as s:
             return crud.save_model(s, row=row)
-
-    def _client_model(self, client_id: str) -> dict[str, Any]:
-        with self.sessions() as s:
-            client = crud.get_client(s, client_id=client_id)
-        if client is None:
-            raise Problem(404, "client-not-found", f"no client with id {client_id!r}")
-        raise Problem(
-            501, "adapters-not-available",
-            "client-ID personalization (federated adapters) is not served yet: this deployment "
-            "has no adapter artifact for this client",
-            client_id=client_id,
-        )  # fmt: skip

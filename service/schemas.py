@@ -1,19 +1,32 @@
 """Request/response models (pydantic), separate from the ORM tables.
 
 ``PersonalizeCreate`` takes exactly one of ``description``, ``classes`` or ``client_id``; the
-response has a ``kind`` (``taper`` now, ``adapter`` when client-ID personalization lands) so the
-federated path slots in without changing the shape.
+response has a ``kind`` (``taper`` for synthesized ResNet-18s, ``fedclip`` for a federated
+client's adapter) so both paths share one shape.
 """
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints, model_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    StringConstraints,
+    model_validator,
+)
 
 Method = Literal["taper", "selection"]
+ModelMethod = Literal["taper", "selection", "fedclip-personalized", "fedclip-global"]
 ClassName = Annotated[str, StringConstraints(min_length=1, max_length=200)]
+# SQLite returns naive datetimes even for DateTime(timezone=True) columns; every stored time is
+# UTC, so say so: a naive ISO string is not an RFC 3339 ``date-time`` (found by benchmarks/fuzz.py).
+UtcDateTime = Annotated[
+    datetime, AfterValidator(lambda v: v if v.tzinfo else v.replace(tzinfo=UTC))
+]
 
 
 class PersonalizeCreate(BaseModel):
@@ -27,7 +40,10 @@ class PersonalizeCreate(BaseModel):
     classes: list[ClassName] | None = Field(
         None, min_length=1, max_length=100, examples=[["cat", "dog"]]
     )
-    client_id: str | None = Field(None, min_length=1, max_length=64)
+    client_id: str | None = Field(
+        None, min_length=1, max_length=64,
+        description="your federated client id (its FedCLIP adapter), or 'global'",
+    )  # fmt: skip
     domain: str | None = Field(None, max_length=64, examples=["sketch"])
     method: Method | None = None
 
@@ -39,6 +55,9 @@ class PersonalizeCreate(BaseModel):
                 "give exactly one of 'description', 'classes' or 'client_id' "
                 f"(got {', '.join(given) or 'none'})"
             )
+        if self.client_id is not None and (self.domain or self.method):
+            raise ValueError("'domain' and 'method' apply to description/classes requests; a "
+                             "'client_id' request gets that client's adapter as trained")
         if self.classes is not None and any(not c.strip() for c in self.classes):
             raise ValueError("class names must be non-empty")
         return self
@@ -65,8 +84,8 @@ class ModelPublic(BaseModel):
     """A personalized model as clients see it."""
 
     id: str
-    kind: Literal["taper", "adapter"]
-    method: Method
+    kind: Literal["taper", "fedclip"]
+    method: ModelMethod
     method_accuracy: float | None = Field(
         None, description="the artifact's own evaluation accuracy for this method"
     )
@@ -77,7 +96,7 @@ class ModelPublic(BaseModel):
     description: str | None = None
     parent_id: str | None = None
     weights_sha256: str | None = None
-    created_at: datetime | None = None
+    created_at: UtcDateTime | None = None
     weights_url: str
     predict_url: str
 
@@ -86,7 +105,9 @@ class PersonalizeResponse(ModelPublic):
     """``ModelPublic`` plus how the request was resolved and which cache tier answered."""
 
     resolution: list[Resolution] = []
-    cache: Literal["memory", "redis", "synthesized"]
+    cache: Literal["memory", "redis", "synthesized", "artifact"] = Field(
+        description="tier that supplied the model; 'artifact': an adapter loaded from the store"
+    )
 
 
 class RefineResponse(PersonalizeResponse):

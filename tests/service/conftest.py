@@ -78,7 +78,7 @@ def _bearer(key: str) -> dict[str, str]:
     return {"Authorization": f"Bearer {key}"}
 
 
-@pytest.fixture
+@pytest.fixture(scope="session")
 def run_live(serve_app):
     """Context manager factory: ``with run_live(settings) as live: ...`` (real uvicorn)."""
 

@@ -100,7 +100,7 @@ def test_bad_personalize_requests_are_problems(live):
     _problem(live.http.post("/v1/personalize", content=b"{not json", headers={
         "content-type": "application/json"}), 422)  # fmt: skip
     _problem(post({"client_id": "c_nobody"}), 404)
-    assert _problem(post({"client_id": live.client_id}), 501)["client_id"] == live.client_id
+    assert _problem(post({"client_id": live.client_id}), 409)["client_id"] == live.client_id
     _problem(live.http.get("/v1/nowhere"), 404)
     _problem(live.http.delete("/v1/catalogue"), 405)
     _problem(live.http.get("/v1/models/" + "f" * 32), 404)

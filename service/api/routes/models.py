@@ -12,6 +12,7 @@ from starlette.concurrency import run_in_threadpool
 from service.api.deps import PersonalizerDep, PrincipalDep, SettingsDep
 from service.api.inputs import IMAGES_BODY, decode_batch, read_images
 from service.export import onnx_response
+from service.federation import decode_images
 from service.schemas import ModelPublic, PredictResponse, RefineResponse
 
 router = APIRouter(prefix="/v1/models", tags=["models"])
@@ -22,7 +23,7 @@ CHUNK = 1 << 20
 @router.get("/{model_id}", response_model=ModelPublic)
 def get_model(model_id: ModelId, p: PersonalizerDep, principal: PrincipalDep):
     """Metadata of a personalized model."""
-    return p.public(p.get(model_id))
+    return p.public(p.get(model_id, principal))
 
 
 def _etag_matches(header: str | None, etag: str) -> bool:
@@ -42,7 +43,7 @@ def get_weights(
     if_none_match: Annotated[str | None, Header()] = None,
 ):
     """Download weights: safetensors (loads into torchvision resnet18(num_classes=k)) or ONNX."""
-    row = p.get(model_id)
+    row = p.get(model_id, principal)
     if format == "onnx":  # fp32 graph, input "images" NCHW normalised as for safetensors
         return onnx_response(p, row, dtype, if_none_match)
     if (
@@ -63,9 +64,11 @@ def get_weights(
     return StreamingResponse(chunks, media_type="application/octet-stream", headers=headers)
 
 
-async def _image_batch(request: Request, settings, p):
+async def _image_batch(request: Request, settings, p, row=None):
     """Read and decode the request's images (multipart or base64 JSON) onto the runtime device."""
     raw, names, top_k = await read_images(request, settings)
+    if row is not None and row.kind == "fedclip":  # uint8 NHWC: the backbone preprocesses
+        return await run_in_threadpool(decode_images, raw, names, settings), top_k
     return await decode_batch(raw, names, settings, p.runtime.device), top_k
 
 
@@ -75,8 +78,8 @@ async def predict(
     settings: SettingsDep,
 ):  # fmt: skip
     """Top-k labels among the model's classes for a batch of images."""
-    row = await run_in_threadpool(p.get, model_id)
-    batch, top_k = await _image_batch(request, settings, p)
+    row = await run_in_threadpool(p.get, model_id, principal)
+    batch, top_k = await _image_batch(request, settings, p, row)
     predictions = await run_in_threadpool(p.predict, row, batch, top_k)
     return PredictResponse(model_id=model_id, predictions=predictions)
 
@@ -87,6 +90,6 @@ async def refine(
     settings: SettingsDep,
 ):  # fmt: skip
     """Self-improvement from unlabeled images: pseudo-labels define a new model."""
-    row = await run_in_threadpool(p.get, model_id)
+    row = await run_in_threadpool(p.get, model_id, principal)
     batch, _ = await _image_batch(request, settings, p)
     return await run_in_threadpool(p.refine, row, batch, principal)
