@@ -80,16 +80,16 @@ class Federation:
     def __init__(self, *, store: Path, artifact, classifier, lru) -> None:
         self.store, self.version, self.lru = store, artifact.version, lru
         self.config: dict[str, Any] = artifact.config
-        self.clients: list[str] = [c for c in self.config.get("clients", []) if c != GLOBAL]
+        named = list(self.config.get("clients", []))
+        self.clients: list[str] = [c for c in named if c != GLOBAL and len(c) <= 64]
         self.metrics: dict[str, Any] = dict(artifact.metadata.get("metrics") or {})
         canonical = json.dumps(artifact.manifest, sort_keys=True, default=str)
         self.manifest_sha256 = hashlib.sha256(canonical.encode()).hexdigest()
         self.classifier = classifier  # global adapter; shares backbone + class text with clients
         self.class_names: list[str] = list(classifier.class_names)
         self._flight: SingleFlight[Any] = SingleFlight()
-        if GLOBAL in self.config.get("clients", []):
-            log.warning("fedclip/%s names a client 'global': reserved, it is not served",
-                        self.version)  # fmt: skip
+        for bad in sorted(set(named) - set(self.clients)):  # 'global' is reserved; SQL ids <= 64
+            log.warning("fedclip/%s: client id %r is not served", self.version, bad)
 
     @classmethod
     def load(cls, settings, device: torch.device, lru) -> Federation | None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import secrets
 
 import httpx
 import numpy as np
@@ -215,3 +216,25 @@ def test_without_an_adapter_artifact_client_ids_get_a_clear_conflict(make_settin
         assert own["type"].endswith("adapters-not-deployed") and "description" in own["detail"]
         _problem(_personalize(live.http, "global"), 409)
         _problem(_personalize(live.http, "photo"), 404)  # someone else's id: still 404
+
+
+def test_federation_registration_on_postgres_is_idempotent(fed_store, make_settings,
+                                                           postgres_server):  # fmt: skip
+    from service.federation import Federation
+    from service.metrics import Metrics
+    from service.runtime import ModuleLRU
+
+    url = postgres_server.create_database(f"t_{secrets.token_hex(6)}")
+    engine = db.prepare_database(url, migrate=True)
+    sessions = sessionmaker(engine, expire_on_commit=False)
+    fed = Federation.load(make_settings(url, store_dir=fed_store), torch.device("cpu"),
+                          ModuleLRU(1 << 20, Metrics()))  # fmt: skip
+    assert fed is not None and fed.clients == list(CLIENTS)
+    with sessions.begin() as s:
+        assert fed.register(s) == 2
+    with sessions.begin() as s:
+        assert fed.register(s) == 0
+    with sessions() as s:
+        assert sorted(c.id for c in s.scalars(select(Client))) == list(CLIENTS)
+        assert len(s.scalars(select(Artifact).where(Artifact.kind == "fedclip")).all()) == 1
+    engine.dispose()
