@@ -7,16 +7,26 @@
         print(tailor.predict(model["id"], ["cat.png"], top_k=2))
 
 Errors raise :class:`TailorError` carrying the server's RFC 7807 problem document.
+
+Requests that are safe to repeat are retried on connection errors and 502/503/504 with
+exponential backoff (honouring ``Retry-After``): GETs, ``/personalize`` (idempotent by design: the
+same request always names the same model id) and ``/predict`` (no side effects). ``refine`` is not
+retried. So an app rides through a restarted worker, replica or database without its own loop.
 """
 
 from __future__ import annotations
 
 import base64
+import email.utils
 import os
+import random
+import time
 from pathlib import Path
 from typing import Any
 
 import httpx
+
+RETRY_STATUSES = frozenset({502, 503, 504})
 
 
 class TailorError(RuntimeError):
@@ -34,15 +44,30 @@ class TailorClient:
         base_url: e.g. ``http://127.0.0.1:8000`` (default ``$TAILOR_URL``).
         api_key: bearer key (default ``$TAILOR_API_KEY``).
         timeout: seconds per request.
+        retries: extra attempts for a safe request after a connection error or a 502/503/504.
+        backoff_s: first wait between attempts; doubles each time (with jitter).
+        max_wait_s: cap on any one wait, including a server's ``Retry-After``.
+
+    Attributes:
+        retried: how many retries this client has made (apps may export it as a metric).
     """
 
     def __init__(
-        self, base_url: str | None = None, api_key: str | None = None, timeout: float = 60.0
+        self,
+        base_url: str | None = None,
+        api_key: str | None = None,
+        timeout: float = 60.0,
+        *,
+        retries: int = 4,
+        backoff_s: float = 0.2,
+        max_wait_s: float = 5.0,
     ) -> None:
         base_url = base_url or os.environ.get("TAILOR_URL", "http://127.0.0.1:8000")
         api_key = api_key or os.environ.get("TAILOR_API_KEY", "")
         headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
         self.http = httpx.Client(base_url=base_url, headers=headers, timeout=timeout)
+        self.retries, self.backoff_s, self.max_wait_s = retries, backoff_s, max_wait_s
+        self.retried = 0
 
     def __enter__(self) -> TailorClient:
         return self
@@ -63,47 +88,97 @@ class TailorClient:
             problem = {"title": response.reason_phrase, "detail": response.text[:500]}
         raise TailorError(response.status_code, problem)
 
+    def _safe(self, method: str, url: str, **kwargs: Any) -> httpx.Response:
+        """Send a request that may be repeated, retrying transient failures; checked response."""
+        return self._check(self._retrying(lambda: self.http.request(method, url, **kwargs)))
+
+    def _retrying(self, attempt: Any) -> httpx.Response:
+        """Call ``attempt`` until it returns a non-transient response or retries run out.
+
+        A connection error means the request may or may not have reached a worker that then died;
+        repeating is fine only because every caller here is idempotent or side-effect free.
+        """
+        for n in range(self.retries + 1):
+            last = n == self.retries
+            try:
+                response = attempt()
+            except httpx.TransportError:
+                if last:
+                    raise
+                self._pause(n, None)
+                continue
+            if last or response.status_code not in RETRY_STATUSES:
+                return response
+            self._pause(n, response.headers.get("retry-after"))
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    def _pause(self, attempt: int, retry_after: str | None) -> None:
+        self.retried += 1
+        wait = self.backoff_s * 2**attempt * random.uniform(0.5, 1.0)  # jitter: no herds
+        hinted = _retry_after_seconds(retry_after)
+        if hinted is not None:
+            wait = max(wait, hinted)
+        time.sleep(min(wait, self.max_wait_s))
+
     def personalize(self, **request: Any) -> dict[str, Any]:
         """POST /v1/personalize with ``description=``, ``classes=`` or ``client_id=``."""
         body = {k: v for k, v in request.items() if v is not None}
-        return self._check(self.http.post("/v1/personalize", json=body)).json()
+        return self._safe("POST", "/v1/personalize", json=body).json()
 
     def model(self, model_id: str) -> dict[str, Any]:
         """GET /v1/models/{id}."""
-        return self._check(self.http.get(f"/v1/models/{model_id}")).json()
+        return self._safe("GET", f"/v1/models/{model_id}").json()
 
     def catalogue(self) -> dict[str, Any]:
         """GET /v1/catalogue."""
-        return self._check(self.http.get("/v1/catalogue")).json()
+        return self._safe("GET", "/v1/catalogue").json()
 
     def weights(self, model_id: str, dtype: str = "fp32") -> bytes:
         """The model's safetensors bytes."""
         url = f"/v1/models/{model_id}/weights"
-        return self._check(self.http.get(url, params={"dtype": dtype})).content
+        return self._safe("GET", url, params={"dtype": dtype}).content
 
     def download_weights(self, model_id: str, path: str | Path, dtype: str = "fp32") -> Path:
-        """Stream the weights to ``path`` (returns it)."""
+        """Stream the weights to ``path`` (returns it); a broken stream starts the file over."""
         path = Path(path)
         url = f"/v1/models/{model_id}/weights"
-        with self.http.stream("GET", url, params={"dtype": dtype}) as response:
-            if not response.is_success:
-                response.read()
-                self._check(response)
-            with path.open("wb") as fh:
-                for chunk in response.iter_bytes():
-                    fh.write(chunk)
+
+        def attempt() -> httpx.Response:
+            with self.http.stream("GET", url, params={"dtype": dtype}) as response:
+                if response.is_success:
+                    with path.open("wb") as fh:
+                        for chunk in response.iter_bytes():
+                            fh.write(chunk)
+                else:
+                    response.read()
+            return response
+
+        self._check(self._retrying(attempt))
         return path
 
     def predict(self, model_id: str, images: list[str | Path | bytes], top_k: int = 1):
         """Predictions for image files or encoded image bytes (sent as base64 JSON)."""
         payload = [_encode(im) for im in images]
         body = {"images": payload, "top_k": top_k}
-        return self._check(self.http.post(f"/v1/models/{model_id}/predict", json=body)).json()
+        return self._safe("POST", f"/v1/models/{model_id}/predict", json=body).json()
 
     def refine(self, model_id: str, images: list[str | Path | bytes]) -> dict[str, Any]:
         """Self-improvement from unlabeled images → a new model."""
         body = {"images": [_encode(im) for im in images]}
         return self._check(self.http.post(f"/v1/models/{model_id}/refine", json=body)).json()
+
+
+def _retry_after_seconds(value: str | None) -> float | None:
+    """``Retry-After`` as seconds: delta-seconds or an HTTP date (None if absent or garbled)."""
+    if not value:
+        return None
+    if value.strip().isdigit():
+        return float(value)
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    return max(0.0, when.timestamp() - time.time())
 
 
 def _encode(image: str | Path | bytes) -> str:

@@ -7,6 +7,9 @@ migrations themselves, so the schema in production is always the one Alembic pro
 
 from __future__ import annotations
 
+import fcntl
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from alembic import command
@@ -39,10 +42,42 @@ def _sqlite_pragmas(dbapi_conn, _record) -> None:
     cur.close()
 
 
+def _sqlite_file(url: str) -> Path | None:
+    """The database file of a SQLite URL (None for in-memory databases)."""
+    if "///" not in url:  # ``sqlite://`` is an in-memory database
+        return None
+    path = url.split("///", 1)[1].split("?", 1)[0]
+    if not path or path == ":memory:" or "mode=memory" in url:
+        return None
+    return Path(path).expanduser()
+
+
 def _ensure_sqlite_dir(url: str) -> None:
-    path = url.split("///", 1)[-1]
-    if path and path != ":memory:" and "mode=memory" not in path:
-        Path(path).expanduser().parent.mkdir(parents=True, exist_ok=True)
+    path = _sqlite_file(url)
+    if path is not None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+
+
+@contextmanager
+def _migration_lock(url: str) -> Iterator[None]:
+    """Serialise migrations of one SQLite file across processes.
+
+    ``tailor serve --workers N`` starts N lifespans at once and each runs ``upgrade``. SQLite DDL
+    is not transactional under Alembic, so two workers racing on a fresh file both try
+    ``CREATE TABLE`` and one dies with "table already exists" (which makes uvicorn stop the
+    whole server). An exclusive ``flock`` on a sidecar file makes the others wait and then find
+    the schema at head. PostgreSQL takes an advisory lock in ``migrations/env.py`` instead.
+    """
+    path = _sqlite_file(url) if url.startswith("sqlite") else None
+    if path is None:
+        yield
+        return
+    with path.with_name(path.name + ".migrate.lock").open("a") as fh:
+        fcntl.flock(fh, fcntl.LOCK_EX)  # released when the file is closed, even on a crash
+        try:
+            yield
+        finally:
+            fcntl.flock(fh, fcntl.LOCK_UN)
 
 
 def alembic_config(url: str) -> Config:
@@ -68,7 +103,8 @@ def upgrade(url: str, revision: str = "head") -> None:
     """Run ``alembic upgrade`` programmatically (the CLI's ``migrate`` and the lifespan use it)."""
     if url.startswith("sqlite"):
         _ensure_sqlite_dir(url)
-    command.upgrade(alembic_config(url), revision)
+    with _migration_lock(url):
+        command.upgrade(alembic_config(url), revision)
 
 
 def prepare_database(url: str, *, migrate: bool) -> Engine:
