@@ -123,6 +123,34 @@ async def _on_unexpected(request: Request, exc: Exception) -> JSONResponse:
     )
 
 
+PROBLEM_SCHEMA = {
+    "type": "object",
+    "title": "Problem",
+    "description": "RFC 7807 problem details; extension members (e.g. suggestions) may follow.",
+    "required": ["type", "title", "status", "detail"],
+    "properties": {
+        "type": {"type": "string"},
+        "title": {"type": "string"},
+        "status": {"type": "integer"},
+        "detail": {"type": "string"},
+        "instance": {"type": "string"},
+    },
+    "additionalProperties": True,
+}
+
+
+def openapi_responses(*statuses: int) -> dict[int | str, dict[str, Any]]:
+    """OpenAPI ``responses`` declaring problem+json bodies for ``statuses``, so generated clients
+    and schema fuzzers (benchmarks/fuzz.py) know every error shape. Declaring 422 here also
+    replaces FastAPI's default ``HTTPValidationError`` body, which this service never sends."""
+    content = {MEDIA_TYPE: {"schema": PROBLEM_SCHEMA}}
+    return {s: {"description": _TITLES.get(s, "Error"), "content": content} for s in statuses}
+
+
+# Any authenticated route may answer these (auth, body limit, rate limit, database, bugs).
+API_ERRORS = (400, 401, 403, 404, 409, 413, 415, 422, 429, 500, 501, 503)
+
+
 def install(app: FastAPI) -> None:
     """Register every handler on ``app``."""
     app.add_exception_handler(Problem, _on_problem)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from fastapi import APIRouter, Request, Response
+from fastapi.responses import PlainTextResponse
 from prometheus_client import CONTENT_TYPE_LATEST
 from sqlalchemy import text
 from starlette.concurrency import run_in_threadpool
@@ -42,7 +43,7 @@ async def readyz(request: Request):
     return {"status": "ready", "checks": checks}
 
 
-@router.get("/metrics")
+@router.get("/metrics", response_class=PlainTextResponse)  # documents text/plain, not JSON
 def metrics(request: Request):
     """Prometheus exposition."""
     return Response(request.app.state.metrics.render(), media_type=CONTENT_TYPE_LATEST)
