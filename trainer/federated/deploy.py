@@ -238,9 +238,10 @@ def local_deployment(client_dirs: list[str], work: Path) -> Iterator[dict[str, A
             with contextlib.suppress(ProcessLookupError):
                 os.killpg(p.pid, signal.SIGTERM)
         for p in procs:
-            try:
+            with contextlib.suppress(subprocess.TimeoutExpired):
                 p.wait(timeout=10)
-            except subprocess.TimeoutExpired:
+            # A flwr-serverapp whose SuperLink went away keeps retrying it after SIGTERM.
+            with contextlib.suppress(ProcessLookupError):
                 os.killpg(p.pid, signal.SIGKILL)
 
 
@@ -270,7 +271,7 @@ def wait_for_result(dep: dict[str, Any], run_id: str, out_dir: Path,
     while time.monotonic() - start < timeout:
         if (out_dir / "result.json").exists():
             return json.loads((out_dir / "result.json").read_text())
-        if time.monotonic() - checked > 10:  # a `flwr ls` costs a CLI start-up: not every poll
+        if time.monotonic() - checked > 20:  # a `flwr ls` costs a CLI start-up: not every poll
             checked = time.monotonic()
             runs = _flwr_json(dep, "ls", "--run-id", run_id).get("runs", [{}])
             status = str(runs[0].get("status", "")) if runs else ""
