@@ -14,7 +14,8 @@ from fastapi import FastAPI, Request
 from fastapi.encoders import jsonable_encoder
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
-from sqlalchemy.exc import OperationalError
+from sqlalchemy.exc import DBAPIError, InterfaceError, OperationalError
+from sqlalchemy.exc import TimeoutError as PoolTimeoutError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 log = logging.getLogger(__name__)
@@ -107,7 +108,21 @@ async def _on_validation(request: Request, exc: Exception) -> JSONResponse:
     return problem_response(request, Problem(422, "validation-error", detail, errors=errors))
 
 
+def is_database_outage(exc: BaseException) -> bool:
+    """True for errors that mean "the database is unreachable right now", not "the query is wrong".
+
+    A restart or failover surfaces as OperationalError (refused, shutting down, admin shutdown),
+    InterfaceError (a connection closed under us), any DBAPI error that invalidated its
+    connection, or a pool timeout when every connection is stuck. All are worth a retry.
+    """
+    if isinstance(exc, OperationalError | InterfaceError | PoolTimeoutError):
+        return True
+    return isinstance(exc, DBAPIError) and bool(exc.connection_invalidated)
+
+
 async def _on_database(request: Request, exc: Exception) -> JSONResponse:
+    if not is_database_outage(exc):  # e.g. an IntegrityError: a bug, not an outage
+        return await _on_unexpected(request, exc)
     log.warning("database unavailable on %s %s: %s", request.method, request.url.path, exc)
     return problem_response(
         request,
@@ -156,5 +171,6 @@ def install(app: FastAPI) -> None:
     app.add_exception_handler(Problem, _on_problem)
     app.add_exception_handler(StarletteHTTPException, _on_http)
     app.add_exception_handler(RequestValidationError, _on_validation)
-    app.add_exception_handler(OperationalError, _on_database)
+    app.add_exception_handler(DBAPIError, _on_database)
+    app.add_exception_handler(PoolTimeoutError, _on_database)
     app.add_exception_handler(Exception, _on_unexpected)

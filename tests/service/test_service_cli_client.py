@@ -3,7 +3,11 @@
 from __future__ import annotations
 
 import json
+import socket
+import threading
+import time
 
+import httpx
 import pytest
 from safetensors.torch import load_file
 from service_testkit import images, png
@@ -57,3 +61,49 @@ def test_client_round_trip_and_errors(live, tmp_path):
     with TailorClient(live.url, "tlr_bad") as anon, pytest.raises(TailorError) as err:
         anon.catalogue()
     assert err.value.status == 401
+
+
+def test_client_retries_503_honouring_retry_after_then_gives_up(run_live, make_settings,
+                                                                private_postgres):  # fmt: skip
+    pg = private_postgres
+    with run_live(make_settings(pg.url())) as live:
+        with TailorClient(live.url, live.key, retries=1, max_wait_s=0.05) as impatient:
+            before = impatient.personalize(classes=["cat", "dog"])
+            with pytest.raises(TailorError) as err:
+                impatient.personalize(classes=["horse", "dog"], description="dogs")
+            assert err.value.status == 422 and impatient.retried == 0  # a 4xx is never retried
+            pg.stop()
+            with pytest.raises(TailorError) as err:
+                impatient.model(before["id"])
+            assert err.value.status == 503 and impatient.retried == 1  # one retry, then give up
+        with TailorClient(live.url, live.key) as patient:
+            restarter = threading.Thread(
+                target=lambda: (_wait(lambda: patient.retried >= 1), pg.start_existing())
+            )
+            restarter.start()
+            t0 = time.monotonic()
+            again = patient.personalize(classes=["cat", "dog"])  # 503 while down, then served
+            elapsed = time.monotonic() - t0
+            restarter.join(timeout=60)
+        assert again["id"] == before["id"] and patient.retried >= 1
+        assert elapsed >= 2.0  # waited the server's Retry-After (2 s), not just its own backoff
+
+
+def test_client_retries_connection_errors_but_not_refine(tmp_path):
+    with socket.socket() as s:  # a port nobody listens on
+        s.bind(("127.0.0.1", 0))
+        url = f"http://127.0.0.1:{s.getsockname()[1]}"
+    with TailorClient(url, "tlr_x", retries=2, backoff_s=0.01) as client:
+        with pytest.raises(httpx.ConnectError):
+            client.catalogue()
+        assert client.retried == 2
+        with pytest.raises(httpx.ConnectError):
+            client.refine("0" * 32, [png(images(1)[0])])  # not idempotent by contract: once
+        assert client.retried == 2
+
+
+def _wait(condition, timeout: float = 30.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, "timed out"
+        time.sleep(0.01)

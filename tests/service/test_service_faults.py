@@ -325,3 +325,47 @@ def test_redis_restart_under_load_fails_no_request(run_live, make_settings, priv
             cache.close()
         assert load.wrong == [] and load.retryable == [], (load.wrong, load.retryable)
         _assert_nothing_lost(live.url, live.key, load)
+
+
+def test_postgres_restart_under_load_gives_only_503s(run_live, make_settings, private_postgres):
+    """While PostgreSQL restarts, requests get 503 + Retry-After (never 500); nothing is lost."""
+    pg = private_postgres
+    with run_live(make_settings(pg.url())) as live:
+        spare = live.admin.post("/v1/keys", json={"name": "spare"}).json()["key"]
+        with Load(live.url, live.key, TASKS[:3]) as load:
+            load.wait_ok(9)
+            pg.stop()
+            wait_until(lambda: len(load.retryable) >= 3, 20, "requests to meet the outage")
+            assert live.anon.get("/readyz").status_code == 503
+            pg.start_existing()
+            load.wait_ok(3)  # recovered without restarting the service (pool_pre_ping) ...
+            failed = len(load.retryable)
+            load.wait_ok(6)
+            assert len(load.retryable) == failed  # ... and no stale pooled connection lingers
+        assert load.wrong == [], load.wrong
+        assert all(": 503 " in r for r in load.retryable), load.retryable
+        with TailorClient(live.url, spare) as client:  # a key made before the outage still works
+            assert client.model(load.model_ids()[0])["weights_sha256"] is not None
+        _assert_nothing_lost(live.url, live.key, load)
+
+
+def test_workers_migrating_one_fresh_sqlite_file_at_once_all_succeed(tmp_path):
+    """N workers start N lifespans together; SQLite DDL races ("table already exists") unless
+    ``service.db.upgrade`` serialises them (it holds a file lock)."""
+    url = f"sqlite:///{tmp_path}/race.db"
+    start = time.time() + 3  # every process past its imports before anyone migrates
+    code = (
+        "import sys, time; from service import db\n"
+        "while time.time() < float(sys.argv[2]): time.sleep(0.001)\n"
+        "db.upgrade(sys.argv[1]); print(db.current_revision(db.make_engine(sys.argv[1])))"
+    )
+    procs = [
+        subprocess.Popen([sys.executable, "-c", code, url, str(start)], cwd=REPO,
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE)  # fmt: skip
+        for _ in range(3)
+    ]
+    outs = [p.communicate(timeout=120) for p in procs]
+    assert [p.returncode for p in procs] == [0, 0, 0], [err.decode()[-500:] for _, err in outs]
+    from service.db import head_revision
+
+    assert {out.decode().strip() for out, _ in outs} == {head_revision(url)}
