@@ -194,6 +194,12 @@ class Personalizer:
             module = rt.build_module(rt.deserialize(payload), self.runtime.device)
             self.runtime.lru.put(row.id, module)
             return module, "redis"
+        built_with = row.recipe.get("artifact_version")
+        if built_with != self.runtime.version:  # other bases (and maybe classes): never rebuild
+            raise Problem(409, "artifact-version-mismatch",
+                          f"model {row.id} was built from TAPER artifact {built_with}, but this "
+                          f"deployment serves {self.runtime.version}; POST the same request to "
+                          "/v1/personalize for a model from the current artifact")  # fmt: skip
         t0 = time.perf_counter()
         state, _ = self.runtime.synthesize(row.recipe)
         self.metrics.synthesis_seconds.labels(row.method).observe(time.perf_counter() - t0)

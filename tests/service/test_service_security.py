@@ -162,3 +162,24 @@ def test_docs_ui_is_off_in_prod_but_schema_stays(make_settings, tmp_path):
     assert "/openapi.json" in paths and not paths & {"/docs", "/redoc"}
     dev = create_app(make_settings(f"sqlite:///{tmp_path}/d.db"))
     assert {"/docs", "/redoc"} <= {r.path for r in dev.routes if hasattr(r, "path")}
+
+
+def test_artifact_upgrade_never_rebuilds_old_models_from_new_bases(run_live, make_settings,
+                                                                    tmp_path):  # fmt: skip
+    """An old recipe rebuilt from a new artifact's bases would silently serve other weights."""
+    from model_store.testing import make_tiny_taper
+    from service.runtime import load_text_encoder
+
+    store, encoder = tmp_path / "store", load_text_encoder(None, "cpu")
+    make_tiny_taper(store, num_classes=12, Q=2, seed=0, encoder=encoder, version="v1")
+    settings = make_settings(f"sqlite:///{tmp_path}/t.db", store_dir=store)
+    with run_live(settings) as live:
+        old = live.http.post("/v1/personalize", json={"classes": ["cat", "zero"]}).json()
+    make_tiny_taper(store, num_classes=12, Q=2, seed=1, encoder=encoder, version="v2")  # LATEST
+    with run_live(settings) as live:  # no Redis: the old model must be rebuilt to be served
+        assert live.http.get(f"/v1/models/{old['id']}").json()["artifact_version"] == "v1"
+        refused = live.http.get(old["weights_url"])
+        assert refused.status_code == 409 and "v1" in refused.json()["detail"], refused.text
+        new = live.http.post("/v1/personalize", json={"classes": ["cat", "zero"]}).json()
+        assert new["artifact_version"] == "v2" and new["id"] != old["id"]
+        assert live.http.get(new["weights_url"]).status_code == 200
