@@ -238,3 +238,13 @@ def test_federation_registration_on_postgres_is_idempotent(fed_store, make_setti
         assert sorted(c.id for c in s.scalars(select(Client))) == list(CLIENTS)
         assert len(s.scalars(select(Artifact).where(Artifact.kind == "fedclip")).all()) == 1
     engine.dispose()
+
+
+def test_an_explicitly_named_missing_adapter_version_fails_start_up(fed_store, make_settings):
+    from model_store.artifacts import ArtifactNotFoundError
+    from service.federation import Federation
+
+    settings = make_settings("sqlite://", store_dir=fed_store,
+                             fedclip_version="20990101T000000-deadbeef")  # fmt: skip
+    with pytest.raises(ArtifactNotFoundError, match="20990101T000000-deadbeef"):
+        Federation.load(settings, torch.device("cpu"), lru=None)
