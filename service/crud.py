@@ -80,13 +80,22 @@ def revoke_api_key(session: Session, *, key_id: str) -> bool:
 def register_artifact(
     session: Session, *, kind: str, version: str, manifest_sha256: str, metrics: dict[str, Any]
 ) -> Artifact:
-    """Record an artifact version (idempotent: returns the existing row when present)."""
+    """Record an artifact version (idempotent: returns the existing row when present).
+
+    Every worker of every replica runs this in its lifespan, so on a fresh registry several
+    insert the same row at once; the losers take the winner's row instead of failing start-up.
+    """
     stmt = select(Artifact).where(Artifact.kind == kind, Artifact.version == version)
     row = session.scalars(stmt).first()
     if row is None:
         row = Artifact(kind=kind, version=version, manifest_sha256=manifest_sha256, metrics=metrics)
-        session.add(row)
-        session.flush()
+        try:
+            with session.begin_nested():
+                session.add(row)
+        except IntegrityError:
+            row = session.scalars(stmt).first()
+            if row is None:
+                raise
     return row
 
 
