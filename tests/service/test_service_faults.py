@@ -350,16 +350,19 @@ def test_postgres_restart_under_load_gives_only_503s(run_live, make_settings, pr
 
 
 _START = """
-import sys, time
+import sys
 from sqlalchemy.orm import sessionmaker
 from service import crud, db
-url, t0 = sys.argv[1], float(sys.argv[2])
-while time.time() < t0: time.sleep(0.001)
-engine = db.prepare_database(url, migrate=True)  # what each worker's lifespan does first ...
-while time.time() < t0 + 2: time.sleep(0.001)
-with sessionmaker(engine).begin() as s:  # ... and then, all at the same moment
+def barrier(name):  # tell the test we are here, wait for its word to go on
+    print(name, flush=True)
+    sys.stdin.readline()
+db.head_revision(sys.argv[1])  # alembic's scripts loaded: the race window is the DDL itself
+barrier("imported")
+engine = db.prepare_database(sys.argv[1], migrate=True)  # a worker's lifespan does this first ...
+barrier("migrated")
+with sessionmaker(engine).begin() as s:  # ... and then this, all workers at the same moment
     row = crud.register_artifact(s, kind="t", version="v1", manifest_sha256="0" * 64, metrics={})
-    print(row.id)
+    print(row.id, flush=True)
 """
 
 
@@ -371,12 +374,21 @@ def test_workers_starting_together_on_a_fresh_registry_all_start(backend, reques
         url = f"sqlite:///{tmp_path}/race.db"
     else:
         url = request.getfixturevalue("postgres_server").create_database(f"race_{os.getpid()}")
-    start = time.time() + 4  # every process past its imports before anyone migrates
     procs = [
-        subprocess.Popen([sys.executable, "-c", _START, url, str(start)], cwd=REPO,
-                         stdout=subprocess.PIPE, stderr=subprocess.PIPE)  # fmt: skip
-        for _ in range(3)
+        subprocess.Popen([sys.executable, "-c", _START, url], cwd=REPO, text=True,
+                         stdin=subprocess.PIPE, stdout=subprocess.PIPE)  # fmt: skip
+        for _ in range(4)
     ]
-    outs = [p.communicate(timeout=120) for p in procs]
-    assert [p.returncode for p in procs] == [0, 0, 0], [err.decode()[-800:] for _, err in outs]
-    assert len({out.decode().split()[-1] for out, _ in outs}) == 1  # one shared artifact row
+    try:
+        for stage in ("imported", "migrated"):  # release everyone only when all are waiting
+            assert [p.stdout.readline().strip() for p in procs] == [stage] * len(procs)
+            for p in procs:
+                p.stdin.write("go\n")
+                p.stdin.flush()
+        ids = {p.stdout.readline().strip() for p in procs}
+        assert [p.wait(timeout=60) for p in procs] == [0] * len(procs)
+    finally:
+        for p in procs:
+            if p.poll() is None:
+                p.kill()
+    assert len(ids) == 1 and "" not in ids  # every worker got the one shared artifact row
