@@ -1,282 +1,219 @@
-"""Service benchmark (not a test): cold/warm /personalize, download MB/s, /predict vs raw torch.
+"""Service benchmark (not a test): the API under real uvicorn (--workers N) + real redis-server.
 
-Runs the real API under uvicorn in a subprocess (so client and server do not share a GIL) on a
-tiny-random but full-size artifact (ResNet-18, Q bases), with a real redis-server when one is
-installed, and measures in one run:
+One command measures, against a tiny-random but full-size artifact (ResNet-18 × Q bases):
 
-* cold ``/personalize`` latency (never-seen class sets) ÷ the time for torch to read the Q bases
-  once (a ``clone`` of the stacked bases, as in ``benchmarks/synthesis.py``: the
-  memory-bandwidth bound of synthesis; goal ≤ 2.0);
-* warm ``/personalize`` p50;
-* weight download throughput (MB/s);
-* ``/predict`` batch-64 latency ÷ raw ``model(x)`` on the same batch (goal ≤ 1.2).
+* cold ``/personalize`` (never-seen task) ÷ the time torch needs to read the Q bases once
+  (``sum``: read only, the memory-bandwidth bound; also ÷ ``copy`` and ÷ ``clone``; goal ≤ 2.0),
+  and in-process synthesis ÷ the same read; warm ``/personalize`` p50/p90;
+* weight download MB/s: safetensors fp32 and fp16, ONNX (and the first ONNX download: export);
+* ``/predict`` at batch 1/8/64, multipart and base64 JSON, ÷ raw ``model(x)`` on the same batch
+  (goal batch-64 ≤ 1.2), with the server's decode path timed in-process to split the overhead
+  into decode and transport (HTTP, parsing, response);
+* personalizations/s at 1/4/16 concurrent callers, cold (distinct tasks) and warm (repeated);
+* server RSS (all processes, /proc) as N distinct tasks grow past the LRU budget
+  (``TAILOR_MEMORY_CACHE_BYTES`` = a few models): must plateau; PNG of RSS vs N, with and
+  without the glibc malloc settings of ``_server.MALLOC_TUNED`` (A/B).
 
-    .venv/bin/python benchmarks/service.py [--q 4] [--repeats 10]
+Fairness: the server and this process both run torch with ``--threads`` intra-op threads
+(default 1: two processes on a 2-core machine do not fight over cores, and "server ÷ raw" compares
+the same kernels); the script re-executes itself with the server's thread and malloc environment.
+Ratios come from medians of measurements interleaved within each repeat.
 
-Prints a table and writes JSON under ``benchmarks/results/``.
+    .venv/bin/python benchmarks/service.py [--workers 1] [--quick]
+
+Prints a table; writes ``service.json`` and ``rss.png`` under ``benchmarks/results/service/``.
 """
 
 from __future__ import annotations
 
 import argparse
-import io
-import itertools
-import json
+import contextlib
 import os
+import platform
 import shutil
-import socket
-import statistics
-import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
-import httpx
-import numpy as np
-import torch
-import torchvision
-from PIL import Image
-from safetensors.torch import load as st_load
-
-ROOT = Path(__file__).resolve().parents[1]
-ADMIN = "bench-admin-" + "k" * 24
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+# Run as a script, sys.path[0] is benchmarks/, where this file would shadow the `service`
+# package: import from the repository root instead.
+_HERE = Path(__file__).resolve().parent
+if sys.path and Path(sys.path[0] or ".").resolve() == _HERE:
+    sys.path[0] = str(_HERE.parent)
+elif str(_HERE.parent) not in sys.path:
+    sys.path.insert(0, str(_HERE.parent))
+from benchmarks._server import MALLOC_TUNED, thread_env  # noqa: E402  (light: no torch)
 
 
-def _wait(url: str, proc: subprocess.Popen, timeout: float = 180) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            raise RuntimeError(f"server exited with {proc.returncode}")
-        try:
-            if httpx.get(url, timeout=1).status_code == 200:
-                return
-        except httpx.HTTPError:
-            pass
-        time.sleep(0.2)
-    raise TimeoutError(url)
+def process_env(threads: int, malloc: str) -> dict[str, str]:
+    """Thread and malloc environment shared by the server and this process."""
+    return {**thread_env(threads), **(MALLOC_TUNED if malloc == "tuned" else {})}
 
 
-def _start_redis(workdir: Path) -> tuple[subprocess.Popen | None, str | None]:
-    binary = shutil.which("redis-server")
-    if binary is None:
-        return None, None
-    port = _free_port()
-    args = [binary, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--dir", str(workdir)]
-    proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    time.sleep(0.3)
-    return proc, f"redis://127.0.0.1:{port}/0"
+def _reexec_with_server_env() -> None:
+    """Run again with the server's thread/malloc environment (glibc reads it at start-up),
+    before torch is imported, so the re-execution costs little."""
+    p = argparse.ArgumentParser(add_help=False)
+    p.add_argument("--threads", type=int, default=1)
+    p.add_argument("--malloc", default="tuned")
+    known, _ = p.parse_known_args(sys.argv[1:])
+    env = {k: v for k, v in os.environ.items() if k not in MALLOC_TUNED}
+    env |= process_env(known.threads, known.malloc) | {"TAILOR_BENCH_CHILD": "1"}
+    os.execve(sys.executable, [sys.executable, __file__, *sys.argv[1:]], env)
 
 
-def _timed(fn) -> float:
-    t0 = time.perf_counter()
-    fn()
-    return time.perf_counter() - t0
+if __name__ == "__main__" and os.environ.get("TAILOR_BENCH_CHILD") != "1":
+    _reexec_with_server_env()
+
+import httpx  # noqa: E402
+import torch  # noqa: E402
+
+from benchmarks._latency import downloads, personalize, predict  # noqa: E402
+from benchmarks._load import memory_curve, plateau, plot, throughput  # noqa: E402
+from benchmarks._measure import Baselines, Tasks, png, random_images  # noqa: E402
+from benchmarks._report import report  # noqa: E402
+from benchmarks._server import ADMIN, ROOT, Redis, Server, build_store  # noqa: E402
+
+OUT = ROOT / "benchmarks" / "results" / "service"
+NUM_CLASSES = 12
+QUICK = {"q": 2, "repeats": 1, "warm_n": 3, "batches": [1, 8], "callers": [1, 2],
+         "cold_per_caller": 1, "warm_per_caller": 2, "memory_tasks": 3, "cache_models": 1,
+         "malloc_ab": False}  # fmt: skip
 
 
-def _timed_after(prepare, fn) -> float:
-    prepare()
-    return _timed(fn)
+def parse(argv: list[str] | None) -> argparse.Namespace:
+    """Command-line options; ``--quick`` shrinks every count for the smoke test."""
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--workers", type=int, default=1, help="uvicorn worker processes")
+    p.add_argument("--q", type=int, default=4, help="number of bases")
+    p.add_argument("--threads", type=int, default=1, help="torch threads per process")
+    p.add_argument("--malloc", choices=["tuned", "default"], default="tuned")
+    p.add_argument("--no-malloc-ab", dest="malloc_ab", action="store_false",
+                   help="skip the memory/cold A/B against the other malloc setting")  # fmt: skip
+    p.add_argument("--repeats", type=int, default=15)
+    p.add_argument("--warm-n", type=int, default=50)
+    p.add_argument("--batches", type=int, nargs="+", default=[1, 8, 64])
+    p.add_argument("--callers", type=int, nargs="+", default=[1, 4, 16])
+    p.add_argument("--cold-per-caller", type=int, default=3)
+    p.add_argument("--warm-per-caller", type=int, default=20)
+    p.add_argument("--memory-tasks", type=int, default=16)
+    p.add_argument("--cache-models", type=int, default=4, help="LRU budget, in models")
+    p.add_argument("--quick", action="store_true", help="tiny counts (smoke test, < 40 s)")
+    p.add_argument("--out", type=Path, default=OUT)
+    args = p.parse_args(argv)
+    if args.quick:
+        for key, value in QUICK.items():
+            setattr(args, key, value)
+    return args
 
 
-def _median_time(fn, repeats: int) -> float:
-    return statistics.median(_timed(fn) for _ in range(repeats))
+def model_nbytes(num_classes: int) -> int:
+    """Bytes of one served model (parameters + buffers), to express the LRU budget in models."""
+    from model_store.resnet import build_resnet18
+
+    with torch.device("meta"):
+        net = build_resnet18(num_classes)
+    return sum(t.numel() * t.element_size() for t in [*net.parameters(), *net.buffers()])
 
 
-def _await_write_behind(http: httpx.Client, model_id: str) -> None:
-    """Wait until the server has finished the write-behind of a model (its digest is set)."""
-    for _ in range(600):
-        if http.get(f"/v1/models/{model_id}").json().get("weights_sha256"):
-            return
-        time.sleep(0.01)
+@contextlib.contextmanager
+def _serve(args, work, store, redis, malloc: str, budget: int):
+    """A server with the benchmark's environment, and an admin client for it."""
+    env = {**process_env(args.threads, malloc), "TAILOR_MEMORY_CACHE_BYTES": str(budget)}
+    headers = {"Authorization": f"Bearer {ADMIN}"}
+    with Server(work, store, redis.url, workers=args.workers, env=env) as server:
+        with httpx.Client(base_url=server.url, headers=headers, timeout=300) as http:
+            yield server, http
 
 
-def _metric_mean(http: httpx.Client, name: str) -> float:
-    """Mean of a Prometheus histogram from the server's /metrics (sum ÷ count)."""
-    total = count = 0.0
-    for line in http.get("/metrics").text.splitlines():
-        if line.startswith(f"{name}_sum"):
-            total += float(line.rsplit(" ", 1)[1])
-        elif line.startswith(f"{name}_count"):
-            count += float(line.rsplit(" ", 1)[1])
-    return total / count if count else float("nan")
+def _memory(args, server, http, base, tasks, budget) -> dict:
+    """RSS vs N distinct tasks on a server that has served nothing yet."""
+    files = [("files", (f"{i}.png", png(im), "image/png")) for i, im in
+             enumerate(random_images(8, seed=1))]  # fmt: skip
+    curve = memory_curve(server, http, tasks, base, n_tasks=args.memory_tasks,
+                         predict_files=files)  # fmt: skip
+    model_mb = budget / args.cache_models / 1e6
+    return curve | plateau(curve["rss_points"], args.cache_models * args.workers, model_mb)
 
 
-def _interleaved(a, b, repeats: int, before_b=lambda: None) -> tuple[float, float]:
-    """Medians of ``a`` and ``b`` timed alternately, so load from other processes on this
-    shared machine hits both sides of a ratio alike; ``before_b`` runs untimed (e.g. waiting
-    for the server's write-behind, which would otherwise compete with ``b``)."""
-    ta, tb = [], []
-    for _ in range(repeats):
-        ta.append(_timed(a))
-        tb.append(_timed_after(before_b, b))
-    return statistics.median(ta), statistics.median(tb)
+def _phases(args, work, store, redis, base, tasks, budget) -> tuple[dict, dict[str, float]]:
+    """Every measurement; the memory curve runs first, while the server is fresh (N from 0).
 
-
-def _bases_readers(store: Path):
-    """Two ways for torch to read every byte of the stacked Q bases once.
-
-    ``clone`` (read + fresh allocation; the baseline of ``benchmarks/synthesis.py``) and ``sum``
-    (read only, the strict memory-bandwidth bound). Synthesis sits between: it reads the Q
-    bases and writes one model into fresh memory.
+    With the malloc A/B, a second fresh server with the other setting repeats the memory curve.
     """
-    from model_store.taper import load_taper
-
-    stacked = list(load_taper(store, device="cpu").bases.values())
-    floats = [t for t in stacked if t.is_floating_point()]
-
-    def clone() -> None:
-        with torch.inference_mode():
-            for t in stacked:
-                t.clone()
-
-    def read_sum() -> None:
-        with torch.inference_mode():
-            for t in floats:
-                t.sum()
-
-    clone()
-    read_sum()
-    return clone, read_sum
-
-
-def _png(array: np.ndarray) -> bytes:
-    buf = io.BytesIO()
-    Image.fromarray(array).save(buf, format="PNG")
-    return buf.getvalue()
-
-
-def measure(http: httpx.Client, store: Path, repeats: int) -> dict:
-    """All measurements against a running server (cold/warm personalize, download, predict)."""
-    names = [c["name"] for c in http.get("/v1/catalogue").json()["classes"]]
-    tasks = itertools.permutations(names, 3)
-    responses = []
-
-    def cold() -> None:
-        responses.append(http.post("/v1/personalize", json={"classes": list(next(tasks))}))
-        assert responses[-1].json()["cache"] == "synthesized", responses[-1].text
-
-    clone, read_sum = _bases_readers(store)
-    cold_t, clone_t, sum_t = [], [], []
-    for _ in range(repeats):  # interleaved: load from other processes hits every column alike
-        cold_t.append(_timed(cold))
-        _await_write_behind(http, responses[-1].json()["id"])  # untimed: let the server idle
-        clone_t.append(_timed(clone))
-        sum_t.append(_timed(read_sum))
-    cold_s, read_s, sum_s = (statistics.median(v) for v in (cold_t, clone_t, sum_t))
-    synth_mean = _metric_mean(http, "tailor_synthesis_seconds")
-    model = responses[-1].json()
-    body = {"classes": model["classes"]}
-    warm = [_timed(lambda: http.post("/v1/personalize", json=body)) for _ in range(30)]
-    payload = http.get(model["weights_url"]).content
-    download = _median_time(lambda: http.get(model["weights_url"]).raise_for_status(), repeats)
-    return {
-        "bases_read_s": read_s,
-        "cold_personalize_s": cold_s,
-        "cold_over_read": cold_s / read_s,
-        "bases_sum_s": sum_s,
-        "cold_over_sum": cold_s / sum_s,
-        "server_synthesis_mean_s": synth_mean,
-        "warm_personalize_p50_s": statistics.median(warm),
-        "download_MBps": len(payload) / 1e6 / download,
-        "weights_MB": len(payload) / 1e6,
-        **measure_predict(http, model, payload, repeats),
-    }
+    clock: dict[str, float] = {}
+    t0 = time.perf_counter()
+    with _serve(args, work, store, redis, args.malloc, budget) as (server, http):
+        clock["server_start"] = time.perf_counter() - t0
+        memory = {f"malloc_{args.malloc}": _measure_phase(
+            clock, "memory", lambda: _memory(args, server, http, base, tasks, budget))}
+        figures, model = _measure_phase(clock, "personalize", lambda: personalize(
+            http, tasks, base, repeats=args.repeats, warm_n=args.warm_n, workers=args.workers))
+        server.wait_quiet()
+        figures |= _measure_phase(clock, "downloads", lambda: downloads(
+            http, model, repeats=args.repeats))
+        server.wait_quiet()
+        figures |= _measure_phase(clock, "predict", lambda: predict(
+            http, model, batches=args.batches, repeats=args.repeats, workers=args.workers))
+        figures |= _measure_phase(clock, "concurrency", lambda: throughput(
+            server, http, tasks, levels=args.callers, cold_per_caller=args.cold_per_caller,
+            warm_per_caller=args.warm_per_caller))
+    if args.malloc_ab:
+        other = {"tuned": "default", "default": "tuned"}[args.malloc]
+        with _serve(args, work, store, redis, other, budget) as (server, http):
+            memory[f"malloc_{other}"] = _measure_phase(
+                clock, "memory_ab", lambda: _memory(args, server, http, base, tasks, budget))
+    figures["memory"] = memory
+    return figures, clock
 
 
-def measure_predict(http: httpx.Client, model: dict, payload: bytes, repeats: int) -> dict:
-    """/predict on 64 PNGs vs raw torchvision ``model(x)`` on the same batch, interleaved."""
-    rng = np.random.default_rng(0)
-    imgs = [rng.integers(0, 256, (32, 32, 3), dtype=np.uint8) for _ in range(64)]
-    files = [("files", (f"{i}.png", _png(im), "image/png")) for i, im in enumerate(imgs)]
-    url = model["predict_url"]
-    http.post(url, files=files).raise_for_status()
-    net = torchvision.models.resnet18(num_classes=3)
-    net.load_state_dict(st_load(payload), strict=True)
-    net.eval()
-    from model_store.images import to_batch
-
-    x = to_batch(imgs)
-
-    def raw() -> None:
-        with torch.inference_mode():
-            net(x)
-
-    raw()
-    predict_s, raw_s = _interleaved(lambda: http.post(url, files=files).raise_for_status(), raw,
-                                    repeats)  # fmt: skip
-    return {
-        "predict64_s": predict_s,
-        "raw_model64_s": raw_s,
-        "predict_over_raw": predict_s / raw_s,
-    }
+def _measure_phase(clock: dict[str, float], name: str, fn):
+    t0 = time.perf_counter()
+    try:
+        return fn()
+    finally:
+        clock[name] = time.perf_counter() - t0
 
 
 def main(argv: list[str] | None = None) -> dict:
-    """Build the artifact, start redis + uvicorn, measure, print and save."""
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--q", type=int, default=4, help="number of bases")
-    parser.add_argument("--repeats", type=int, default=10)
-    parser.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "results")
-    args = parser.parse_args(argv)
-    from model_store.testing import make_tiny_taper
-
+    """Build the artifact, start redis + uvicorn, measure every phase, report."""
+    args = parse(argv)
+    torch.set_num_threads(args.threads)
+    load_before = os.getloadavg()
+    t_start = time.perf_counter()
     work = Path(tempfile.mkdtemp(prefix="tailor-bench-"))
-    make_tiny_taper(work / "store", num_classes=12, Q=args.q, seed=0)
-    redis_proc, redis_url = _start_redis(work)
-    port = _free_port()
-    env = {**os.environ, "TAILOR_STORE_DIR": str(work / "store"), "TAILOR_ADMIN_KEY": ADMIN,
-           "TAILOR_DATABASE_URL": f"sqlite:///{work}/bench.db", "TAILOR_DEVICE": "cpu"}  # fmt: skip
-    if redis_url:
-        env["TAILOR_REDIS_URL"] = redis_url
-    cmd = [sys.executable, "-m", "uvicorn", "service.main:create_app", "--factory",
-           "--port", str(port), "--log-level", "warning"]  # fmt: skip
-    server = subprocess.Popen(cmd, env=env, cwd=ROOT)
+    redis = None
     try:
-        base = f"http://127.0.0.1:{port}"
-        _wait(base + "/readyz", server)
-        headers = {"Authorization": f"Bearer {ADMIN}"}
-        with httpx.Client(base_url=base, headers=headers, timeout=120) as http:
-            result = measure(http, work / "store", args.repeats)
+        store = build_store(work, q=args.q, num_classes=NUM_CLASSES,
+                            use_encoder=not args.quick)
+        redis = Redis(work)
+        base = Baselines(store, NUM_CLASSES)
+        tasks = Tasks([f"{c['name']}" for c in base.bundle.catalogue["classes"]])
+        budget = args.cache_models * model_nbytes(3)
+        setup_s = time.perf_counter() - t_start
+        result, clock = _phases(args, work, store, redis, base, tasks, budget)
+        clock["setup"] = setup_s
     finally:
-        server.terminate()
-        server.wait(30)
-        if redis_proc:
-            redis_proc.terminate()
+        if redis is not None:
+            redis.stop()
         shutil.rmtree(work, ignore_errors=True)
-    result.update(q=args.q, redis=bool(redis_url), torch_threads=torch.get_num_threads(),
-                  device="cpu", cpus=os.cpu_count())  # fmt: skip
-    _report(result, args.out)
+    result["memory"]["budget_models"] = args.cache_models
+    result["memory"]["budget_bytes"] = budget
+    result["meta"] = {
+        "command": " ".join([".venv/bin/python", "benchmarks/service.py", *(argv or [])]),
+        "quick": args.quick, "workers": args.workers, "q": args.q, "threads": args.threads,
+        "malloc": args.malloc, "malloc_env": MALLOC_TUNED if args.malloc == "tuned" else {},
+        "repeats": args.repeats, "num_classes_artifact": NUM_CLASSES, "task_classes": 3,
+        "cpus": os.cpu_count(), "torch": torch.__version__, "machine": platform.machine(),
+        "loadavg_before": load_before, "loadavg_after": os.getloadavg(),
+        "wall_s": time.perf_counter() - t_start, "phase_s": clock, "device": "cpu", "redis": True,
+    }  # fmt: skip
+    curves = {k: v["rss_points"] for k, v in result["memory"].items() if k.startswith("malloc_")}
+    result["memory"]["png"] = str(plot(curves, args.cache_models, args.out / "rss.png"))
+    report(result, args.out / "service.json")
     return result
 
 
-def _report(r: dict, out: Path) -> None:
-    rows = [
-        ("torch reads Q bases: clone", f"{r['bases_read_s'] * 1e3:.1f} ms", ""),
-        ("torch reads Q bases: sum", f"{r['bases_sum_s'] * 1e3:.1f} ms", ""),
-        ("cold /personalize (median)", f"{r['cold_personalize_s'] * 1e3:.1f} ms",
-         f"÷ clone = {r['cold_over_read']:.2f}, ÷ sum = {r['cold_over_sum']:.2f} (goal ≤ 2.0)"),
-        ("  of which synthesis (server)", f"{r['server_synthesis_mean_s'] * 1e3:.1f} ms", "mean"),
-        ("warm /personalize p50", f"{r['warm_personalize_p50_s'] * 1e3:.1f} ms", ""),
-        ("weights download", f"{r['download_MBps']:.0f} MB/s", f"{r['weights_MB']:.1f} MB"),
-        ("/predict batch 64", f"{r['predict64_s'] * 1e3:.1f} ms",
-         f"÷ raw = {r['predict_over_raw']:.2f} (goal ≤ 1.2)"),
-        ("raw model(x) batch 64", f"{r['raw_model64_s'] * 1e3:.1f} ms", ""),
-    ]  # fmt: skip
-    print(f"\nTailor service benchmark (Q={r['q']}, redis={r['redis']}, cpu x{r['cpus']})")
-    for name, value, note in rows:
-        print(f"  {name:30s} {value:>12s}  {note}")
-    out.mkdir(parents=True, exist_ok=True)
-    path = out / "service.json"
-    path.write_text(json.dumps(r, indent=2))
-    print(f"wrote {path}")
-
-
 if __name__ == "__main__":
-    main()
+    main(sys.argv[1:])
