@@ -28,12 +28,53 @@ def serve(
     workers: int = 1,
     print_examples: Annotated[bool, typer.Option(help="print curl examples first")] = False,
 ) -> None:
-    """Run the API under uvicorn (settings from TAILOR_* environment variables)."""
+    """Run the API under uvicorn (settings from TAILOR_* environment variables).
+
+    With ``--workers N`` each worker is a separate process running its own lifespan (artifact,
+    encoder, caches); they share one listening socket, and uvicorn replaces a worker that dies.
+    """
+    import logging
+
     import uvicorn
 
+    from service.settings import Settings
+
+    try:
+        _preflight(Settings())
+    except Exception as exc:  # noqa: BLE001 - any of these means the workers could never start
+        typer.echo(f"tailor serve: refusing to start: {exc}", err=True)
+        raise typer.Exit(1) from None
     if print_examples:
         _print_examples(f"http://{host}:{port}")
+    failed = _WorkerStartFailure()
+    logging.getLogger("uvicorn.error").addFilter(failed)
     uvicorn.run("service.main:create_app", factory=True, host=host, port=port, workers=workers)
+    if failed.seen:  # uvicorn's supervisor exits 0 when a worker's lifespan fails: we do not
+        raise typer.Exit(3)
+
+
+def _preflight(settings) -> None:
+    """Check, once and before any worker exists, what would make every worker's lifespan fail.
+
+    Migrating here (rather than in N lifespans at once) also keeps workers from racing on DDL;
+    the artifact check hashes every file and its error names the one that was modified.
+    """
+    from model_store.artifacts import open_artifact
+    from service import db
+
+    db.prepare_database(settings.database_url, migrate=settings.migrate_on_start).dispose()
+    open_artifact(settings.store_dir, "taper", settings.artifact_version)
+
+
+class _WorkerStartFailure:
+    """A logging filter that notices uvicorn's "child failed to start" message (and passes it)."""
+
+    seen = False
+
+    def filter(self, record) -> bool:
+        if "failed to start" in record.getMessage():
+            self.seen = True
+        return True
 
 
 @app.command()

@@ -14,6 +14,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -239,21 +240,45 @@ def _owner(inode: int, pids: list[int]) -> int | None:
     return None
 
 
+def _serve_env(store: Path, database_url: str, **extra: str) -> dict[str, str]:
+    """The environment ``tailor serve`` reads its settings from (nothing inherited)."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("TAILOR_")}
+    env.update(TAILOR_STORE_DIR=str(store), TAILOR_DATABASE_URL=database_url,
+               TAILOR_ADMIN_KEY=ADMIN_KEY, TAILOR_DEVICE="cpu")  # fmt: skip
+    env.update({f"TAILOR_{k.upper()}": v for k, v in extra.items()})
+    return env
+
+
 @pytest.fixture
 def workers_server(taper_store, private_redis, tmp_path):
-    """Two real uvicorn workers on a fresh SQLite file (their migrations start at once)."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith("TAILOR_")}
-    env.update(
-        TAILOR_STORE_DIR=str(taper_store), TAILOR_DATABASE_URL=f"sqlite:///{tmp_path}/t.db",
-        TAILOR_REDIS_URL=private_redis.url, TAILOR_ADMIN_KEY=ADMIN_KEY, TAILOR_DEVICE="cpu",
-        TAILOR_REDIS_RETRY_S="0.2", TAILOR_REDIS_TIMEOUT_S="0.5",
-    )  # fmt: skip
+    """Two real uvicorn workers (``tailor serve --workers 2``) on real Redis and SQLite."""
+    env = _serve_env(taper_store, f"sqlite:///{tmp_path}/t.db", redis_url=private_redis.url,
+                     redis_retry_s="0.2", redis_timeout_s="0.5")  # fmt: skip
     server = ServeProcess(env, workers=2, log=tmp_path / "serve.log")
     try:
         server.wait_started(2, timeout=180)
         yield server
     finally:
         server.stop()
+
+
+def test_tailor_serve_refuses_a_tampered_artifact_naming_the_file(taper_store, tmp_path):
+    """Checked once before forking: uvicorn's supervisor would exit 0 if the workers failed."""
+    store = tmp_path / "store"
+    shutil.copytree(taper_store, store)
+    (victim,) = store.glob("taper/*/mixer.safetensors")
+    data = bytearray(victim.read_bytes())
+    data[len(data) // 2] ^= 0x01
+    victim.write_bytes(bytes(data))
+    server = ServeProcess(_serve_env(store, f"sqlite:///{tmp_path}/t.db"), workers=2,
+                          log=tmp_path / "serve.log")  # fmt: skip
+    try:
+        assert server.proc.wait(timeout=120) == 1
+    finally:
+        server.stop()
+    log = server.log.read_text()
+    assert "refusing to start" in log and f"{victim}: sha256 mismatch" in log
+    assert server.started() == 0
 
 
 def _new_key(url: str) -> str:
