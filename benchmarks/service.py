@@ -137,6 +137,12 @@ def _memory(args, server, http, base, tasks, budget) -> dict:
     return curve | plateau(curve["rss_points"], args.cache_models * args.workers, model_mb)
 
 
+def _cold_summary(figures: dict) -> dict:
+    """The interleaved cold-personalize figures, kept per malloc setting for the A/B."""
+    keys = ("cold_personalize_s", "cold_over_sum", "synthesis_s", "warm_personalize_p50_s")
+    return {f"interleaved_{k}": figures[k] for k in keys}
+
+
 def _phases(args, work, store, redis, base, tasks, budget) -> tuple[dict, dict[str, float]]:
     """Every measurement; the memory curve runs first, while the server is fresh (N from 0).
 
@@ -150,6 +156,7 @@ def _phases(args, work, store, redis, base, tasks, budget) -> tuple[dict, dict[s
             clock, "memory", lambda: _memory(args, server, http, base, tasks, budget))}
         figures, model = _measure_phase(clock, "personalize", lambda: personalize(
             http, tasks, base, repeats=args.repeats, warm_n=args.warm_n, workers=args.workers))
+        memory[f"malloc_{args.malloc}"] |= _cold_summary(figures)
         server.wait_quiet()
         figures |= _measure_phase(clock, "downloads", lambda: downloads(
             http, model, repeats=args.repeats))
@@ -164,6 +171,9 @@ def _phases(args, work, store, redis, base, tasks, budget) -> tuple[dict, dict[s
         with _serve(args, work, store, redis, other, budget) as (server, http):
             memory[f"malloc_{other}"] = _measure_phase(
                 clock, "memory_ab", lambda: _memory(args, server, http, base, tasks, budget))
+            ab, _ = personalize(http, tasks, base, repeats=args.repeats, warm_n=args.warm_n,
+                                workers=args.workers)  # same sequence as the main server's
+            memory[f"malloc_{other}"] |= _cold_summary(ab)
     figures["memory"] = memory
     return figures, clock
 

@@ -31,7 +31,8 @@ PREDICT = ["batch", "raw_s"] + [f"{k}_{f}" for k in ("multipart", "base64")
 CONCURRENCY = ["callers"] + [f"{m}_{f}" for m in ("cold", "warm")
                              for f in ("requests", "per_s", "p50_s", "p90_s")]  # fmt: skip
 MEMORY = ["rss_points", "cold_personalize_s", "cold_over_sum", "rss_slope_MB_per_model",
-          "plateau", "rss_final_MB", "rss_start_MB"]  # fmt: skip
+          "plateau", "rss_final_MB", "rss_start_MB", "interleaved_cold_personalize_s",
+          "interleaved_cold_over_sum"]  # fmt: skip
 META = ["command", "quick", "workers", "q", "threads", "malloc", "malloc_env", "repeats", "cpus",
         "torch", "loadavg_before", "loadavg_after", "wall_s", "phase_s"]  # fmt: skip
 
