@@ -25,11 +25,9 @@ from typing import Any
 
 from trainer.federated.deploy import (
     config_string,
-    flwr_run,
-    local_deployment,
     prepare_main,
-    wait_for_result,
 )
+from trainer.federated.loopback import flwr_run, local_deployment, wait_for_result
 
 ROOT = Path(__file__).resolve().parents[1]
 DOMAINS = ["photo", "art_painting", "cartoon", "sketch"]

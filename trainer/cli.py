@@ -87,3 +87,11 @@ def federated_prepare(ctx: typer.Context) -> None:
     from trainer.federated.deploy import prepare_main
 
     prepare_main(list(ctx.args))
+
+
+@train_app.command("federated-register", **_PASSTHROUGH)
+def federated_register(ctx: typer.Context) -> None:
+    """Save a deployed FedCLIP run's adapters as the `fedclip` artifact (see `--help`)."""
+    from trainer.federated.deploy import register_main
+
+    register_main(list(ctx.args))

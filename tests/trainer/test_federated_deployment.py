@@ -23,13 +23,12 @@ from safetensors.torch import load_file
 
 from trainer.federated.deploy import (
     config_string,
-    flwr_run,
-    local_deployment,
     prepare_main,
+    register_main,
     suggested_run_config,
-    wait_for_result,
     write_deployment,
 )
+from trainer.federated.loopback import flwr_run, local_deployment, wait_for_result
 from trainer.federated.server_app import deployment_config
 from trainer.federated.task import ClientData, build_model, client_seed, load_client, train_local
 
@@ -164,6 +163,9 @@ def deployment(tmp_path_factory):
     with local_deployment(info["clients"], tmp / "flower") as dep:
         run_id = flwr_run(ROOT, dep, config_string(run_cfg))
         result = wait_for_result(dep, run_id, out_dir, timeout=300)
+    (tmp / "fed" / "deployment.json").write_text(json.dumps({  # as prepare_main writes it
+        "method": "fedclip", "backbone": {"spec": "synthetic"}, "classes": ["a", "b", "c"],
+        "folders": info, "run_config": config_string(run_cfg)}))
     return info, run_cfg, result, out_dir, tmp / "flower" / "home"
 
 
@@ -213,6 +215,23 @@ def test_result_accounts_rounds_evaluation_and_personalisation(deployment):
         assert metrics["val_acc"] >= result["client_eval"][-1][name]["val_acc"]
         assert (out_dir / f"personal_{name}.safetensors").exists()
     assert set(result["personal"]) == {"c0", "c1", "c2"}
+
+
+@pytest.mark.integration
+@pytest.mark.slow  # ~40-90 s: real processes; deselect with -m 'not slow'
+def test_register_saves_the_deployed_adapters_as_the_served_fedclip_artifact(deployment,
+                                                                             tmp_path):
+    from model_store.adapters import load_fedclip_adapter
+
+    info, _, result, out_dir, _ = deployment
+    version = register_main(["--deployment", str(Path(info["server"]).parent),
+                             "--store", str(tmp_path / "store")])
+    for client, path in ((None, "global"), ("c1", "personal_c1")):
+        adapter, text, classes, _ = load_fedclip_adapter(tmp_path / "store", client, version)
+        saved = load_file(str(out_dir / f"{path}.safetensors"))
+        assert classes == ["a", "b", "c"] and text.shape == (3, 8)
+        for k, v in adapter.state_dict().items():
+            assert torch.equal(v, saved[f"adapter.{k}"]), (client, k)
 
 
 @pytest.mark.integration

@@ -12,22 +12,16 @@ features, the projection init). ``tailor train federated-prepare`` (:func:`prepa
 A deployed ServerApp runs in a subprocess of the SuperLink, so it reports through files:
 :func:`save_outputs` writes ``global.safetensors``, ``personal_<client>.safetensors`` and
 ``result.json`` (per-round communication, per-client evaluation and personalisation) to the
-run config's ``out-dir``. This module is imported by the ServerApp inside the FAB, so heavy
-imports (backbone, features) stay inside :func:`prepare_main`.
+run config's ``out-dir``; ``tailor train federated-register`` (:func:`register_main`) turns
+that into the ``fedclip`` artifact the service serves. This module is imported by the ServerApp
+inside the FAB, so heavy imports (backbone, features, artifacts) stay inside functions.
 """
 
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
 import os
-import signal
-import socket
-import subprocess
-import sys
-import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -166,6 +160,7 @@ def prepare_main(argv: list[str] | None = None) -> dict[str, Any]:
     info = write_deployment(out, clients, spec, shared)
     run_cfg = suggested_run_config(info, args.method, kind, args.seed, out / "result")
     payload = {"method": args.method, "backbone": source, "clients": names,
+               "classes": list(data.class_names),
                "folders": info, "node_configs": [node_config(i, f) for i, f in
                                                  enumerate(info["clients"])],
                "run_config": config_string(run_cfg)}
@@ -174,111 +169,49 @@ def prepare_main(argv: list[str] | None = None) -> dict[str, Any]:
     return payload
 
 
-# --- Loopback deployment: the same processes as on real machines, all on 127.0.0.1 -------------
+def register_main(argv: list[str] | None = None) -> str:
+    """Turn a deployed FedCLIP federation's output into the ``fedclip`` artifact the service
+    serves (global + per-client adapters, class text, backbone reference); returns its version.
 
-def free_ports(n: int) -> list[int]:
-    """``n`` distinct free TCP ports on loopback (held open together so they differ)."""
-    socks = [socket.socket() for _ in range(n)]
-    try:
-        for s in socks:
-            s.bind(("127.0.0.1", 0))
-        return [s.getsockname()[1] for s in socks]
-    finally:
-        for s in socks:
-            s.close()
-
-
-def _env(home: Path) -> dict[str, str]:
-    """SuperLink/SuperNode spawn ``flower-superexec``/``flwr-*app`` by name: the interpreter's
-    bin folder must be on PATH. Each process gets its own FLWR_HOME, like separate machines."""
-    home.mkdir(parents=True, exist_ok=True)
-    path = f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"
-    return {**os.environ, "PATH": path, "FLWR_HOME": str(home), "PYTHONUNBUFFERED": "1"}
-
-
-def write_connection(home: Path, name: str, address: str) -> None:
-    """The ``flwr`` CLI's SuperLink connection (``$FLWR_HOME/config.toml``), insecure (no TLS)."""
-    home.mkdir(parents=True, exist_ok=True)
-    (home / "config.toml").write_text(
-        f'[superlink]\ndefault = "{name}"\n\n[superlink.{name}]\n'
-        f'address = "{address}"\ninsecure = true\n')
-
-
-@contextlib.contextmanager
-def local_deployment(client_dirs: list[str], work: Path) -> Iterator[dict[str, Any]]:
-    """Start a SuperLink and one SuperNode per client folder on loopback; stop them on exit.
-
-    Yields ``{"env": <environment for the flwr CLI>, "connection": name, "logs": folder}``.
-    Every process starts in its own session, so exit (or a failure) kills its whole group,
-    including the ``flower-superexec`` / ``flwr-*app`` children it spawned.
+    Reads ``<deployment>/deployment.json`` (written by :func:`prepare_main`), the server folder
+    and the ServerApp's ``out-dir``; the same artifact ``tailor train federated`` writes.
     """
-    fleet, control, appio, *node_ports = free_ports(3 + len(client_dirs))
-    logs = work / "logs"
-    logs.mkdir(parents=True, exist_ok=True)
-    cmds = [("superlink", ["flower-superlink", "--insecure",
-                           "--disable-runtime-dependency-installation",  # never `uv sync`
-                           "--fleet-api-address", f"127.0.0.1:{fleet}",
-                           "--control-api-address", f"127.0.0.1:{control}",
-                           "--serverappio-api-address", f"127.0.0.1:{appio}"])]
-    for i, (folder, port) in enumerate(zip(client_dirs, node_ports, strict=True)):
-        cmds.append((f"supernode{i}", [
-            "flower-supernode", "--insecure", "--superlink", f"127.0.0.1:{fleet}",
-            "--clientappio-api-address", f"127.0.0.1:{port}",
-            "--node-config", node_config(i, folder)]))
-    procs: list[subprocess.Popen] = []
-    try:
-        for name, cmd in cmds:
-            with open(logs / f"{name}.log", "wb") as log:
-                procs.append(subprocess.Popen(cmd, env=_env(work / "home" / name), stdout=log,
-                                              stderr=subprocess.STDOUT, start_new_session=True))
-        write_connection(work / "home" / "cli", "loopback", f"127.0.0.1:{control}")
-        yield {"env": _env(work / "home" / "cli"), "connection": "loopback", "logs": logs}
-    finally:
-        for p in procs:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(p.pid, signal.SIGTERM)
-        for p in procs:
-            with contextlib.suppress(subprocess.TimeoutExpired):
-                p.wait(timeout=10)
-            # A flwr-serverapp whose SuperLink went away keeps retrying it after SIGTERM.
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(p.pid, signal.SIGKILL)
+    from flwr.common.config import parse_config_args
+    from safetensors.torch import load_file
 
+    from model_store.adapters import write_fedclip_artifact
+    from trainer.federated.task import load_shared
 
-def flwr_run(project: Path, dep: dict[str, Any], run_config: str) -> str:
-    """``flwr run <project> <connection> --run-config ...``; returns the run id."""
-    out = subprocess.run(["flwr", "run", str(project), dep["connection"], "--run-config",
-                          run_config, "--format", "json"], env=dep["env"], capture_output=True,
-                         text=True, timeout=300)
-    try:
-        return str(json.loads(out.stdout[out.stdout.index("{"):])["run-id"])
-    except (ValueError, KeyError) as err:
-        raise RuntimeError(f"flwr run failed ({out.returncode}): {out.stdout}{out.stderr}") \
-            from err
+    p = argparse.ArgumentParser(prog="tailor train federated-register", description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--deployment", default=".tailor/federated-deploy")
+    p.add_argument("--result", default=None, help="the run's out-dir (default: from the run "
+                                                  "config in deployment.json)")
+    p.add_argument("--store", default=os.environ.get("TAILOR_STORE_DIR", ".tailor/store"))
+    args = p.parse_args(argv)
+    dep = json.loads((Path(args.deployment) / "deployment.json").read_text())
+    if not str(dep["method"]).startswith("fedclip"):
+        raise SystemExit(f"method {dep['method']!r} fine-tunes projections, not an adapter: "
+                         "only FedCLIP deployments produce a servable fedclip artifact")
+    out = Path(args.result or parse_config_args([dep["run_config"]])["out-dir"])
+    if not (out / "result.json").exists():
+        raise SystemExit(f"no result.json in {out}: has the `flwr run` finished (with out-dir)?")
+    result = json.loads((out / "result.json").read_text())
+    spec, shared = load_shared(dep["folders"]["server"])
 
+    def adapter_state(path: Path) -> dict:
+        return {k.removeprefix("adapter."): v for k, v in load_file(str(path)).items()}
 
-def _flwr_json(dep: dict[str, Any], *args: str) -> dict[str, Any]:
-    out = subprocess.run(["flwr", *args, dep["connection"], "--format", "json"], env=dep["env"],
-                         capture_output=True, text=True, timeout=120)
-    return json.loads(out.stdout[out.stdout.index("{"):]) if "{" in out.stdout else {}
-
-
-def wait_for_result(dep: dict[str, Any], run_id: str, out_dir: Path,
-                    timeout: float = 600) -> dict[str, Any]:
-    """Wait for the ServerApp's ``result.json``; fail fast (with the run's log) if the run ends
-    without one."""
-    start, checked = time.monotonic(), time.monotonic()
-    while time.monotonic() - start < timeout:
-        if (out_dir / "result.json").exists():
-            return json.loads((out_dir / "result.json").read_text())
-        if time.monotonic() - checked > 20:  # a `flwr ls` costs a CLI start-up: not every poll
-            checked = time.monotonic()
-            runs = _flwr_json(dep, "ls", "--run-id", run_id).get("runs", [{}])
-            status = str(runs[0].get("status", "")) if runs else ""
-            if status.startswith("finished") and not (out_dir / "result.json").exists():
-                log = subprocess.run(["flwr", "log", run_id, dep["connection"], "--show"],
-                                     env=dep["env"], capture_output=True, text=True, timeout=120)
-                raise RuntimeError(f"run {run_id} {status} without a result:\n"
-                                   f"{log.stdout[-4000:]}")
-        time.sleep(0.5)
-    raise TimeoutError(f"run {run_id}: no {out_dir / 'result.json'} after {timeout:.0f} s")
+    ref = write_fedclip_artifact(
+        args.store, global_state=adapter_state(out / "global.safetensors"),
+        client_states={c: adapter_state(out / f"personal_{c}.safetensors")
+                       for c in result["personal"]},
+        adapter_config={"type": "attention", "dim": int(shared["text"].shape[1]),
+                        "rank": spec.get("rank")},
+        class_names=dep["classes"], text_features=shared["text"], logit_scale=spec["scale"],
+        backbone=dep["backbone"],
+        metadata={"source": "flower-deployment", "training": result["config"],
+                  "comm": result["rounds"], "personal": result["personal"],
+                  "client_eval": result["client_eval"][-1] if result["client_eval"] else {}})
+    print(json.dumps({"version": ref.version, "path": str(ref.path)}), flush=True)
+    return ref.version
