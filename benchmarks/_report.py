@@ -52,6 +52,7 @@ def _load_rows(r: dict) -> list[tuple[str, str, str]]:
     rows = []
     for c in r["concurrency"]:
         rows.append((f"personalize/s, {c['callers']} callers", f"{c['cold_per_s']:.1f} cold",
+                     f"{c['cold_sustained_per_s']:.1f}/s incl. write-behind; "
                      f"{c['warm_per_s']:.0f} warm/s; p50 cold {_ms(c['cold_p50_s'])}, "
                      f"warm {_ms(c['warm_p50_s'])}"))  # fmt: skip
     mem = r["memory"]

@@ -29,7 +29,8 @@ DOWNLOADS = [f"download_{f}_{u}" for f in ("safetensors_fp32", "safetensors_fp16
 PREDICT = ["batch", "raw_s"] + [f"{k}_{f}" for k in ("multipart", "base64")
                                 for f in ("s", "over_raw", "decode_s", "transport_s")]  # fmt: skip
 CONCURRENCY = ["callers"] + [f"{m}_{f}" for m in ("cold", "warm")
-                             for f in ("requests", "per_s", "p50_s", "p90_s")]  # fmt: skip
+                             for f in ("requests", "per_s", "sustained_per_s", "p50_s",
+                                       "p90_s")]  # fmt: skip
 MEMORY = ["rss_points", "cold_personalize_s", "cold_over_sum", "rss_slope_MB_per_model",
           "plateau", "rss_final_MB", "rss_start_MB", "interleaved_cold_personalize_s",
           "interleaved_cold_over_sum"]  # fmt: skip
