@@ -189,6 +189,9 @@ def register_main(argv: list[str] | None = None) -> str:
                                                   "config in deployment.json)")
     p.add_argument("--store", default=os.environ.get("TAILOR_STORE_DIR", ".tailor/store"))
     args = p.parse_args(argv)
+    if not (Path(args.deployment) / "deployment.json").exists():
+        raise SystemExit(f"no deployment.json in {args.deployment}: pass the --out folder of "
+                         "`tailor train federated-prepare` as --deployment")
     dep = json.loads((Path(args.deployment) / "deployment.json").read_text())
     if not str(dep["method"]).startswith("fedclip"):
         raise SystemExit(f"method {dep['method']!r} fine-tunes projections, not an adapter: "
