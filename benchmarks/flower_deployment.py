@@ -11,7 +11,7 @@ Same processes as on real machines — ``flower-superlink``, one ``flower-supern
 Prints a table and writes ``benchmarks/results/flower_deployment.json``::
 
     python benchmarks/flower_deployment.py --size tiny --backbone latest \
-        --store .tailor/store-real --clients 3 --rounds 2
+        --store .tailor/store-real --clients 3 --rounds 2 --register-store /tmp/fedclip-store
 """
 
 from __future__ import annotations
@@ -26,6 +26,7 @@ from typing import Any
 from trainer.federated.deploy import (
     config_string,
     prepare_main,
+    register_main,
 )
 from trainer.federated.loopback import flwr_run, local_deployment, wait_for_result
 
@@ -47,6 +48,9 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--local-epochs", type=int, default=1)
     p.add_argument("--personal-epochs", type=int, default=1)
     p.add_argument("--lr", type=float, default=3e-3)
+    p.add_argument("--register-store", default=None,
+                   help="also save the run as a fedclip artifact in this store "
+                        "(`tailor train federated-register`)")
     p.add_argument("--out", default="benchmarks/results/flower_deployment.json")
     return p
 
@@ -84,6 +88,10 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         app_starts = sum(p.read_text(errors="replace").count("Start `flwr-clientapp` process")
                          for p in dep["logs"].glob("supernode*.log"))
     last = result["client_eval"][-1]
+    artifact = None
+    if args.register_store:
+        artifact = register_main(["--deployment", str(work / "fed"), "--result",
+                                  str(work / "result"), "--store", args.register_store])
     return {
         "setting": {**{k: v for k, v in vars(args).items() if k != "out"},
                     "clients_names": prep["clients"], "backbone_src": prep["backbone"]},
@@ -92,7 +100,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         "rounds": result["rounds"], "clientapp_processes": app_starts,
         "global_test_acc": {c: m["test_acc"] for c, m in last.items()},
         "personal_test_acc": {c: m["test_acc"] for c, m in result["personal"].items()},
-        "errors": result["errors"], "work_dir": str(work)}
+        "errors": result["errors"], "fedclip_artifact": artifact, "work_dir": str(work)}
 
 
 def main() -> None:
