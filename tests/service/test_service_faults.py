@@ -284,6 +284,20 @@ def test_tailor_serve_refuses_a_tampered_artifact_naming_the_file(taper_store, t
     assert server.started() == 0
 
 
+def _client_port(http: httpx.Client) -> int:
+    """Open (or reuse) the client's keep-alive connection and return its local port."""
+    response = http.get("/healthz")
+    return response.extensions["network_stream"].get_extra_info("client_addr")[1]
+
+
+def _capture(outcome: dict, name: str, call, *args, **kwargs) -> None:
+    """Run ``call`` in a thread and keep its result or the exception it raised."""
+    try:
+        outcome[name] = call(*args, **kwargs)
+    except Exception as exc:  # noqa: BLE001 - the test inspects what was raised
+        outcome[name] = exc
+
+
 def _new_key(url: str) -> str:
     made = httpx.post(f"{url}/v1/keys", json={"name": "faults"},
                       headers={"Authorization": f"Bearer {ADMIN_KEY}"}, timeout=60)  # fmt: skip
@@ -294,30 +308,42 @@ def _new_key(url: str) -> str:
 def test_worker_sigkill_mid_request_loses_nothing(workers_server):
     """A worker dies holding requests: they fail retryably, the client retries, uvicorn respawns.
 
-    The victim is the worker serving the client's keep-alive connection; it is stopped (SIGSTOP)
-    until the client's next request sits unread in its socket, then killed, so the kill hits an
-    in-flight request every time rather than by luck.
+    Deterministic, not lucky: while the other worker is paused (SIGSTOP) a plain httpx client
+    and a TailorClient open keep-alive connections, so the victim accepts both; then the victim
+    is paused until both next requests sit unread in its sockets, and killed.
     """
     srv = workers_server
     key = _new_key(srv.url)
-    with Load(srv.url, key, TASKS[:3]) as load, TailorClient(srv.url, key) as client:
+    raw = httpx.Client(base_url=srv.url, timeout=60, headers={"Authorization": f"Bearer {key}"})
+    with Load(srv.url, key, TASKS[:3]) as load, raw, TailorClient(srv.url, key) as client:
         load.wait_ok(9)  # every task made, downloaded and predicted once
-        first = client.http.get("/healthz")
-        client_port = first.extensions["network_stream"].get_extra_info("client_addr")[1]
         workers = srv.workers()
         assert len(workers) == 2
-        inode, _ = _server_socket(srv.port, client_port)
-        victim = _owner(inode, workers)
-        assert victim in workers
+        victim, other = workers
+        os.kill(other, signal.SIGSTOP)  # briefly: uvicorn's health check allows 5 s
+        try:
+            ports = [_client_port(raw), _client_port(client.http)]
+        finally:
+            os.kill(other, signal.SIGCONT)
+        assert [_owner(_server_socket(srv.port, p)[0], workers) for p in ports] == [victim] * 2
         os.kill(victim, signal.SIGSTOP)
-        answer: dict = {}
-        call = threading.Thread(target=lambda: answer.update(client.personalize(classes=TASKS[3])))
-        call.start()
-        wait_until(lambda: (_server_socket(srv.port, client_port) or (0, 0))[1] > 0, 10,
-                   "the client's request to reach the stopped worker")  # fmt: skip
+        outcome: dict = {}
+        calls = [
+            threading.Thread(target=_capture, args=(outcome, "raw", raw.post, "/v1/personalize"),
+                             kwargs={"json": {"classes": TASKS[3]}}),
+            threading.Thread(target=_capture, args=(outcome, "client", client.personalize),
+                             kwargs={"classes": TASKS[3]}),
+        ]  # fmt: skip
+        for t in calls:
+            t.start()
+        wait_until(lambda: all(_server_socket(srv.port, p)[1] > 0 for p in ports), 10,
+                   "both requests to reach the stopped worker")  # fmt: skip
         os.kill(victim, signal.SIGKILL)
-        call.join(timeout=120)
-        assert answer.get("classes") == TASKS[3] and client.retried >= 1
+        for t in calls:
+            t.join(timeout=120)
+        assert isinstance(outcome["raw"], httpx.ReadError | httpx.RemoteProtocolError)  # not a 5xx
+        answer = outcome["client"]
+        assert answer["classes"] == TASKS[3] and client.retried >= 1  # the client rode through
         # uvicorn's supervisor (checked every 0.5 s) replaces a dead worker with a new process
         wait_until(lambda: len(set(srv.workers()) - set(workers)) == 1, 30, "a respawned worker")
         load.wait_ok(6)  # meanwhile the surviving worker carries the traffic
