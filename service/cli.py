@@ -11,6 +11,7 @@ import json
 from pathlib import Path
 from typing import Annotated
 
+import httpx
 import typer
 
 app = typer.Typer(help="Personalization service.", no_args_is_help=True)
@@ -127,6 +128,9 @@ def personalize(
         except TailorError as exc:
             typer.echo(json.dumps(exc.problem, indent=2), err=True)
             raise typer.Exit(1) from None
+        except httpx.TransportError as exc:  # still failing after the client's retries
+            typer.echo(f"cannot reach {client.http.base_url}: {exc}", err=True)
+            raise typer.Exit(1) from None
     typer.echo(json.dumps(result, indent=2))
 
 
@@ -146,6 +150,9 @@ def predict(
             result = client.predict(model_id, list(images), top_k=top_k)
         except TailorError as exc:
             typer.echo(json.dumps(exc.problem, indent=2), err=True)
+            raise typer.Exit(1) from None
+        except httpx.TransportError as exc:  # still failing after the client's retries
+            typer.echo(f"cannot reach {client.http.base_url}: {exc}", err=True)
             raise typer.Exit(1) from None
     typer.echo(json.dumps(result, indent=2))
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 import socket
 import threading
 import time
@@ -107,3 +108,27 @@ def _wait(condition, timeout: float = 30.0) -> None:
     while not condition():
         assert time.monotonic() < deadline, "timed out"
         time.sleep(0.01)
+
+
+def test_cli_reports_an_unreachable_server_after_retrying():
+    with socket.socket() as s:  # a port nobody listens on
+        s.bind(("127.0.0.1", 0))
+        url = f"http://127.0.0.1:{s.getsockname()[1]}"
+    result = CliRunner().invoke(app, ["personalize", "cats and dogs", "--url", url, "--key", "k"])
+    assert result.exit_code == 1 and f"cannot reach {url}" in result.output
+
+
+def test_serve_notices_uvicorn_worker_start_failures():
+    """`tailor serve` turns uvicorn's "child failed to start" log line into exit 3 (uvicorn
+    itself exits 0 with workers > 1); this fails if uvicorn rewords the line."""
+    import inspect
+
+    from uvicorn.supervisors.multiprocess import Multiprocess
+
+    from service.cli import _WorkerStartFailure
+
+    source = inspect.getsource(Multiprocess.keep_subprocess_alive)
+    line = source.split('logger.error(f"', 1)[1].split('")', 1)[0]
+    seen = _WorkerStartFailure()
+    record = logging.LogRecord("uvicorn.error", logging.ERROR, "", 0, line, None, None)
+    assert seen.filter(record) and seen.seen
