@@ -111,6 +111,26 @@ def keys_create(
     typer.echo(json.dumps({"client_id": client.id, "key_id": row.key_id, "key": plaintext}))
 
 
+@keys_app.command("revoke")
+def keys_revoke(
+    key_id: Annotated[str, typer.Argument(help="the key's public id (key_id)")],
+) -> None:
+    """Revoke a client key; it is refused from the next request on (keys are checked per call)."""
+    from sqlalchemy.orm import Session
+
+    from service import crud, db
+    from service.settings import Settings
+
+    engine = db.prepare_database(Settings().database_url, migrate=True)
+    with Session(engine) as s, s.begin():
+        found = crud.revoke_api_key(s, key_id=key_id)
+    engine.dispose()
+    if not found:
+        typer.echo(f"no active key with id {key_id!r}", err=True)
+        raise typer.Exit(1)
+    typer.echo(json.dumps({"key_id": key_id, "revoked": True}))
+
+
 @app.command()
 def personalize(
     description: Annotated[str, typer.Argument(help='e.g. "classify cats and dogs"')],

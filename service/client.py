@@ -9,9 +9,11 @@
 Errors raise :class:`TailorError` carrying the server's RFC 7807 problem document.
 
 Requests that are safe to repeat are retried on connection errors and 502/503/504 with
-exponential backoff (honouring ``Retry-After``): GETs, ``/personalize`` (idempotent by design: the
-same request always names the same model id) and ``/predict`` (no side effects). ``refine`` is not
-retried. So an app rides through a restarted worker, replica or database without its own loop.
+exponential backoff (honouring ``Retry-After``): GETs, ``/personalize`` (idempotent by design:
+the same request always names the same model id) and ``/predict`` (no side effects). ``refine``
+is not retried. These also retry a 429 after its ``Retry-After``: the rate limiter refused the
+request before doing anything. So an app rides through a restarted worker, replica or database
+without its own loop.
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ from typing import Any
 
 import httpx
 
-RETRY_STATUSES = frozenset({502, 503, 504})
+RETRY_STATUSES = frozenset({429, 502, 503, 504})
 
 
 class TailorError(RuntimeError):
@@ -44,7 +46,7 @@ class TailorClient:
         base_url: e.g. ``http://127.0.0.1:8000`` (default ``$TAILOR_URL``).
         api_key: bearer key (default ``$TAILOR_API_KEY``).
         timeout: seconds per request.
-        retries: extra attempts for a safe request after a connection error or a 502/503/504.
+        retries: extra attempts for a safe request after a connection error or a 429/502/503/504.
         backoff_s: first wait between attempts; doubles each time (with jitter).
         max_wait_s: cap on any one wait, including a server's ``Retry-After``.
 

@@ -69,9 +69,9 @@ def authenticate(session: Session, *, plaintext: str) -> auth.Principal | None:
 
 
 def revoke_api_key(session: Session, *, key_id: str) -> bool:
-    """Mark a key revoked; False if it does not exist."""
+    """Mark a key revoked; False if it does not exist or was already revoked (first time kept)."""
     row = session.get(ApiKey, key_id)
-    if row is None:
+    if row is None or row.revoked_at is not None:
         return False
     row.revoked_at = utcnow()
     return True

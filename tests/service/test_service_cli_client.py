@@ -27,6 +27,14 @@ def test_keys_create_writes_a_working_key(live, monkeypatch, tmp_path):
     assert made["key"].startswith("tlr_") and made["client_id"].startswith("c_")
     with TailorClient(live.url, made["key"]) as client:
         assert client.catalogue()["default_method"] == "taper"
+    revoked = CliRunner().invoke(app, ["keys", "revoke", made["key_id"]])
+    assert revoked.exit_code == 0, revoked.output
+    with TailorClient(live.url, made["key"], retries=0) as client:
+        with pytest.raises(TailorError) as err:
+            client.catalogue()
+    assert err.value.status == 401
+    again = CliRunner().invoke(app, ["keys", "revoke", made["key_id"]])
+    assert again.exit_code == 1 and "no active key" in again.output
 
 
 def test_personalize_and_predict_commands(live, tmp_path):
@@ -132,3 +140,19 @@ def test_serve_notices_uvicorn_worker_start_failures():
     seen = _WorkerStartFailure()
     record = logging.LogRecord("uvicorn.error", logging.ERROR, "", 0, line, None, None)
     assert seen.filter(record) and seen.seen
+
+
+def test_client_waits_out_the_rate_limit(run_live, make_settings, tmp_path):
+    """A 429 is retried after the server's Retry-After; a client that won't wait sees the 429."""
+    url = f"sqlite:///{tmp_path / 'ratelimit.db'}"
+    settings = make_settings(url, rate_limit_burst=2, rate_limit_per_minute=60)
+    with run_live(settings) as live:
+        with TailorClient(live.url, live.key, retries=0) as impatient:
+            impatient.catalogue()
+            impatient.catalogue()
+            with pytest.raises(TailorError) as err:
+                impatient.catalogue()
+            assert err.value.status == 429 and impatient.retried == 0
+        with TailorClient(live.url, live.key, retries=3, max_wait_s=5) as patient:
+            assert patient.catalogue()["classes"]  # limited at first, then served
+            assert patient.retried >= 1
