@@ -15,7 +15,6 @@ from typing import Any
 import numpy as np
 import torch
 from sqlalchemy.orm import sessionmaker
-from torch import nn
 
 from service import crud
 from service import runtime as rt
@@ -64,7 +63,7 @@ class Personalizer:
     ) -> None:
         self.runtime, self.sessions, self.redis = runtime, sessions, redis
         self.metrics, self.resolver, self.public_url = metrics, resolver, public_url.rstrip("/")
-        self._flight: SingleFlight[tuple[nn.Module, str]] = SingleFlight()
+        self._flight: SingleFlight[tuple[rt.LazyModule, str]] = SingleFlight()
         self._writer = WriteBehind()  # serialise + sha256 + Redis SET off the request path
         self.clients = ClientModels(federation, sessions)  # kind "fedclip" (service.federation)
 
@@ -180,18 +179,18 @@ class Personalizer:
 
     # ---- cache tiers ----------------------------------------------------------------------
 
-    def ensure(self, row: PersonalizedModel) -> tuple[nn.Module, str]:
-        """A ready module for ``row`` and the tier that supplied it."""
+    def ensure(self, row: PersonalizedModel) -> tuple[rt.LazyModule, str]:
+        """A (lazily built) module for ``row`` and the tier that supplied it."""
         module = self.runtime.lru.get(row.id)
         if module is not None:
             return module, "memory"
         (module, tier), shared = self._flight.do(row.id, lambda: self._load_or_build(row))
         return module, ("memory" if shared else tier)
 
-    def _load_or_build(self, row: PersonalizedModel) -> tuple[nn.Module, str]:
+    def _load_or_build(self, row: PersonalizedModel) -> tuple[rt.LazyModule, str]:
         payload = self.redis.get(row.recipe_key) if self.redis is not None else None
         if payload is not None:
-            module = rt.build_module(rt.deserialize(payload), self.runtime.device)
+            module = rt.LazyModule(rt.deserialize(payload), self.runtime.device)
             self.runtime.lru.put(row.id, module)
             return module, "redis"
         built_with = row.recipe.get("artifact_version")
@@ -204,7 +203,7 @@ class Personalizer:
         state, _ = self.runtime.synthesize(row.recipe)
         self.metrics.synthesis_seconds.labels(row.method).observe(time.perf_counter() - t0)
         self.metrics.syntheses.inc()
-        module = rt.build_module(state, self.runtime.device)
+        module = rt.LazyModule(state, self.runtime.device)  # built on first /predict
         self.runtime.lru.put(row.id, module)
         self._write_behind(row, state)
         return module, "synthesized"

@@ -16,13 +16,13 @@ from service.settings import Settings
 _bearer = HTTPBearer(auto_error=False, description="API key: `Authorization: Bearer tlr_...`")
 
 
-def get_settings(request: Request) -> Settings:
-    """The settings the app was created with."""
+async def get_settings(request: Request) -> Settings:
+    """The settings the app was created with (async: a sync dependency costs a threadpool hop)."""
     return request.app.state.settings
 
 
-def get_personalizer(request: Request) -> Personalizer:
-    """The orchestration object built in the lifespan."""
+async def get_personalizer(request: Request) -> Personalizer:
+    """The orchestration object built in the lifespan (async: no threadpool hop)."""
     return request.app.state.personalizer
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 from fastapi import Request
 from pydantic import ValidationError
 from starlette.concurrency import run_in_threadpool
@@ -73,19 +74,23 @@ def _check_count(n: int, settings: Settings) -> None:
         raise Problem(413, "batch-too-large", f"{n} images > batch limit {settings.max_batch}")
 
 
+def decode_to_batch(raw: list[bytes], names: list[str], settings: Settings, device):
+    """Decode into one preallocated uint8 batch, normalise it once, move it to ``device``.
+
+    Synchronous: the caller runs it in the same worker thread as the forward pass, so a
+    request pays one threadpool hop, not one per step.
+    """
+    from model_store.images import IMAGE_SIZE, normalize_batch
+
+    out = np.empty((len(raw), IMAGE_SIZE, IMAGE_SIZE, 3), dtype=np.uint8)
+    for i, (data, name) in enumerate(zip(raw, names, strict=True)):
+        out[i] = imaging.decode_image(
+            data, name=name, max_pixels=settings.max_image_pixels,
+            max_bytes=settings.max_image_bytes,
+        )  # fmt: skip
+    return normalize_batch(out).to(device)
+
+
 async def decode_batch(raw: list[bytes], names: list[str], settings: Settings, device):
-    """Decode (in a worker thread) and normalise into one tensor batch."""
-
-    def work():
-        images = [
-            imaging.decode_image(
-                data,
-                name=name,
-                max_pixels=settings.max_image_pixels,
-                max_bytes=settings.max_image_bytes,
-            )  # fmt: skip
-            for data, name in zip(raw, names, strict=True)
-        ]
-        return imaging.to_batch(images, device)
-
-    return await run_in_threadpool(work)
+    """:func:`decode_to_batch` in a worker thread."""
+    return await run_in_threadpool(decode_to_batch, raw, names, settings, device)

@@ -10,7 +10,7 @@ from fastapi.responses import StreamingResponse
 from starlette.concurrency import run_in_threadpool
 
 from service.api.deps import PersonalizerDep, PrincipalDep, SettingsDep
-from service.api.inputs import IMAGES_BODY, decode_batch, read_images
+from service.api.inputs import IMAGES_BODY, decode_batch, decode_to_batch, read_images
 from service.export import onnx_response
 from service.federation import decode_images
 from service.schemas import ModelPublic, PredictResponse, RefineResponse
@@ -77,11 +77,31 @@ async def predict(
     model_id: ModelId, request: Request, p: PersonalizerDep, principal: PrincipalDep,
     settings: SettingsDep,
 ):  # fmt: skip
-    """Top-k labels among the model's classes for a batch of images."""
-    row = await run_in_threadpool(p.get, model_id, principal)
-    batch, top_k = await _image_batch(request, settings, p, row)
-    predictions = await run_in_threadpool(p.predict, row, batch, top_k)
-    return PredictResponse(model_id=model_id, predictions=predictions)
+    """Top-k labels among the model's classes for a batch of images.
+
+    The body is read on the event loop; lookup, decoding, the forward pass and the JSON
+    encoding then run in ONE worker thread (one threadpool hop, not three), and the response
+    is the model's own ``model_dump_json`` (FastAPI would re-validate and re-encode 64×k
+    predictions). A missing model still answers 404 before a bad body's 4xx, as before.
+    """
+    try:
+        images = await read_images(request, settings)
+    except Exception as exc:  # noqa: BLE001 - re-raised after the model lookup
+        images = exc
+
+    def work() -> bytes:
+        row = p.get(model_id, principal)
+        if isinstance(images, Exception):
+            raise images
+        raw, names, top_k = images
+        if row.kind == "fedclip":  # uint8 NHWC: the backbone preprocesses
+            batch = decode_images(raw, names, settings)
+        else:
+            batch = decode_to_batch(raw, names, settings, p.runtime.device)
+        predictions = p.predict(row, batch, top_k)
+        return PredictResponse(model_id=model_id, predictions=predictions).model_dump_json()
+
+    return Response(await run_in_threadpool(work), media_type="application/json")
 
 
 @router.post("/{model_id}/refine", response_model=RefineResponse, openapi_extra=IMAGES_BODY)
