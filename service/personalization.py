@@ -26,6 +26,7 @@ from service.metrics import Metrics
 from service.models import PersonalizedModel
 from service.problems import Problem
 from service.resolution import ClassResolver, Match
+from service.rowcache import RowCache
 from service.schemas import ModelPublic, PersonalizeCreate, Prediction, Resolution
 from service.singleflight import SingleFlight
 from service.weight_cache import RedisWeightCache
@@ -64,6 +65,7 @@ class Personalizer:
         self.runtime, self.sessions, self.redis = runtime, sessions, redis
         self.metrics, self.resolver, self.public_url = metrics, resolver, public_url.rstrip("/")
         self._flight: SingleFlight[tuple[rt.LazyModule, str]] = SingleFlight()
+        self._rows = RowCache()  # SQL lookups of immutable rows skipped (/predict, weights)
         self._writer = WriteBehind()  # serialise + sha256 + Redis SET off the request path
         self.clients = ClientModels(federation, sessions)  # kind "fedclip" (service.federation)
 
@@ -96,10 +98,13 @@ class Personalizer:
 
     def get(self, model_id: str, principal: Principal | None = None) -> PersonalizedModel:
         """The recipe row, or a 404 problem (also for a client model ``principal`` may not see)."""
-        with self.sessions() as s:
-            row = crud.get_model(s, model_id=model_id)
+        row = self._rows.get(model_id)
         if row is None:
-            raise model_not_found(model_id)
+            with self.sessions() as s:
+                row = crud.get_model(s, model_id=model_id)
+            if row is None:
+                raise model_not_found(model_id)
+            self._rows.put(model_id, row)  # only once its digest is recorded (immutable)
         if principal is not None and row.kind == FEDCLIP:
             self.clients.check_access(row, principal)
         return row

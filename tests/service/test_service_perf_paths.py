@@ -9,12 +9,14 @@ from __future__ import annotations
 import hashlib
 import threading
 
+import pytest
 import torch
 from service_testkit import b64, images, png
 
 from model_store.images import to_batch
 from model_store.resnet import build_resnet18
 from service.metrics import Metrics
+from service.problems import Problem
 from service.runtime import LazyModule, ModuleLRU, build_module, module_nbytes, serialize
 
 CPU = torch.device("cpu")
@@ -99,3 +101,19 @@ def test_predict_answers_404_for_a_missing_model_before_judging_the_body(live):
     model = live.http.post("/v1/personalize", json={"classes": ["cat", "dog"]}).json()
     bad = live.http.post(model["predict_url"], json={"images": ["@@notbase64@@"]})
     assert bad.status_code == 400 and "images[0]" in bad.json()["detail"]
+
+
+def test_rows_are_cached_only_once_their_digest_is_recorded(live):
+    p = live.personalizer
+    model = live.http.post("/v1/personalize", json={"classes": ["cat", "horse"]}).json()
+    first = p.get(model["id"])
+    if first.weights_sha256 is None:  # write-behind pending: the row may still change
+        assert p.get(model["id"]) is not first
+    p.flush()
+    row = p.get(model["id"])
+    assert row.weights_sha256 is not None and p.get(model["id"]) is row  # immutable: cached
+    meta = live.http.get(f"/v1/models/{model['id']}").json()
+    assert meta["weights_sha256"] == row.weights_sha256
+    with pytest.raises(Problem) as missing:
+        p.get("f" * 32)
+    assert missing.value.status == 404
