@@ -15,8 +15,6 @@ figures exclude the socket and isolate the changed steps:
 Prints one line; writes ``benchmarks/results/service/paths_ab.json``.
 """
 
-from __future__ import annotations
-
 import argparse
 import base64
 import json
@@ -84,7 +82,8 @@ def _eager_class():
     return Eager
 
 
-def _interleave(fns: dict, repeats: int) -> dict[str, float]:
+def _interleave(fns: dict, repeats: int, settle=lambda: None) -> dict[str, float]:
+    """Median seconds of each fn; ``settle`` runs untimed after every call."""
     times: dict[str, list[float]] = {k: [] for k in fns}
     items = list(fns.items())
     for i in range(repeats):
@@ -92,6 +91,7 @@ def _interleave(fns: dict, repeats: int) -> dict[str, float]:
             t0 = time.perf_counter()
             fn()
             times[name].append(time.perf_counter() - t0)
+            settle()
     return {k: statistics.median(v) for k, v in times.items()}
 
 
@@ -110,19 +110,17 @@ def _measure(client: TestClient, app: FastAPI, repeats: int) -> dict[str, float]
             personalization.rt.LazyModule = lazy
         assert made[-1]["cache"] == "synthesized", made[-1]
 
-    def settled(cls):
-        return lambda: (cold(cls), p.flush())  # the write-behind is not part of either
-
-    fns = {"cold_lazy": settled(lazy), "cold_eager": settled(eager)}
-    _interleave(fns, 2)  # warm-up
-    result = _interleave(fns, repeats)
+    fns = {"cold_lazy": lambda: cold(lazy), "cold_eager": lambda: cold(eager)}
+    _interleave(fns, 2, settle=p.flush)  # warm-up; the write-behind is timed in neither
+    result = _interleave(fns, repeats, settle=p.flush)
     mid = made[-1]["id"]
     imgs = random_images(64, seed=64)
     body = json.dumps({"images": [base64.b64encode(png(im)).decode() for im in imgs]}).encode()
     post = {"content": body, "headers": {"content-type": "application/json"}}
     urls = {"predict64_new": f"/v1/models/{mid}/predict", "predict64_old": f"/old/{mid}/predict"}
     new, old = (client.post(u, **post) for u in urls.values())
-    assert new.status_code == old.status_code == 200 and new.content == old.content
+    assert new.status_code == old.status_code == 200 and new.content == old.content, (
+        new.content[:300], old.content[:300])
     result |= _interleave(
         {k: (lambda u=u: client.post(u, **post).raise_for_status()) for k, u in urls.items()},
         repeats,
