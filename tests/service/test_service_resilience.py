@@ -26,8 +26,11 @@ def test_redis_outage_mid_run_then_hits_resume(run_live, make_settings, private_
     with run_live(settings) as live:
         warm = _personalize(live, ["cat", "dog"])
         assert warm["cache"] == "synthesized"
-        private_redis.stop()
+        live.personalizer.flush()  # the warm model's write-behind landed while Redis was up
+        # Read before the stop: the first Redis call after it must fail and be counted; read after
+        # it, a failure counted in between would open the back-off window and hide later ones.
         errors_before = live.metric("tailor_cache_errors_total", tier="redis")
+        private_redis.stop()
         down = _personalize(live, ["horse", "bird"])  # Redis is gone: synthesize and serve
         assert down["cache"] == "synthesized"
         body = {"images": [b64(png(im)) for im in images(4)]}
