@@ -16,7 +16,7 @@ import numpy as np
 import torch
 from sqlalchemy.orm import sessionmaker
 
-from service import crud
+from service import crud, tensorbytes
 from service import runtime as rt
 from service.auth import Principal
 from service.crud import recipe_key
@@ -80,8 +80,7 @@ class Personalizer:
         method = req.method or self.runtime.default_method
         indices = [m.index for m in matches if m.index is not None]
         recipe = self.runtime.recipe(indices, domain=domain, method=method)
-        row = self._register(recipe, description=req.description, principal=principal)
-        _, tier = self.ensure(row)
+        row, tier = self._create(recipe, description=req.description, principal=principal)
         resolution = [
             Resolution.model_validate(
                 {
@@ -124,7 +123,7 @@ class Personalizer:
             payload = self.redis.get(row.recipe_key)
             if payload is not None:
                 return payload
-        payload = rt.serialize(module.state_dict(), dtype)
+        payload = tensorbytes.serialize(module.state_dict(), dtype)
         if dtype == "fp32":
             self._store(row, payload)
         return payload
@@ -161,8 +160,7 @@ class Personalizer:
         )  # fmt: skip
         hist = {n: int(c) for n, c in zip(names, counts, strict=True)}
         desc = f"refined from {row.id}: " + ", ".join(f"{n}×{c}" for n, c in hist.items())
-        new = self._register(recipe, description=desc, principal=principal, parent_id=row.id)
-        _, tier = self.ensure(new)
+        new, tier = self._create(recipe, description=desc, principal=principal, parent_id=row.id)
         return {**self.public(new).model_dump(), "cache": tier, "pseudo_labels": hist}
 
     def public(self, row: PersonalizedModel) -> ModelPublic:
@@ -184,18 +182,25 @@ class Personalizer:
 
     # ---- cache tiers ----------------------------------------------------------------------
 
-    def ensure(self, row: PersonalizedModel) -> tuple[rt.LazyModule, str]:
-        """A (lazily built) module for ``row`` and the tier that supplied it."""
+    def ensure(
+        self, row: PersonalizedModel, mixers: torch.Tensor | None = None
+    ) -> tuple[rt.LazyModule, str]:
+        """A (lazily built) module for ``row`` and the tier that supplied it.
+
+        ``mixers``: the recipe's own mixers when the caller already has them.
+        """
         module = self.runtime.lru.get(row.id)
         if module is not None:
             return module, "memory"
-        (module, tier), shared = self._flight.do(row.id, lambda: self._load_or_build(row))
+        (module, tier), shared = self._flight.do(row.id, lambda: self._load_or_build(row, mixers))
         return module, ("memory" if shared else tier)
 
-    def _load_or_build(self, row: PersonalizedModel) -> tuple[rt.LazyModule, str]:
+    def _load_or_build(
+        self, row: PersonalizedModel, mixers: torch.Tensor | None = None
+    ) -> tuple[rt.LazyModule, str]:
         payload = self.redis.get(row.recipe_key) if self.redis is not None else None
         if payload is not None:
-            module = rt.LazyModule(rt.deserialize(payload), self.runtime.device)
+            module = rt.LazyModule(tensorbytes.deserialize(payload), self.runtime.device)
             self.runtime.lru.put(row.id, module)
             return module, "redis"
         built_with = row.recipe.get("artifact_version")
@@ -205,7 +210,7 @@ class Personalizer:
                           f"deployment serves {self.runtime.version}; POST the same request to "
                           "/v1/personalize for a model from the current artifact")  # fmt: skip
         t0 = time.perf_counter()
-        state, _ = self.runtime.synthesize(row.recipe)
+        state = self.runtime.synthesize(row.recipe, mixers)
         self.metrics.synthesis_seconds.labels(row.method).observe(time.perf_counter() - t0)
         self.metrics.syntheses.inc()
         module = rt.LazyModule(state, self.runtime.device)  # built on first /predict
@@ -214,7 +219,9 @@ class Personalizer:
         return module, "synthesized"
 
     def _write_behind(self, row: PersonalizedModel, state: dict[str, torch.Tensor]) -> None:
-        self._writer.submit(row.id, lambda: self._store(row, rt.serialize(state)))
+        """Serialise, hash and store the bytes off the request path (``tensorbytes``: without
+        holding the GIL, so the request that just synthesized the model is not stalled)."""
+        self._writer.submit(row.id, lambda: self._store(row, tensorbytes.serialize(state)))
 
     def flush(self) -> None:
         """Wait until every pending write-behind has finished (tests, shutdown)."""
@@ -273,16 +280,34 @@ class Personalizer:
                           + ", ".join(str(m.name) for m in unique))  # fmt: skip
         return unique, domain
 
-    def _register(
+    def _create(
         self, recipe: dict[str, Any], *, description: str | None, principal: Principal,
         parent_id: str | None = None,
+    ) -> tuple[PersonalizedModel, str]:  # fmt: skip
+        """Record a recipe (durably, before answering) and build its model.
+
+        The mixers are computed once for the row and for synthesis. Running the SQL insert in
+        a thread beside synthesis was measured slower (GIL hand-offs between the ORM's Python
+        and synthesis's per-tensor loop; docs/results-service.md), so the two run in sequence.
+        """
+        mixers = self.runtime.mixers(recipe)
+        fields = {"description": description, "principal": principal, "parent_id": parent_id}
+        row = self._save(self._draft(recipe, mixers, **fields))
+        _, tier = self.ensure(row, mixers)
+        return row, tier
+
+    def _draft(
+        self, recipe: dict[str, Any], mixers: torch.Tensor | None, *, description: str | None,
+        principal: Principal, parent_id: str | None,
     ) -> PersonalizedModel:  # fmt: skip
         key = recipe_key(recipe)
-        row = PersonalizedModel(
+        return PersonalizedModel(
             id=key[:32], recipe_key=key, kind="taper", method=recipe["method"],
             artifact_version=recipe["artifact_version"], recipe=recipe,
-            mixers=self.runtime.mixers_for_recipe(recipe), description=description,
+            mixers=self.runtime.rounded(mixers), description=description,
             parent_id=parent_id, created_by=principal.client_id,
         )  # fmt: skip
+
+    def _save(self, draft: PersonalizedModel) -> PersonalizedModel:
         with self.sessions.begin() as s:
-            return crud.save_model(s, row=row)
+            return crud.save_model(s, row=draft)

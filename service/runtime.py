@@ -21,8 +21,6 @@ from typing import Any
 
 import numpy as np
 import torch
-from safetensors.torch import load as st_load
-from safetensors.torch import save as st_save
 from torch import nn
 
 from service.metrics import Metrics
@@ -50,22 +48,6 @@ def build_module(state: Mapping[str, torch.Tensor], device: torch.device) -> nn.
     model = copy.deepcopy(_meta_template(int(state["fc.weight"].shape[0])))
     model.load_state_dict({k: v.to(device) for k, v in state.items()}, strict=True, assign=True)
     return model.requires_grad_(False).eval()
-
-
-def serialize(state: Mapping[str, torch.Tensor], dtype: str = "fp32") -> bytes:
-    """Deterministic safetensors bytes of a state dict (fp16 casts floating tensors only)."""
-    out = {}
-    for name, t in state.items():
-        t = t.detach().to("cpu")
-        if dtype == "fp16" and t.is_floating_point():
-            t = t.to(torch.float16)
-        out[name] = t.contiguous()
-    return st_save(out)
-
-
-def deserialize(payload: bytes) -> dict[str, torch.Tensor]:
-    """Inverse of :func:`serialize`."""
-    return st_load(payload)
 
 
 class LazyModule:
@@ -265,22 +247,39 @@ class Runtime:
             "embedded_text": prompts if method == "taper" else None,
         }
 
-    def mixers_for_recipe(self, recipe: dict[str, Any]) -> list[list[float]] | None:
-        """Block-wise mixer coefficients (4 × Q) of a recipe; None for classifier selection."""
+    def mixers(self, recipe: dict[str, Any]) -> torch.Tensor | None:
+        """Block-wise mixer coefficients ``(4, Q)`` of a recipe; None for classifier selection.
+
+        Computed once per cold request and handed to :meth:`synthesize` (the mixer MLP costs
+        ~1 ms; it used to run twice). The same function of the recipe as inside
+        ``TaperBundle.personalize``, so passing them changes no output bit (tested).
+        """
         if recipe["method"] != "taper":
             return None
-        with torch.inference_mode():
-            mixers = self.bundle.mixers_for(self.task_embedding(recipe))
+        with torch.no_grad():  # not inference_mode: the result feeds synthesis outside it
+            return self.bundle.mixers_for(self.task_embedding(recipe))
+
+    @staticmethod
+    def rounded(mixers: torch.Tensor | None) -> list[list[float]] | None:
+        """Mixers as stored in the recipe row (6 decimals; informational, never re-used)."""
+        if mixers is None:
+            return None
         return [[round(float(v), 6) for v in row] for row in mixers.tolist()]
 
-    def synthesize(self, recipe: dict[str, Any]) -> tuple[dict[str, torch.Tensor], Any]:
-        """Deterministically build the state dict a recipe describes."""
-        emb = self.task_embedding(recipe) if recipe.get("class_weights") is not None else None
+    def synthesize(
+        self, recipe: dict[str, Any], mixers: torch.Tensor | None = None
+    ) -> dict[str, torch.Tensor]:
+        """Deterministically build the state dict a recipe describes.
+
+        ``mixers``: the recipe's own :meth:`mixers`, when the caller already has them.
+        """
+        idx = recipe["class_indices"]
         with torch.no_grad():  # not inference_mode: nn.Parameter cannot wrap inference tensors
-            return self.bundle.personalize(
-                recipe["class_indices"], domain=recipe["domain"], method=recipe["method"],
-                embedding=emb,
-            )  # fmt: skip
+            if recipe["method"] != "taper":
+                return self.bundle.personalize(idx, domain=recipe["domain"],
+                                               method=recipe["method"])[0]  # fmt: skip
+            mixers = self.mixers(recipe) if mixers is None else mixers
+            return self.bundle.synthesize_from_mixers(mixers, idx)
 
     def task_embedding(self, recipe: dict[str, Any]) -> np.ndarray:
         """The recipe's task embedding; weighted by ``class_weights`` when present (refinement)."""

@@ -100,13 +100,21 @@ class RedisWeightCache:
         self.metrics.cache_requests.labels(self.TIER, "hit").inc()
         return payload
 
-    def put(self, recipe_key: str, payload: bytes) -> bool:
-        """Store a payload with the TTL; False when Redis is unavailable."""
+    def put(self, recipe_key: str, payload: bytes | memoryview) -> bool:
+        """Store a payload with the TTL; False when Redis is unavailable.
+
+        The entry is digest + payload, written as SET + APPEND in one MULTI/EXEC (atomic: no
+        reader sees half an entry) so the 45 MB payload is never concatenated in Python, a copy
+        that holds the GIL and stalls the worker's request threads.
+        """
         if not self.available:
             return False
-        blob = hashlib.sha256(payload).digest() + payload
+        key = self.key(recipe_key)
         try:
-            self.client.set(self.key(recipe_key), blob, ex=self.ttl_s)
+            pipe = self.client.pipeline(transaction=True)
+            pipe.set(key, hashlib.sha256(payload).digest(), ex=self.ttl_s)
+            pipe.append(key, payload)
+            pipe.execute()
         except redis.RedisError as exc:
             self._failed("SET", exc)
             return False

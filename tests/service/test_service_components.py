@@ -15,8 +15,9 @@ from service_testkit import declared_bomb
 from service import auth, imaging
 from service.metrics import Metrics
 from service.problems import Problem
-from service.runtime import ModuleLRU, deserialize, module_nbytes, serialize
+from service.runtime import ModuleLRU, module_nbytes
 from service.singleflight import SingleFlight
+from service.tensorbytes import deserialize, serialize
 from service.weight_cache import RedisWeightCache
 
 

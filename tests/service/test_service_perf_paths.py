@@ -17,7 +17,8 @@ from model_store.images import to_batch
 from model_store.resnet import build_resnet18
 from service.metrics import Metrics
 from service.problems import Problem
-from service.runtime import LazyModule, ModuleLRU, build_module, module_nbytes, serialize
+from service.runtime import LazyModule, ModuleLRU, build_module, module_nbytes
+from service.tensorbytes import serialize
 
 CPU = torch.device("cpu")
 
@@ -91,6 +92,7 @@ def test_cold_personalize_defers_the_module_and_predict_builds_it(live):
     recorded = live.http.get(f"/v1/models/{model['id']}").json()["weights_sha256"]
     assert live.http.get(model["weights_url"]).headers["etag"] == f'"{recorded}"'
     assert recorded == hashlib.sha256(serialize(entry.module.state_dict())).hexdigest()
+    assert live.http.get(model["weights_url"]).content == bytes(serialize(entry.state_dict()))
 
 
 def test_predict_answers_404_for_a_missing_model_before_judging_the_body(live):
