@@ -23,6 +23,7 @@ from service.metrics import Metrics
 from service.middleware import BodyLimitMiddleware, MetricsMiddleware
 from service.personalization import Personalizer
 from service.ratelimit import build_limiter
+from service.redislink import RedisLink
 from service.resolution import ClassResolver
 from service.runtime import Runtime, load_text_encoder
 from service.settings import Settings
@@ -48,13 +49,10 @@ def _start(app: FastAPI, settings: Settings) -> None:
             federation.register(s)
     encoder = load_text_encoder(settings.text_encoder, "cpu")
     resolver = ClassResolver(runtime.catalogue, encoder, settings.match_threshold)
-    redis = None
-    if settings.redis_url:
-        redis = RedisWeightCache(
-            settings.redis_url, metrics, ttl_s=settings.redis_ttl_s,
-            retry_s=settings.redis_retry_s, timeout_s=settings.redis_timeout_s,
-        )  # fmt: skip
-        if not redis.ping():
+    link, redis = app.state.redis_link, None
+    if link is not None:
+        redis = RedisWeightCache(link, metrics, ttl_s=settings.redis_ttl_s)
+        if not link.ping():
             log.warning("redis at %s is not reachable; starting without it", settings.redis_url)
     app.state.personalizer = Personalizer(
         runtime=runtime, sessions=app.state.sessions, redis=redis, metrics=metrics,
@@ -66,14 +64,12 @@ def _stop(app: FastAPI) -> None:
     personalizer = getattr(app.state, "personalizer", None)
     if personalizer is not None:
         personalizer.close()
-        if personalizer.redis is not None:
-            personalizer.redis.close()
         personalizer.runtime.lru.clear()
     engine = getattr(app.state, "engine", None)
     if engine is not None:
         engine.dispose()
-    if hasattr(app.state.ratelimiter, "close"):
-        app.state.ratelimiter.close()
+    if app.state.redis_link is not None:
+        app.state.redis_link.close()
 
 
 def create_app(settings: Settings | None = None) -> FastAPI:
@@ -98,7 +94,12 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     )
     app.state.settings = settings
     app.state.metrics = Metrics()
-    app.state.ratelimiter = build_limiter(settings, app.state.metrics)  # None when disabled
+    app.state.redis_link = (
+        RedisLink(settings.redis_url, app.state.metrics, retry_s=settings.redis_retry_s,
+                  timeout_s=settings.redis_timeout_s)
+        if settings.redis_url else None
+    )  # fmt: skip  (one pool and one back-off window for the cache and the limiter)
+    app.state.ratelimiter = build_limiter(settings, app.state.metrics, app.state.redis_link)
     problems.install(app)
     for module in (personalize, models, admin, health):  # versioned prefixes live in modules
         errors = (500, 503) if module is health else problems.API_ERRORS

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 import redis
 
 from service.metrics import Metrics
+from service.redislink import RedisLink
 
 log = logging.getLogger(__name__)
 
@@ -94,71 +95,42 @@ class RedisLimiter:
     """GCRA buckets in Redis shared by every replica, falling back to ``LocalLimiter``.
 
     Args:
-        url: Redis URL.
+        link: the worker's Redis client and back-off window (shared with the weight cache);
+            while it is open, decisions are local.
         metrics: where store failures are counted.
         rate_per_minute, burst: the bucket shape (same as ``LocalLimiter``).
-        retry_s: after a Redis failure, use the local buckets this long before retrying Redis.
-        timeout_s: socket timeouts, so a hung Redis cannot stall authentication.
         prefix: key namespace.
     """
 
-    def __init__(
-        self,
-        url: str,
-        metrics: Metrics,
-        *,
-        rate_per_minute: int,
-        burst: int,
-        retry_s: float = 2.0,
-        timeout_s: float = 1.0,
-        prefix: str = "tailor:ratelimit:",
-    ) -> None:
-        self.client = redis.Redis.from_url(
-            url, socket_timeout=timeout_s, socket_connect_timeout=timeout_s
-        )
-        self.script = self.client.register_script(_GCRA_LUA)
+    def __init__(self, link: RedisLink, metrics: Metrics, *, rate_per_minute: int, burst: int,
+                 prefix: str = "tailor:ratelimit:") -> None:  # fmt: skip
+        self.link = link
+        self.script = link.client.register_script(_GCRA_LUA)
         self.local = LocalLimiter(rate_per_minute, burst)
-        self.metrics, self.retry_s, self.prefix = metrics, retry_s, prefix
+        self.metrics, self.prefix = metrics, prefix
         self.interval, self.burst = 60.0 / rate_per_minute, burst
-        self._down_until = 0.0
 
     def check(self, bucket: str) -> Decision:
         """Shared decision from Redis; the local decision while Redis is failing."""
-        if time.monotonic() < self._down_until:
+        if not self.link.available:
             return self.local.check(bucket)
         try:
             key, args = self.prefix + bucket, [self.interval, self.burst]
             allowed, retry = self.script(keys=[key], args=args)
         except redis.RedisError as exc:
-            self._failed(exc)
+            self.metrics.ratelimit_errors.inc()
+            self.link.failed("rate limit (limiting per worker meanwhile)", exc)
             return self.local.check(bucket)
-        if self._down_until:
-            log.info("redis is reachable again; rate limits are shared across replicas again")
-            self._down_until = 0.0
+        self.link.ok()
         return Decision(bool(int(allowed)), float(retry))
 
-    def _failed(self, exc: Exception) -> None:
-        first = self._down_until == 0.0
-        self._down_until = time.monotonic() + self.retry_s
-        self.metrics.ratelimit_errors.inc()
-        self.metrics.redis_up.set(0)
-        (log.warning if first else log.debug)(
-            "rate-limit store failed (%s); limiting per worker until redis returns", exc
-        )
 
-    def close(self) -> None:
-        """Release the connection pool."""
-        self.client.close()
-
-
-def build_limiter(settings, metrics: Metrics) -> LocalLimiter | RedisLimiter | None:
-    """The limiter the settings ask for: None when disabled, Redis-shared when configured."""
+def build_limiter(settings, metrics: Metrics, link: RedisLink | None
+                  ) -> LocalLimiter | RedisLimiter | None:  # fmt: skip
+    """The limiter the settings ask for: None when disabled, Redis-shared when there is Redis."""
     rate, burst = settings.rate_limit_per_minute, settings.rate_limit_burst
     if rate <= 0:
         return None
-    if not settings.redis_url:
+    if link is None:
         return LocalLimiter(rate, burst)
-    return RedisLimiter(
-        settings.redis_url, metrics, rate_per_minute=rate, burst=burst,
-        retry_s=settings.redis_retry_s, timeout_s=settings.redis_timeout_s,
-    )  # fmt: skip
+    return RedisLimiter(link, metrics, rate_per_minute=rate, burst=burst)

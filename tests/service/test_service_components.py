@@ -15,6 +15,8 @@ from service_testkit import declared_bomb
 from service import auth, imaging
 from service.metrics import Metrics
 from service.problems import Problem
+from service.ratelimit import RedisLimiter
+from service.redislink import RedisLink
 from service.runtime import ModuleLRU, module_nbytes
 from service.singleflight import SingleFlight
 from service.tensorbytes import deserialize, serialize
@@ -27,7 +29,8 @@ def _count(metrics: Metrics, tier: str, result: str) -> float:
 
 def test_redis_tier_roundtrip_corruption_and_outage(private_redis):
     metrics = Metrics()
-    cache = RedisWeightCache(private_redis.url, metrics, ttl_s=60, retry_s=0.2, timeout_s=0.5)
+    link = RedisLink(private_redis.url, metrics, retry_s=0.2, timeout_s=0.5)
+    cache = RedisWeightCache(link, metrics, ttl_s=60)
     payload = bytes(range(256)) * 100
     assert cache.get("k") is None and _count(metrics, "redis", "miss") == 1
     assert cache.put("k", payload)
@@ -46,6 +49,24 @@ def test_redis_tier_roundtrip_corruption_and_outage(private_redis):
     private_redis.start()
     time.sleep(0.3)  # past the back-off window
     assert cache.put("k", payload) and cache.get("k") == payload
+    assert metrics.redis_up._value.get() == 1
+
+
+def test_one_redis_link_backs_off_for_cache_and_limiter_alike(private_redis):
+    """A failure seen by the rate limiter opens the window for the weight cache too (one Redis)."""
+    metrics = Metrics()
+    link = RedisLink(private_redis.url, metrics, retry_s=0.3, timeout_s=0.5)
+    cache = RedisWeightCache(link, metrics, ttl_s=60)
+    limiter = RedisLimiter(link, metrics, rate_per_minute=600, burst=5)
+    assert limiter.check("a").allowed and cache.put("k", b"x" * 10)
+    private_redis.stop()
+    assert limiter.check("a").allowed  # local fallback, no exception
+    assert metrics.ratelimit_errors._value.get() == 1 and not link.available
+    assert cache.get("k") is None and _count(metrics, "redis", "skipped") == 1  # not even tried
+    assert metrics.cache_errors.labels("redis")._value.get() == 0
+    private_redis.start()
+    time.sleep(0.4)  # past the window: the next call reaches Redis and closes it
+    assert cache.put("k", b"y" * 10) and link.available and cache.get("k") == b"y" * 10
     assert metrics.redis_up._value.get() == 1
 
 

@@ -32,8 +32,8 @@ async def readyz(request: Request):
             checks["database"] = "ok"
         except Exception as exc:  # noqa: BLE001 - any DB failure means not ready
             checks["database"] = f"error: {type(exc).__name__}"
-        redis = state.personalizer.redis
-        checks["redis"] = "disabled" if redis is None else ("ok" if redis.ping() else "down")
+        link = state.redis_link
+        checks["redis"] = "disabled" if link is None else ("ok" if link.ping() else "down")
         return checks
 
     checks = await run_in_threadpool(check)
