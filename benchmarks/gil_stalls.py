@@ -3,8 +3,9 @@
 A ticker thread spins in Python and records the longest gap between two of its iterations
 while another thread serialises a full-size ResNet-18 state dict (45 MB): the gap is how long
 the serialiser held the GIL at a stretch, i.e. how long a request thread in the same worker
-could not run. Compares ``safetensors.torch.save`` (what the write-behind used) with
-``service.tensorbytes.serialize`` (same bytes), plus ``time.sleep`` as the no-GIL control.
+could not run. Compares ``safetensors.torch.save`` / ``load`` (what the service used) with
+``service.tensorbytes.serialize`` / ``deserialize`` (same bytes, same tensors), plus
+``time.sleep`` as the no-GIL control.
 Medians of interleaved repeats; 1 torch thread.
 
     .venv/bin/python benchmarks/gil_stalls.py [--repeats 9]
@@ -27,6 +28,7 @@ if sys.path and Path(sys.path[0] or ".").resolve() == _HERE:
     sys.path[0] = str(_HERE.parent)
 
 import torch  # noqa: E402
+from safetensors.torch import load as st_load  # noqa: E402
 from safetensors.torch import save as st_save  # noqa: E402
 
 from model_store.resnet import build_resnet18  # noqa: E402
@@ -66,9 +68,12 @@ def main() -> dict:
     torch.set_num_threads(1)
     state = build_resnet18(5).state_dict()
     assert bytes(tensorbytes.serialize(state)) == st_save(state)  # also caches the header
+    blob = st_save(state)
     fns = {
         "safetensors.torch.save": lambda: st_save(state),
         "tensorbytes.serialize": lambda: tensorbytes.serialize(state),
+        "safetensors.torch.load": lambda: st_load(blob),
+        "tensorbytes.deserialize": lambda: tensorbytes.deserialize(blob),
         "time.sleep(30 ms) (control)": lambda: time.sleep(0.03),
     }
     runs: dict[str, list[tuple[float, float]]] = {k: [] for k in fns}

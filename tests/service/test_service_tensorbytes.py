@@ -10,6 +10,7 @@ import hashlib
 
 import pytest
 import torch
+from safetensors.torch import load as st_load
 from safetensors.torch import save as st_save
 
 from model_store.resnet import build_resnet18
@@ -46,3 +47,17 @@ def test_allocate_gives_views_whose_contents_are_the_file():
     assert hashlib.sha256(payload).hexdigest() == hashlib.sha256(st_save(state)).hexdigest()
     loaded = tensorbytes.deserialize(payload)
     assert loaded.keys() == state.keys() and all(torch.equal(loaded[k], state[k]) for k in state)
+
+
+def test_deserialize_equals_safetensors_load_and_falls_back_for_other_dtypes():
+    state = _state(5, seed=4) | {"empty": torch.empty(0, 3), "flag": torch.tensor(True)}
+    for dtype in ("fp32", "fp16"):
+        blob = bytes(tensorbytes.serialize(state, dtype))
+        got, ref = tensorbytes.deserialize(blob), st_load(blob)
+        assert got.keys() == ref.keys()
+        for key, t in ref.items():
+            assert got[key].dtype == t.dtype and got[key].shape == t.shape
+            assert torch.equal(got[key], t), key
+    odd = {"w": torch.randn(4, 4).to(torch.bfloat16), "n": torch.arange(3)}  # no numpy bf16
+    got = tensorbytes.deserialize(st_save(odd))
+    assert got["w"].dtype == torch.bfloat16 and torch.equal(got["w"], odd["w"])
