@@ -15,7 +15,6 @@ Failures are counted in ``tailor_ratelimit_errors_total`` and flip ``tailor_redi
 
 from __future__ import annotations
 
-import logging
 import math
 import threading
 import time
@@ -25,8 +24,6 @@ import redis
 
 from service.metrics import Metrics
 from service.redislink import RedisLink
-
-log = logging.getLogger(__name__)
 
 # KEYS[1]: bucket key. ARGV: interval seconds, burst. Returns {allowed 0/1, retry-after seconds}.
 _GCRA_LUA = """

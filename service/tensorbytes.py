@@ -28,22 +28,15 @@ from safetensors.torch import load as st_load
 from safetensors.torch import save as st_save
 
 StateDict = dict[str, torch.Tensor]
-_NUMPY = {
-    torch.float32: np.float32,
-    torch.float16: np.float16,
-    torch.float64: np.float64,
-    torch.int64: np.int64,
-    torch.int32: np.int32,
-    torch.int16: np.int16,
-    torch.int8: np.int8,
-    torch.uint8: np.uint8,
-    torch.bool: np.bool_,
-}  # fmt: skip  (what ResNet-18 state dicts hold; bf16 has no numpy dtype and is not served)
-_SAFETENSORS_CODES = {
-    torch.float32: "F32", torch.float16: "F16", torch.float64: "F64", torch.int64: "I64",
-    torch.int32: "I32", torch.int16: "I16", torch.int8: "I8", torch.uint8: "U8",
-    torch.bool: "BOOL",
+# torch dtype -> (numpy dtype, safetensors code): what ResNet-18 state dicts hold; bf16 has no
+# numpy dtype (serialising it is refused; reading it falls back to safetensors).
+_DTYPES = {
+    torch.float32: (np.float32, "F32"), torch.float16: (np.float16, "F16"),
+    torch.float64: (np.float64, "F64"), torch.int64: (np.int64, "I64"),
+    torch.int32: (np.int32, "I32"), torch.int16: (np.int16, "I16"), torch.int8: (np.int8, "I8"),
+    torch.uint8: (np.uint8, "U8"), torch.bool: (np.bool_, "BOOL"),
 }  # fmt: skip
+_BY_CODE = {code: np_dtype for np_dtype, code in _DTYPES.values()}
 Layout = tuple[tuple[str, torch.dtype, tuple[int, ...]], ...]
 Header = tuple[bytes, dict[str, tuple[int, int]], int]  # bytes, name -> data span, data size
 _MAX_LAYOUTS = 64  # one per (task size, dtype) in practice; bounded anyway
@@ -62,6 +55,9 @@ def allocate(
     ~5 ms per call behind a busy thread: 0.66 s per model).
     """
     layout = tuple((name, dt, tuple(shape)) for name, dt, shape in layout)
+    unsupported = sorted({str(dt) for _, dt, _ in layout if dt not in _DTYPES})
+    if unsupported:
+        raise ValueError(f"cannot serialise dtypes {unsupported}; supported: {list(_DTYPES)}")
     header, spans, data_size = _header(layout)
     raw = np.empty(len(header) + data_size, dtype=np.uint8)
     raw[: len(header)] = np.frombuffer(header, dtype=np.uint8)
@@ -69,7 +65,7 @@ def allocate(
     views = {}
     for name, dt, shape in layout:
         start, end = spans[name]
-        views[name] = torch.from_numpy(data[start:end].view(_NUMPY[dt]).reshape(shape))
+        views[name] = torch.from_numpy(data[start:end].view(_DTYPES[dt][0]).reshape(shape))
     return memoryview(raw), views
 
 
@@ -121,19 +117,18 @@ def deserialize(payload: bytes | memoryview) -> StateDict:
 
     The data are copied once, in one numpy call, and every tensor is a view of that copy
     (``safetensors.torch.load`` stalled other threads for up to ~27 ms per 45 MB model). Files
-    with dtypes outside ``_NUMPY`` (e.g. bf16) go through safetensors itself.
+    with dtypes outside ``_DTYPES`` (e.g. bf16) go through safetensors itself.
     """
     raw = np.frombuffer(payload, dtype=np.uint8)
     size = int.from_bytes(raw[:8].tobytes(), "little")
     meta = json.loads(raw[8 : 8 + size].tobytes())
     meta.pop("__metadata__", None)
-    dtypes = {code: dt for dt, code in _SAFETENSORS_CODES.items()}
-    if any(info["dtype"] not in dtypes for info in meta.values()):
+    if any(info["dtype"] not in _BY_CODE for info in meta.values()):
         return st_load(bytes(payload))
     data = raw[8 + size :].copy()  # the one copy (numpy releases the GIL while copying)
     out = {}
     for name, info in meta.items():
         start, end = info["data_offsets"]
-        view = data[start:end].view(_NUMPY[dtypes[info["dtype"]]]).reshape(info["shape"])
+        view = data[start:end].view(_BY_CODE[info["dtype"]]).reshape(info["shape"])
         out[name] = torch.from_numpy(view)
     return out

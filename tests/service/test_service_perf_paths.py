@@ -119,3 +119,23 @@ def test_rows_are_cached_only_once_their_digest_is_recorded(live):
     with pytest.raises(Problem) as missing:
         p.get("f" * 32)
     assert missing.value.status == 404
+
+
+@pytest.mark.parametrize("weights", [None, [0.5, 0.25, 0.25]])
+def test_mixers_computed_once_give_the_same_bits_as_the_bundles_own_path(make_settings, tmp_path,
+                                                                         weights):  # fmt: skip
+    """A cold request computes the mixers once and passes them to synthesis; a rebuild from
+    the recipe computes them again. Both must equal ``TaperBundle.personalize`` bit for bit
+    (recorded digests/ETags depend on it), also for refined (class-weighted) recipes."""
+    from service.runtime import Runtime
+
+    runtime = Runtime.load(make_settings(f"sqlite:///{tmp_path}/t.db"), Metrics())
+    recipe = runtime.recipe([4, 0, 9], domain=None, method="taper", class_weights=weights)
+    mixers = runtime.mixers(recipe)
+    emb = runtime.task_embedding(recipe) if weights is not None else None
+    with torch.no_grad():
+        ref, ref_mixers = runtime.bundle.personalize([4, 0, 9], method="taper", embedding=emb)
+    assert torch.equal(mixers, ref_mixers)
+    for got in (runtime.synthesize(recipe, mixers), runtime.synthesize(recipe)):
+        assert serialize(got) == serialize(ref)
+    assert runtime.mixers(runtime.recipe([4, 0], domain=None, method="selection")) is None

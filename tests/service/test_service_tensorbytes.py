@@ -61,3 +61,5 @@ def test_deserialize_equals_safetensors_load_and_falls_back_for_other_dtypes():
     odd = {"w": torch.randn(4, 4).to(torch.bfloat16), "n": torch.arange(3)}  # no numpy bf16
     got = tensorbytes.deserialize(st_save(odd))
     assert got["w"].dtype == torch.bfloat16 and torch.equal(got["w"], odd["w"])
+    with pytest.raises(ValueError, match="bfloat16"):
+        tensorbytes.serialize(odd)
