@@ -84,7 +84,7 @@ class Baselines:
         from model_store.taper import load_taper
 
         self.bundle = load_taper(store, device="cpu")
-        self.stacked = list(self.bundle.bases.values())
+        self.stacked = self.bundle.bases.storage()  # contiguous (the views are strided)
         self.floats = [t for t in self.stacked if t.is_floating_point()]
         self.buffers = [torch.empty_like(t) for t in self.stacked]
         self.nbytes = sum(t.numel() * t.element_size() for t in self.stacked)

@@ -8,9 +8,10 @@ selection then keeps ``fc`` rows ``class_indices`` in the task's order, so outpu
 synthesized model is class ``class_indices[j]``.
 
 Speed: synthesis is memory-bound (it must read all Q bases once). The fast path works on
-pre-stacked ``[Q, ...]`` tensors (``stack_bases``, done once at load time) with one GEMV
-(``(Q,) @ (Q, numel)``) per tensor; classifier rows are selected *before* mixing so only the
-task's rows are read.
+``stack_bases`` output (done once at load time): the floating tensors of each block packed
+into a few ``[Q, n]`` buffers, one ``torch.mv`` each (``model_store.stacked``); classifier rows
+are selected *before* mixing so only the task's rows are read. Outputs of one segment are
+disjoint views of one buffer (safetensors saves them as they are).
 ``benchmarks/synthesis.py`` measures it against the time to copy the stacked bases once.
 Everything is differentiable w.r.t. bases and mixers (no in-place ops on inputs), so the trainer
 can use the same function inside ``torch.func.functional_call``.
@@ -28,18 +29,19 @@ from collections.abc import Mapping, Sequence
 import torch
 
 from model_store.resnet import CLASSIFIER_KEYS, NUM_BLOCKS, block_of
+from model_store.stacked import StackedBases
 
 StateDict = dict[str, torch.Tensor]
 
 
-def stack_bases(bases: Sequence[Mapping[str, torch.Tensor]]) -> StateDict:
-    """Stack Q state dicts into one ``[Q, ...]`` tensor per key (the fast-path layout).
+def stack_bases(bases: Sequence[Mapping[str, torch.Tensor]]) -> StackedBases:
+    """Stack Q state dicts into ``key -> [Q, ...]`` backed by packed segments (fast path).
 
     Raises:
         ValueError: If there are no bases, or their keys, shapes or dtypes disagree.
     """
     check_bases(bases)
-    return {k: torch.stack([b[k].detach() for b in bases]) for k in bases[0]}
+    return StackedBases({k: torch.stack([b[k].detach() for b in bases]) for k in bases[0]})
 
 
 def check_bases(bases: Sequence[Mapping[str, torch.Tensor]]) -> None:
@@ -106,8 +108,9 @@ def synthesize(
 
     Returns:
         A state dict that loads with ``strict=True`` into
-        ``torchvision.models.resnet18(num_classes=len(class_indices))``. Its tensors own their
-        memory (no aliasing of the bases), so it can be serialised or cached directly.
+        ``torchvision.models.resnet18(num_classes=len(class_indices))``. Its tensors never
+        alias the bases (those of one block may be disjoint views of one fresh buffer), so it
+        can be serialised or cached directly.
 
     Raises:
         ValueError: On mismatched bases, wrongly shaped/non-finite mixers, or invalid classes.
@@ -136,32 +139,44 @@ def _synthesize_stacked(
     mixers: torch.Tensor,
     class_indices: Sequence[int] | torch.Tensor,
 ) -> StateDict:
-    """Fast path: one GEMV over the Q axis per tensor on pre-stacked bases."""
+    """Fast path: one ``torch.mv`` per packed segment, then per-tensor GEMVs for the rest.
+
+    A plain ``key -> [Q, ...]`` dict (e.g. bases that require grad in a test) takes the
+    per-tensor GEMV for every key; ``StackedBases`` only for its classifier and integer buffers.
+    """
     if "fc.weight" not in stacked:
         raise ValueError("stacked bases have no 'fc.weight' (not a ResNet-18 state dict?)")
     num_bases = stacked["fc.weight"].shape[0]
     mixers = _check_mixers(mixers, num_bases)
     idx = _check_classes(class_indices, _num_classes(stacked["fc.weight"]))
-    idx_t: torch.Tensor | None = None
     out: StateDict = {}
-    for key, t in stacked.items():
-        if t.shape[0] != num_bases:
-            raise ValueError(f"stacked {key} has {t.shape[0]} bases, expected {num_bases}")
-        if not t.is_floating_point():
-            out[key] = t[0].clone()
-            continue
-        if key in CLASSIFIER_KEYS:
-            if idx_t is None:
-                idx_t = torch.tensor(idx, device=t.device)
-            t = t.index_select(1, idx_t)
-        weights = mixers[block_of(key)].to(device=t.device, dtype=t.dtype)
-        # (Q,) @ (Q, numel): one GEMV per tensor. Measured on 2 shared CPU cores it is as fast
-        # as tensordot or one GEMV per block on a flat [Q, P] buffer (whose outputs would alias
-        # one storage, which safetensors refuses to serialise), and unlike axpy chains
-        # (elementwise OpenMP ops, 3-10x slower whenever the other core was busy) it stays fast
-        # under contention.
-        out[key] = torch.matmul(weights, t.reshape(num_bases, -1)).view(t.shape[1:])
-    return out
+    loose = stacked
+    if isinstance(stacked, StackedBases):
+        for seg in stacked.segments:
+            weights = mixers[seg.block].to(device=seg.buffer.device, dtype=seg.buffer.dtype)
+            # (n, Q) @ (Q,): one pass over the segment, no temporary
+            out.update(seg.unflatten(torch.mv(seg.buffer.T, weights)))
+        loose = stacked.loose
+    idx_t = torch.tensor(idx, device=stacked["fc.weight"].device)
+    for key, t in loose.items():
+        out[key] = _mix_one(key, t, mixers, num_bases, idx_t)
+    return {key: out[key] for key in stacked}
+
+
+def _mix_one(
+    key: str, t: torch.Tensor, mixers: torch.Tensor, num_bases: int, idx_t: torch.Tensor
+) -> torch.Tensor:
+    """Mix one ``[Q, ...]`` tensor: basis 0 for integer buffers, selected rows for ``fc``."""
+    if t.shape[0] != num_bases:
+        raise ValueError(f"stacked {key} has {t.shape[0]} bases, expected {num_bases}")
+    if not t.is_floating_point():
+        return t[0].clone()
+    if key in CLASSIFIER_KEYS:
+        t = t.index_select(1, idx_t)
+    weights = mixers[block_of(key)].to(device=t.device, dtype=t.dtype)
+    # (Q,) @ (Q, numel). Unlike axpy chains (elementwise OpenMP ops, 3-10x slower whenever the
+    # other core was busy) a GEMV stays fast under contention.
+    return torch.matmul(weights, t.reshape(num_bases, -1)).view(t.shape[1:])
 
 
 def select_classes(state: Mapping[str, torch.Tensor], class_indices: Sequence[int]) -> StateDict:

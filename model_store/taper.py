@@ -29,6 +29,7 @@ from model_store.device import pick_device
 from model_store.images import IMAGE_SIZE, MEAN, STD
 from model_store.mixer import MixerPredictor, build_mixer
 from model_store.resnet import ARCH, NUM_BLOCKS
+from model_store.stacked import StackedBases
 from model_store.synthesis import select_classes, synthesize
 from model_store.text import DEFAULT_MODEL_NAME, task_embedding
 
@@ -113,7 +114,8 @@ class TaperBundle:
     """A loaded TAPER artifact, ready to personalize (all tensors on ``device``).
 
     Attributes:
-        bases: Stacked bases, ``param -> Tensor[Q, ...]`` (the synthesis fast-path layout).
+        bases: ``param -> Tensor[Q, ...]`` packed into per-block segments (``StackedBases``,
+            the synthesis fast-path layout).
         generic: Stage-1 state dict, used by the ``selection`` method.
         mixer: ``MixerPredictor`` in eval mode (batch-1 safe, see ``model_store.mixer``).
         catalogue: The ``catalogue.json`` dict: ``classes`` (dicts with ``name``, ``group``,
@@ -123,7 +125,7 @@ class TaperBundle:
     """
 
     version: str
-    bases: StateDict
+    bases: StackedBases
     generic: StateDict
     mixer: MixerPredictor
     catalogue: dict[str, Any]
@@ -274,7 +276,7 @@ def load_taper(
     cat = art.json("catalogue")
     n, q = int(cfg["num_classes"]), int(cfg["num_bases"])
     keys = _resnet_keys(n)
-    bases = {k: v.to(dev) for k, v in _unstack(art.tensors("bases"), keys, q).items()}
+    bases = StackedBases({k: v.to(dev) for k, v in _unstack(art.tensors("bases"), keys, q).items()})
     generic_flat = art.tensors("generic", device=dev)
     if set(generic_flat) != set(keys):
         raise ValueError("generic.safetensors is not a ResNet-18 state dict")
