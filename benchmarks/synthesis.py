@@ -7,8 +7,8 @@ bytes once: a ``clone`` of every stacked tensor (read + fresh allocation) and, s
 ``copy_`` into preallocated buffers (read + write, no allocation) and, strictest, a ``sum``
 (read only), all over the contiguous memory that holds the bases. ``per-tensor`` is the layout
 before ``model_store.stacked`` (one GEMV per state-dict tensor), kept as a control. Timings are
-interleaved and the median of the repeats is reported. Product goal: synthesis <= 2.0x the read time. Prints a
-table and writes ``benchmarks/results/synthesis.json``.
+interleaved and the median of the repeats is reported. Product goal: synthesis <= 2.0x the read
+time. Prints a table and writes ``benchmarks/results/synthesis.json``.
 
 ``faults`` counts minor page faults per synthesis call: in a fresh process glibc hands freed
 output memory back to the OS, so every call re-faults ~45 MB (+~40 ms here) until the heap

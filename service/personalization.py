@@ -232,8 +232,15 @@ class Personalizer:
         self._writer.close()
 
     def _store(self, row: PersonalizedModel, payload: bytes) -> None:
-        """Put fp32 bytes in Redis and check them against the recipe's recorded digest."""
-        digest = hashlib.sha256(payload).hexdigest()
+        """Put fp32 bytes in Redis, then record their digest (or check it against the record).
+
+        Redis first: a recorded digest then means the write-behind has finished, which is what
+        clients (and the benchmarks' "settled" check) can observe through ``GET /v1/models``.
+        """
+        hashed = hashlib.sha256(payload)
+        digest = hashed.hexdigest()
+        if self.redis is not None:
+            self.redis.put(row.recipe_key, payload, hashed.digest())
         if row.weights_sha256 is None:
             with self.sessions.begin() as s:
                 crud.set_weights_digest(s, model_id=row.id, sha256=digest, size=len(payload))
@@ -241,8 +248,6 @@ class Personalizer:
         elif row.weights_sha256 != digest:
             log.error("model %s rebuilt with sha256 %s != recorded %s", row.id, digest,
                       row.weights_sha256)  # fmt: skip
-        if self.redis is not None:
-            self.redis.put(row.recipe_key, payload)
 
     # ---- helpers --------------------------------------------------------------------------
 

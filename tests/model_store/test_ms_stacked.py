@@ -67,4 +67,4 @@ def test_outputs_are_disjoint_fresh_memory(resnet_bases):
         start = t.data_ptr()
         spans.append((start, start + t.numel() * t.element_size()))
     spans.sort()
-    assert all(a_end <= b_start for (_, a_end), (b_start, _) in zip(spans, spans[1:]))
+    assert all(a_end <= b_start for (_, a_end), (b_start, _) in zip(spans, spans[1:], strict=False))

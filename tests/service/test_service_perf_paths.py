@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import threading
+import time
 
 import pytest
 import torch
@@ -119,6 +120,19 @@ def test_rows_are_cached_only_once_their_digest_is_recorded(live):
     with pytest.raises(Problem) as missing:
         p.get("f" * 32)
     assert missing.value.status == 404
+
+
+def test_a_recorded_digest_means_the_bytes_are_already_in_redis(live):
+    """Clients and the benchmarks read "write-behind finished" off ``weights_sha256``."""
+    p = live.personalizer
+    model = live.http.post("/v1/personalize", json={"classes": ["dog", "horse"]}).json()
+    deadline = time.monotonic() + 30
+    while (sha := live.http.get(f"/v1/models/{model['id']}").json()["weights_sha256"]) is None:
+        assert time.monotonic() < deadline, "write-behind never recorded a digest"
+        time.sleep(0.002)
+    payload = p.redis.get(p.get(model["id"]).recipe_key)  # verifies the entry's own digest
+    assert payload is not None and hashlib.sha256(payload).hexdigest() == sha
+    p.flush()
 
 
 @pytest.mark.parametrize("weights", [None, [0.5, 0.25, 0.25]])
