@@ -13,7 +13,6 @@ the route needs one line and the lifespan does not change.
 
 from __future__ import annotations
 
-import hashlib
 import logging
 import threading
 import time
@@ -22,15 +21,14 @@ from collections import OrderedDict
 
 import torch
 from fastapi import Response
-from fastapi.responses import StreamingResponse
 
 from service import runtime as rt
+from service.downloads import immutable_download
 from service.models import PersonalizedModel
 from service.problems import Problem
 from service.singleflight import SingleFlight
 
 log = logging.getLogger(__name__)
-CHUNK = 1 << 20
 LOCAL_BUDGET_BYTES = 96 * 1024 * 1024  # two ResNet-18 graphs; only used without Redis
 _REGISTRY: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 _REGISTRY_LOCK = threading.Lock()
@@ -110,11 +108,6 @@ def exports_for(personalizer) -> OnnxExports:
         return exports
 
 
-def _etag_matches(header: str | None, etag: str) -> bool:
-    tags = [t.strip().removeprefix("W/") for t in (header or "").split(",")]
-    return bool(header) and ("*" in tags or etag in tags)
-
-
 def _contract_headers() -> dict[str, str]:
     """How to feed the graph: the same preprocessing as /predict and the safetensors download."""
     from model_store.onnx_export import preprocessing_contract
@@ -144,13 +137,4 @@ def onnx_response(p, row: PersonalizedModel, dtype: str, if_none_match: str | No
                       "ONNX downloads are fp32 only; use format=onnx&dtype=fp32, or "
                       "format=safetensors&dtype=fp16 for half-precision weights")  # fmt: skip
     payload = exports_for(p).get(row)
-    etag = f'"{hashlib.sha256(payload).hexdigest()}"'
-    headers = {"ETag": etag, "Cache-Control": "private, max-age=31536000, immutable"}
-    if _etag_matches(if_none_match, etag):
-        return Response(status_code=304, headers=headers)
-    headers |= _contract_headers()
-    headers["Content-Disposition"] = f'attachment; filename="{row.id}.onnx"'
-    headers["Content-Length"] = str(len(payload))
-    view = memoryview(payload)
-    chunks = (bytes(view[i : i + CHUNK]) for i in range(0, len(view), CHUNK))
-    return StreamingResponse(chunks, media_type="application/octet-stream", headers=headers)
+    return immutable_download(payload, f"{row.id}.onnx", if_none_match, _contract_headers())

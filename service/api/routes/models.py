@@ -2,35 +2,26 @@
 
 from __future__ import annotations
 
-import hashlib
 from typing import Annotated, Literal
 
 from fastapi import APIRouter, Header, Path, Request, Response
-from fastapi.responses import StreamingResponse
 from starlette.concurrency import run_in_threadpool
 
 from service.api.deps import PersonalizerDep, PrincipalDep, SettingsDep
 from service.api.inputs import IMAGES_BODY, decode_batch, decode_to_batch, read_images
+from service.downloads import etag_matches, immutable_download
 from service.export import onnx_response
 from service.federation import decode_images
 from service.schemas import ModelPublic, PredictResponse, RefineResponse
 
 router = APIRouter(prefix="/v1/models", tags=["models"])
 ModelId = Annotated[str, Path(pattern=r"^[0-9a-f]{32}$", description="model id (32 hex)")]
-CHUNK = 1 << 20
 
 
 @router.get("/{model_id}", response_model=ModelPublic)
 def get_model(model_id: ModelId, p: PersonalizerDep, principal: PrincipalDep):
     """Metadata of a personalized model."""
     return p.public(p.get(model_id, principal))
-
-
-def _etag_matches(header: str | None, etag: str) -> bool:
-    if not header:
-        return False
-    tags = [t.strip().removeprefix("W/") for t in header.split(",")]
-    return "*" in tags or etag in tags
 
 
 @router.get("/{model_id}/weights", responses={200: {"content": {"application/octet-stream": {}}}})
@@ -49,19 +40,11 @@ def get_weights(
     if (
         dtype == "fp32"
         and row.weights_sha256
-        and _etag_matches(if_none_match, f'"{row.weights_sha256}"')
+        and etag_matches(if_none_match, f'"{row.weights_sha256}"')
     ):
         return Response(status_code=304, headers={"ETag": f'"{row.weights_sha256}"'})
     payload = p.weights(row, dtype)
-    etag = f'"{hashlib.sha256(payload).hexdigest()}"'
-    headers = {"ETag": etag, "Cache-Control": "private, max-age=31536000, immutable"}
-    if _etag_matches(if_none_match, etag):
-        return Response(status_code=304, headers=headers)
-    headers["Content-Disposition"] = f'attachment; filename="tailor-{model_id}-{dtype}.safetensors"'
-    headers["Content-Length"] = str(len(payload))
-    view = memoryview(payload)
-    chunks = (bytes(view[i : i + CHUNK]) for i in range(0, len(view), CHUNK))
-    return StreamingResponse(chunks, media_type="application/octet-stream", headers=headers)
+    return immutable_download(payload, f"tailor-{model_id}-{dtype}.safetensors", if_none_match)
 
 
 async def _image_batch(request: Request, settings, p, row=None):
