@@ -22,6 +22,15 @@ def etag_matches(header: str | None, etag: str) -> bool:
     return bool(header) and ("*" in tags or etag in tags)
 
 
+def not_modified(etag: str) -> Response:
+    """The 304 for a client that already holds the bytes tagged ``etag``."""
+    return Response(status_code=304, headers=_validators(etag))
+
+
+def _validators(etag: str) -> dict[str, str]:
+    return {"ETag": etag, "Cache-Control": "private, max-age=31536000, immutable"}
+
+
 def immutable_download(
     payload: bytes | memoryview,
     filename: str,
@@ -33,11 +42,10 @@ def immutable_download(
     ``headers`` are added to the 200 only (a 304 carries the validators alone).
     """
     etag = f'"{hashlib.sha256(payload).hexdigest()}"'
-    cache = {"ETag": etag, "Cache-Control": "private, max-age=31536000, immutable"}
     if etag_matches(if_none_match, etag):
-        return Response(status_code=304, headers=cache)
+        return not_modified(etag)
     view = memoryview(payload)
-    full = cache | dict(headers or {}) | {
+    full = _validators(etag) | dict(headers or {}) | {
         "Content-Disposition": f'attachment; filename="{filename}"',
         "Content-Length": str(len(view)),
     }  # fmt: skip

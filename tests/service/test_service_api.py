@@ -135,6 +135,8 @@ def test_download_matches_predict_in_stock_torchvision(live):
         assert abs(preds[0]["probability"] - float(row.max())) < 1e-4
     not_modified = live.http.get(model["weights_url"], headers={"If-None-Match": etag})
     assert not_modified.status_code == 304 and not not_modified.content
+    assert not_modified.headers["etag"] == etag and "immutable" in not_modified.headers[
+        "cache-control"]  # fmt: skip
     half = live.http.get(model["weights_url"], params={"dtype": "fp16"})
     assert (
         half.headers["etag"] != etag and st_load(half.content)["fc.weight"].dtype == torch.float16

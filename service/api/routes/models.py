@@ -9,7 +9,7 @@ from starlette.concurrency import run_in_threadpool
 
 from service.api.deps import PersonalizerDep, PrincipalDep, SettingsDep
 from service.api.inputs import IMAGES_BODY, decode_batch, decode_to_batch, read_images
-from service.downloads import etag_matches, immutable_download
+from service.downloads import etag_matches, immutable_download, not_modified
 from service.export import onnx_response
 from service.federation import decode_images
 from service.schemas import ModelPublic, PredictResponse, RefineResponse
@@ -42,7 +42,7 @@ def get_weights(
         and row.weights_sha256
         and etag_matches(if_none_match, f'"{row.weights_sha256}"')
     ):
-        return Response(status_code=304, headers={"ETag": f'"{row.weights_sha256}"'})
+        return not_modified(f'"{row.weights_sha256}"')
     payload = p.weights(row, dtype)
     return immutable_download(payload, f"tailor-{model_id}-{dtype}.safetensors", if_none_match)
 
