@@ -14,8 +14,14 @@ synthesized model's buffers come from the heap and are reused after eviction ins
 fresh, page-faulting memory every time. The classifier (rows are selected per task before
 mixing) and integer buffers stay as plain ``[Q, ...]`` tensors.
 
-``StackedBases`` is a read-only ``Mapping`` of ``key -> [Q, ...]`` views into the segments, so
-code that only needs the stacked layout (per-basis views, byte counts) uses it like a dict.
+``StackedBases`` is a ``Mapping`` of ``key -> [Q, ...]`` views into the segments (do not modify
+them in place), so code that only needs the stacked layout (per-basis views, byte counts) uses
+it like a dict. It is an inference layout: packing copies the bases, so bases that require grad
+are refused (training mixes a list of state dicts or a plain ``key -> [Q, ...]`` dict).
+
+Bit-identity with the per-tensor GEMV is tested on CPU; on CUDA, ``mv`` and ``matmul`` may take
+different cuBLAS kernels, so a GPU deployment should not rebuild recipes recorded on another
+layout or device (ETags would differ; the service logs the mismatch).
 """
 
 from __future__ import annotations
@@ -31,7 +37,7 @@ from model_store.resnet import CLASSIFIER_KEYS, block_of
 MAX_SEGMENT_BYTES = 16 << 20
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)  # tensors: compare by identity
 class Segment:
     """One ``[Q, n]`` buffer holding consecutive floating tensors of one block, flattened."""
 
@@ -56,7 +62,13 @@ class StackedBases(Mapping[str, torch.Tensor]):
     def __init__(
         self, stacked: Mapping[str, torch.Tensor], max_segment_bytes: int = MAX_SEGMENT_BYTES
     ):
-        """Pack ``stacked`` (``key -> [Q, ...]``, equal Q) on the device its tensors are on."""
+        """Pack ``stacked`` (``key -> [Q, ...]``, equal Q) on the device its tensors are on.
+
+        Raises:
+            ValueError: If a tensor requires grad (packing would silently cut the graph).
+        """
+        if grads := [k for k, v in stacked.items() if v.requires_grad]:
+            raise ValueError(f"StackedBases is for inference; {grads[0]!r} requires grad")
         self._order = list(stacked)
         self.segments = tuple(
             _pack(stacked, keys) for keys in _segment_keys(stacked, max_segment_bytes)

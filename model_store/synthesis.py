@@ -13,8 +13,9 @@ into a few ``[Q, n]`` buffers, one ``torch.mv`` each (``model_store.stacked``); 
 are selected *before* mixing so only the task's rows are read. Outputs of one segment are
 disjoint views of one buffer (safetensors saves them as they are).
 ``benchmarks/synthesis.py`` measures it against the time to copy the stacked bases once.
-Everything is differentiable w.r.t. bases and mixers (no in-place ops on inputs), so the trainer
-can use the same function inside ``torch.func.functional_call``.
+Everything is differentiable w.r.t. mixers, and w.r.t. bases given as a list or a plain stacked
+dict (no in-place ops on inputs), so the trainer can use the same function inside
+``torch.func.functional_call``; ``StackedBases`` is inference-only.
 
 Determinism: the service rebuilds evicted models from their recipes and serves their sha256 as
 ETag, so output bytes must be reproducible. On one machine and software stack the result is

@@ -2,8 +2,8 @@
 
 A personalized model never changes once built, so its bytes are served with their sha256 as a
 strong ETag and ``Cache-Control: immutable``; a client that already holds them gets a 304.
-The payload is streamed as 1 MB ``memoryview`` slices (Starlette and uvicorn accept them), so a
-45 MB download is not copied again into ``bytes`` chunks.
+The payload is streamed as 1 MB ``memoryview`` slices (Starlette >= 0.38 and uvicorn accept
+them), so a 45 MB download is not copied again into ``bytes`` chunks.
 """
 
 from __future__ import annotations
@@ -44,7 +44,7 @@ def immutable_download(
     etag = f'"{hashlib.sha256(payload).hexdigest()}"'
     if etag_matches(if_none_match, etag):
         return not_modified(etag)
-    view = memoryview(payload)
+    view = memoryview(payload).cast("B")  # byte units for len() and slicing
     full = _validators(etag) | dict(headers or {}) | {
         "Content-Disposition": f'attachment; filename="{filename}"',
         "Content-Length": str(len(view)),

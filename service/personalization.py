@@ -116,7 +116,7 @@ class Personalizer:
         if dtype == "fp32" and self.redis is not None:
             payload = self.redis.get(row.recipe_key)
             if payload is not None:
-                return payload
+                return self._redis_hit(row, payload)
         module, tier = self.ensure(row)
         if tier == "synthesized" and dtype == "fp32" and self.redis is not None:
             self._writer.wait(row.id)  # the write-behind is serialising these very bytes
@@ -200,6 +200,7 @@ class Personalizer:
     ) -> tuple[rt.LazyModule, str]:
         payload = self.redis.get(row.recipe_key) if self.redis is not None else None
         if payload is not None:
+            self._redis_hit(row, payload)
             module = rt.LazyModule(tensorbytes.deserialize(payload), self.runtime.device)
             self.runtime.lru.put(row.id, module)
             return module, "redis"
@@ -234,20 +235,35 @@ class Personalizer:
     def _store(self, row: PersonalizedModel, payload: bytes) -> None:
         """Put fp32 bytes in Redis, then record their digest (or check it against the record).
 
-        Redis first: a recorded digest then means the write-behind has finished, which is what
-        clients (and the benchmarks' "settled" check) can observe through ``GET /v1/models``.
+        Redis first: while Redis is up, a recorded digest means the write-behind has finished,
+        which is what clients (and the benchmarks' "settled" check) observe through
+        ``GET /v1/models``. A failed put never keeps the digest from being recorded.
         """
         hashed = hashlib.sha256(payload)
-        digest = hashed.hexdigest()
         if self.redis is not None:
-            self.redis.put(row.recipe_key, payload, hashed.digest())
+            try:
+                self.redis.put(row.recipe_key, payload, hashed.digest())
+            except Exception:  # noqa: BLE001 - the cache is optional; the record is not
+                log.exception("Redis put of model %s failed", row.id)
+        self._record_digest(row, hashed.hexdigest(), len(payload))
+
+    def _record_digest(self, row: PersonalizedModel, digest: str, size: int) -> None:
         if row.weights_sha256 is None:
             with self.sessions.begin() as s:
-                crud.set_weights_digest(s, model_id=row.id, sha256=digest, size=len(payload))
-            row.weights_sha256, row.weights_bytes = digest, len(payload)
+                crud.set_weights_digest(s, model_id=row.id, sha256=digest, size=size)
+            row.weights_sha256, row.weights_bytes = digest, size
         elif row.weights_sha256 != digest:
             log.error("model %s rebuilt with sha256 %s != recorded %s", row.id, digest,
                       row.weights_sha256)  # fmt: skip
+
+    def _redis_hit(self, row: PersonalizedModel, payload: bytes) -> bytes:
+        """A verified Redis entry whose digest never reached SQL (the database failed after the
+        put): record it off the request path, or the row would stay undigested until the entry
+        expires."""
+        if row.weights_sha256 is None:
+            self._writer.submit(row.id, lambda: self._record_digest(
+                row, hashlib.sha256(payload).hexdigest(), len(payload)))  # fmt: skip
+        return payload
 
     # ---- helpers --------------------------------------------------------------------------
 

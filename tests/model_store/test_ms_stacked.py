@@ -60,7 +60,7 @@ def test_outputs_are_disjoint_fresh_memory(resnet_bases):
     stacked = stack_bases(resnet_bases)
     assert isinstance(stacked, StackedBases)
     out = synthesize(stacked, torch.full((4, 3), 1 / 3), CLASSES)
-    bases_ptrs = {seg.buffer.untyped_storage().data_ptr() for seg in stacked.segments}
+    bases_ptrs = {t.untyped_storage().data_ptr() for t in stacked.storage()}  # loose ones too
     spans = []
     for t in out.values():
         assert t.untyped_storage().data_ptr() not in bases_ptrs
@@ -68,3 +68,9 @@ def test_outputs_are_disjoint_fresh_memory(resnet_bases):
         spans.append((start, start + t.numel() * t.element_size()))
     spans.sort()
     assert all(a_end <= b_start for (_, a_end), (b_start, _) in zip(spans, spans[1:], strict=False))
+
+
+def test_bases_that_require_grad_are_refused(plain):
+    with pytest.raises(ValueError, match="requires grad"):
+        StackedBases({k: v.float().requires_grad_() if v.is_floating_point() else v
+                      for k, v in plain.items()})  # fmt: skip

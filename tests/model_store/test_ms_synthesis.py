@@ -105,11 +105,11 @@ def test_loads_strictly_into_torchvision_and_matches_tailors_own_forward(stacked
         torch.testing.assert_close(stock.eval()(x), ours, rtol=1e-4, atol=1e-4)
 
 
-def test_output_owns_its_memory_and_serialises(resnet_bases, mixers):
+def test_output_never_aliases_the_bases_and_serialises(resnet_bases, mixers):
     stacked = stack_bases(resnet_bases)
     before = stacked["conv1.weight"].clone()
     out = synthesize(stacked, mixers, CLASSES)
-    blob = safetensors.torch.save(out)  # refuses aliasing tensors: the service relies on this
+    blob = safetensors.torch.save(out)  # disjoint views of one segment buffer are accepted
     out["conv1.weight"].zero_()
     out["bn1.num_batches_tracked"].zero_()
     assert torch.equal(stacked["conv1.weight"], before)

@@ -123,7 +123,8 @@ def test_rows_are_cached_only_once_their_digest_is_recorded(live):
 
 
 def test_a_recorded_digest_means_the_bytes_are_already_in_redis(live):
-    """Clients and the benchmarks read "write-behind finished" off ``weights_sha256``."""
+    """Clients and the benchmarks read "write-behind finished" off ``weights_sha256`` (while
+    Redis is up: a failed put still lets the digest be recorded)."""
     p = live.personalizer
     model = live.http.post("/v1/personalize", json={"classes": ["dog", "horse"]}).json()
     deadline = time.monotonic() + 30
@@ -133,6 +134,27 @@ def test_a_recorded_digest_means_the_bytes_are_already_in_redis(live):
     payload = p.redis.get(p.get(model["id"]).recipe_key)  # verifies the entry's own digest
     assert payload is not None and hashlib.sha256(payload).hexdigest() == sha
     p.flush()
+
+
+def test_a_digest_lost_to_a_database_failure_is_recorded_on_the_next_redis_hit(live, monkeypatch):
+    """Redis is written before SQL; if the digest insert fails, a later hit must repair it."""
+    from service import crud
+
+    p = live.personalizer
+
+    def db_down(*args, **kwargs):
+        raise RuntimeError("database unavailable")
+
+    with monkeypatch.context() as m:
+        m.setattr(crud, "set_weights_digest", db_down)
+        model = live.http.post("/v1/personalize", json={"classes": ["cat", "dog", "horse"]}).json()
+        p.flush()
+    url = f"/v1/models/{model['id']}"
+    assert live.http.get(url).json()["weights_sha256"] is None
+    assert p.redis.get(p.get(model["id"]).recipe_key) is not None  # the bytes did land
+    body = live.http.get(model["weights_url"]).content  # served from Redis: a hit
+    p.flush()
+    assert live.http.get(url).json()["weights_sha256"] == hashlib.sha256(body).hexdigest()
 
 
 @pytest.mark.parametrize("weights", [None, [0.5, 0.25, 0.25]])
