@@ -4,9 +4,10 @@ WHY: synthesis is bound by reading the Q bases once, but one GEMV per state-dict
 them, most of them small BatchNorm vectors) adds per-call overhead, and ``torch.matmul`` of a
 ``(Q,)`` vector with a ``(Q, n)`` matrix goes through a ``[1, n]`` temporary. Packing the
 floating-point tensors of each TAPER block into a few ``[Q, n]`` buffers and running one
-``torch.mv`` per buffer brings synthesis from ~1.75x to ~1.5x a read-only pass over the bases
-(``benchmarks/synthesis.py``), with bit-identical results (every output element is the same
-Q-term dot product in the same order).
+``torch.mv`` per buffer makes synthesis 5-9 % faster (``benchmarks/synthesis.py``, Q = 4, one
+thread: 1.85-2.5x a read-only pass over the bases, vs 1.94-2.7x per tensor; writing the 45 MB
+output is the rest), with bit-identical results on CPU (every output element is the same Q-term
+dot product in the same order).
 
 Segments end at block boundaries (each block has its own mixer row) and are capped at
 ``MAX_SEGMENT_BYTES`` of *output* per segment: under glibc's mmap threshold (32 MB at most), so a
@@ -86,10 +87,6 @@ class StackedBases(Mapping[str, torch.Tensor]):
         Benchmarks read these for the memory-bandwidth bound: the views are strided slices.
         """
         return [seg.buffer for seg in self.segments] + list(self.loose.values())
-
-    @property
-    def num_bases(self) -> int:
-        return int(self._views[self._order[0]].shape[0])
 
     def __getitem__(self, key: str) -> torch.Tensor:
         return self._views[key]
