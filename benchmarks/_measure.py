@@ -111,7 +111,7 @@ class Baselines:
                 t.clone()
 
     def synth(self) -> None:
-        """One TAPER synthesis, as ``Runtime.synthesize`` runs it."""
+        """One TAPER synthesis, as ``TaperKind.synthesize`` runs it."""
         with torch.no_grad():
             self.bundle.personalize(list(next(self._tasks)), method="taper")
 
@@ -136,7 +136,7 @@ def b64(data: bytes) -> str:
 
 def decode_fn(pngs: list[bytes], as_base64: bool) -> Callable[[], torch.Tensor]:
     """The server's own decode path for a batch (base64 → PNG → uint8 → normalised tensor)."""
-    from service.imaging import decode_base64, decode_image, to_batch
+    from service.core.imaging import decode_base64, decode_image, to_batch
 
     texts = [b64(p) for p in pngs]
     cpu = torch.device("cpu")

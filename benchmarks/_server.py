@@ -60,7 +60,7 @@ def build_store(work: Path, *, q: int, num_classes: int, use_encoder: bool = Tru
     the text encoder here (seconds saved in quick mode; the server loads its own encoder).
     """
     from model_store.testing import make_tiny_taper
-    from service.db import prepare_database
+    from service.core.db import prepare_database
 
     store = work / "store"
     make_tiny_taper(store, num_classes=num_classes, Q=q, seed=0, use_encoder=use_encoder)

@@ -4,7 +4,7 @@ A ticker thread spins in Python and records the longest gap between two of its i
 while another thread serialises a full-size ResNet-18 state dict (45 MB): the gap is how long
 the serialiser held the GIL at a stretch, i.e. how long a request thread in the same worker
 could not run. Compares ``safetensors.torch.save`` / ``load`` (what the service used) with
-``service.tensorbytes.serialize`` / ``deserialize`` (same bytes, same tensors), plus
+``service.cache.tensorbytes.serialize`` / ``deserialize`` (same bytes, same tensors), plus
 ``time.sleep`` as the no-GIL control.
 Medians of interleaved repeats; 1 torch thread.
 
@@ -32,7 +32,7 @@ from safetensors.torch import load as st_load  # noqa: E402
 from safetensors.torch import save as st_save  # noqa: E402
 
 from model_store.resnet import build_resnet18  # noqa: E402
-from service import tensorbytes  # noqa: E402
+from service.cache import tensorbytes  # noqa: E402
 
 OUT = _HERE / "results" / "gil_stalls.json"
 

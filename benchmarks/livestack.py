@@ -87,7 +87,7 @@ class LiveStack:
 
     def __enter__(self) -> LiveStack:
         from model_store.testing import make_tiny_taper
-        from service import db
+        from service.core import db
 
         try:
             make_tiny_taper(self.work / "store", num_classes=12, Q=self.q, seed=0)

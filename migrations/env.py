@@ -1,7 +1,7 @@
 """Alembic environment: the URL comes from the service settings (``TAILOR_DATABASE_URL``).
 
-Programmatic callers (``service.db.upgrade``) set ``sqlalchemy.url`` on the config; the plain
-``alembic`` command line falls back to :class:`service.settings.Settings`.
+Programmatic callers (``service.core.db.upgrade``) set ``sqlalchemy.url`` on the config; the plain
+``alembic`` command line falls back to :class:`service.core.settings.Settings`.
 """
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from __future__ import annotations
 from alembic import context
 from sqlalchemy import create_engine, pool, text
 
-from service.models import Base
+from service.core.models import Base
 
 config = context.config
 target_metadata = Base.metadata
@@ -19,7 +19,7 @@ def _url() -> str:
     url = config.get_main_option("sqlalchemy.url")
     if url:
         return url
-    from service.settings import Settings
+    from service.core.settings import Settings
 
     return Settings().database_url
 

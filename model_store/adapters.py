@@ -34,8 +34,9 @@ import torch.nn.functional as F
 from torch import nn
 
 from model_store.artifacts import ArtifactRef, open_artifact, write_artifact
+from model_store.kinds import FEDCLIP, FOUNDATION
 
-KIND = "fedclip"
+KIND = FEDCLIP
 CLIENT_SEP = "/"
 
 
@@ -241,8 +242,8 @@ def load_fedclip(store: str | os.PathLike[str], client_id: str | None = None,
 
     adapter, text, names, config = load_fedclip_adapter(store, client_id, version)
     src = config["backbone"]
-    if src.get("kind") == "foundation":
-        art = open_artifact(store, "foundation", src["version"])
+    if src.get("kind") == FOUNDATION:
+        art = open_artifact(store, FOUNDATION, src["version"])
         backbone = load_clip(f"local-dir:{art.path}", device=device)
     elif src.get("spec") == "default":
         backbone = build_default_clip(device=device)

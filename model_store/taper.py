@@ -27,13 +27,14 @@ from model_store._taper_checks import (
 from model_store.artifacts import ArtifactRef, open_artifact, write_artifact
 from model_store.device import pick_device
 from model_store.images import IMAGE_SIZE, MEAN, STD
+from model_store.kinds import TAPER
 from model_store.mixer import MixerPredictor, build_mixer
 from model_store.resnet import ARCH, NUM_BLOCKS
 from model_store.stacked import StackedBases
 from model_store.synthesis import select_classes, synthesize
 from model_store.text import DEFAULT_MODEL_NAME, task_embedding
 
-KIND = "taper"
+KIND = TAPER
 METHODS = ("taper", "selection")
 StateDict = dict[str, torch.Tensor]
 

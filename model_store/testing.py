@@ -19,6 +19,7 @@ import numpy as np
 import torch
 
 from model_store.artifacts import ArtifactRef
+from model_store.kinds import FOUNDATION
 from model_store.mixer import MixerPredictor
 from model_store.resnet import build_resnet18
 from model_store.taper import save_taper
@@ -176,7 +177,7 @@ def make_tiny_foundation(store: str | os.PathLike[str], seed: int = 0) -> tuple[
     tokenizer = _tokenizer(TINY_CLIP_CONFIG, None)
     backbone = ClipBackbone(model, TINY_CLIP_CONFIG, tokenizer, device="cpu")
     tensors, json_files = bundle_files(backbone)
-    ref = write_artifact(store, "foundation", tensors=tensors, json_files=json_files,
+    ref = write_artifact(store, FOUNDATION, tensors=tensors, json_files=json_files,
                          config={"image_tower": "tiny-vit", "random_init": True})  # fmt: skip
     return ref, backbone
 

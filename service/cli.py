@@ -1,25 +1,21 @@
 """Service commands for the ``tailor`` console script (mounted by ``tailor/cli.py``).
 
 ``serve`` runs uvicorn; ``migrate`` runs ``alembic upgrade head``; ``keys create`` writes a
-client key straight into the registry (the admin HTTP route does the same remotely);
-``personalize`` and ``predict`` call a running server through :mod:`service.client`.
+client key straight into the registry (the admin HTTP route does the same remotely).
+The commands that call a running server (``personalize``, ``predict``, ``download``) live in
+:mod:`tailor.appcli`: they need only the HTTP client, not the service.
 """
 
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import Annotated
 
-import httpx
 import typer
 
 app = typer.Typer(help="Personalization service.", no_args_is_help=True)
 keys_app = typer.Typer(help="API keys.", no_args_is_help=True)
 app.add_typer(keys_app, name="keys")
-
-UrlOpt = Annotated[str | None, typer.Option(help="server URL (default $TAILOR_URL)")]
-KeyOpt = Annotated[str | None, typer.Option(help="API key (default $TAILOR_API_KEY)")]
 
 
 @app.command()
@@ -38,7 +34,7 @@ def serve(
 
     import uvicorn
 
-    from service.settings import Settings
+    from service.core.settings import Settings
 
     try:
         _preflight(Settings())
@@ -61,7 +57,7 @@ def _preflight(settings) -> None:
     the artifact check hashes every file and its error names the one that was modified.
     """
     from model_store.artifacts import open_artifact
-    from service import db
+    from service.core import db
 
     db.prepare_database(settings.database_url, migrate=settings.migrate_on_start).dispose()
     open_artifact(settings.store_dir, "taper", settings.artifact_version)
@@ -81,8 +77,8 @@ class _WorkerStartFailure:
 @app.command()
 def migrate() -> None:
     """Bring the SQL registry to the newest schema (alembic upgrade head)."""
-    from service import db
-    from service.settings import Settings
+    from service.core import db
+    from service.core.settings import Settings
 
     url = Settings().database_url
     db.upgrade(url)
@@ -97,8 +93,8 @@ def keys_create(
     """Create a client key in the registry and print it (shown only once)."""
     from sqlalchemy.orm import Session
 
-    from service import crud, db
-    from service.settings import Settings
+    from service.core import crud, db
+    from service.core.settings import Settings
 
     engine = db.prepare_database(Settings().database_url, migrate=True)
     with Session(engine, expire_on_commit=False) as s, s.begin():
@@ -118,8 +114,8 @@ def keys_revoke(
     """Revoke a client key; it is refused from the next request on (keys are checked per call)."""
     from sqlalchemy.orm import Session
 
-    from service import crud, db
-    from service.settings import Settings
+    from service.core import crud, db
+    from service.core.settings import Settings
 
     engine = db.prepare_database(Settings().database_url, migrate=True)
     with Session(engine) as s, s.begin():
@@ -129,52 +125,6 @@ def keys_revoke(
         typer.echo(f"no active key with id {key_id!r}", err=True)
         raise typer.Exit(1)
     typer.echo(json.dumps({"key_id": key_id, "revoked": True}))
-
-
-@app.command()
-def personalize(
-    description: Annotated[str, typer.Argument(help='e.g. "classify cats and dogs"')],
-    domain: str | None = None,
-    method: str | None = None,
-    url: UrlOpt = None,
-    key: KeyOpt = None,
-) -> None:
-    """Ask a running server for a personalized model; prints its JSON."""
-    from service.client import TailorClient, TailorError
-
-    with TailorClient(url, key) as client:
-        try:
-            result = client.personalize(description=description, domain=domain, method=method)
-        except TailorError as exc:
-            typer.echo(json.dumps(exc.problem, indent=2), err=True)
-            raise typer.Exit(1) from None
-        except httpx.TransportError as exc:  # still failing after the client's retries
-            typer.echo(f"cannot reach {client.http.base_url}: {exc}", err=True)
-            raise typer.Exit(1) from None
-    typer.echo(json.dumps(result, indent=2))
-
-
-@app.command()
-def predict(
-    model_id: str,
-    images: Annotated[list[Path], typer.Argument(exists=True, dir_okay=False)],
-    top_k: int = 1,
-    url: UrlOpt = None,
-    key: KeyOpt = None,
-) -> None:
-    """Classify image files with a personalized model on a running server."""
-    from service.client import TailorClient, TailorError
-
-    with TailorClient(url, key) as client:
-        try:
-            result = client.predict(model_id, list(images), top_k=top_k)
-        except TailorError as exc:
-            typer.echo(json.dumps(exc.problem, indent=2), err=True)
-            raise typer.Exit(1) from None
-        except httpx.TransportError as exc:  # still failing after the client's retries
-            typer.echo(f"cannot reach {client.http.base_url}: {exc}", err=True)
-            raise typer.Exit(1) from None
-    typer.echo(json.dumps(result, indent=2))
 
 
 def _print_examples(base: str) -> None:

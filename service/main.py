@@ -3,7 +3,7 @@
 The lifespan loads the TAPER artifact once onto the runtime device, brings the database schema to
 Alembic head (or refuses an old one), connects Redis when configured, records the artifact in the
 registry, and closes everything on shutdown. When the store holds a FedCLIP adapter artifact it is
-loaded too (with its backbone) and its clients are registered in SQL (``service.federation``).
+loaded too (with its backbone) and its clients are registered in SQL (``service.kinds.fedclip``).
 Routes reach these through ``app.state``.
 """
 
@@ -16,18 +16,19 @@ from fastapi import FastAPI
 from sqlalchemy.orm import sessionmaker
 from starlette.concurrency import run_in_threadpool
 
-from service import crud, db, problems
+from service.api.middleware import BodyLimitMiddleware, MetricsMiddleware
+from service.api.ratelimit import build_limiter
 from service.api.routes import admin, health, models, personalize
-from service.federation import Federation
-from service.metrics import Metrics
-from service.middleware import BodyLimitMiddleware, MetricsMiddleware
+from service.cache.redislink import RedisLink
+from service.cache.weight_cache import RedisWeightCache
+from service.core import db, problems
+from service.core.lru import ModuleLRU
+from service.core.metrics import Metrics
+from service.core.settings import Settings
+from service.kinds.base import KindRegistry
+from service.kinds.fedclip import FedClipKind, Federation
+from service.kinds.taper import TaperKind
 from service.personalization import Personalizer
-from service.ratelimit import build_limiter
-from service.redislink import RedisLink
-from service.resolution import ClassResolver
-from service.runtime import Runtime, load_text_encoder
-from service.settings import Settings
-from service.weight_cache import RedisWeightCache
 
 log = logging.getLogger(__name__)
 
@@ -38,33 +39,37 @@ def _start(app: FastAPI, settings: Settings) -> None:
     engine = db.prepare_database(settings.database_url, migrate=settings.migrate_on_start)
     app.state.engine = engine
     app.state.sessions = sessionmaker(engine, expire_on_commit=False)
-    runtime = Runtime.load(settings, metrics)
-    federation = Federation.load(settings, runtime.device, runtime.lru)
+    kinds = _load_kinds(settings, metrics, app.state.sessions)
     with app.state.sessions.begin() as s:
-        crud.register_artifact(
-            s, kind="taper", version=runtime.version,
-            manifest_sha256=runtime.manifest_sha256, metrics=runtime.metrics,
-        )  # fmt: skip
-        if federation is not None:
-            federation.register(s)
-    encoder = load_text_encoder(settings.text_encoder, "cpu")
-    resolver = ClassResolver(runtime.catalogue, encoder, settings.match_threshold)
+        for kind in kinds:
+            kind.register(s)
     link, redis = app.state.redis_link, None
     if link is not None:
         redis = RedisWeightCache(link, metrics, ttl_s=settings.redis_ttl_s)
         if not link.ping():
             log.warning("redis at %s is not reachable; starting without it", settings.redis_url)
     app.state.personalizer = Personalizer(
-        runtime=runtime, sessions=app.state.sessions, redis=redis, metrics=metrics,
-        resolver=resolver, public_url=settings.public_url, federation=federation,
+        kinds=kinds, lru=ModuleLRU(settings.memory_cache_bytes, metrics),
+        sessions=app.state.sessions, redis=redis, metrics=metrics,
+        public_url=settings.public_url, row_ttl_s=settings.row_cache_ttl_s,
     )  # fmt: skip
+
+
+def _load_kinds(settings: Settings, metrics: Metrics, sessions: sessionmaker) -> KindRegistry:
+    """The deployed model kinds: TAPER (required) and FedCLIP (when the store has adapters).
+
+    A new kind is one module implementing ``service.kinds.base.ModelKind`` and one line here.
+    """
+    taper = TaperKind.load(settings, metrics)
+    federation = Federation.load(settings, taper.device)
+    return KindRegistry([taper, FedClipKind(federation, sessions)])
 
 
 def _stop(app: FastAPI) -> None:
     personalizer = getattr(app.state, "personalizer", None)
     if personalizer is not None:
         personalizer.close()
-        personalizer.runtime.lru.clear()
+        personalizer.lru.clear()
     engine = getattr(app.state, "engine", None)
     if engine is not None:
         engine.dispose()

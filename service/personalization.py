@@ -1,228 +1,217 @@
-"""Orchestration: the one place where the SQL registry, the weight caches and the runtime meet.
+"""Orchestration: the one place where the SQL registry, the caches and the model kinds meet.
 
-Lookup order for a model's weights: in-process LRU (ready module) → Redis (verified bytes) →
-synthesis from the recipe (deterministic, so the result is bit-identical on every replica).
-Identical concurrent requests share one lookup via single-flight.
+Every model row belongs to the owner of the key that made it (``Principal.owner``). Its id is
+a hash of the owner and the recipe, so the same request from the same owner is idempotent while
+two owners never share an id, a description or a listing. What they do share is everything keyed
+by the *recipe*: the ready model in the in-process LRU and its bytes in Redis.
+
+Lookup order for a model's weights: in-process LRU (ready model) → Redis (verified bytes, kinds
+with ``cache_bytes``) → the kind builds it from the recipe (deterministic, so bit-identical on
+every replica). Identical concurrent requests share one lookup via single-flight.
 """
 
 from __future__ import annotations
 
 import hashlib
 import logging
-import time
 from typing import Any
 
-import numpy as np
 import torch
 from sqlalchemy.orm import sessionmaker
 
-from service import crud, tensorbytes
-from service import runtime as rt
-from service.auth import Principal
-from service.crud import recipe_key
-from service.federation import KIND as FEDCLIP
-from service.federation import ClientModels, Federation, model_not_found
-from service.metrics import Metrics
-from service.models import PersonalizedModel
-from service.problems import Problem
-from service.resolution import ClassResolver, Match
-from service.rowcache import RowCache
-from service.schemas import ModelPublic, PersonalizeCreate, Prediction, Resolution
-from service.singleflight import SingleFlight
-from service.weight_cache import RedisWeightCache
-from service.writebehind import WriteBehind
+from service.cache import tensorbytes
+from service.cache.exports import ExportCache
+from service.cache.singleflight import SingleFlight
+from service.cache.weight_cache import RedisWeightCache
+from service.cache.writebehind import WriteBehind
+from service.core import crud
+from service.core.auth import Principal
+from service.core.lru import BoundedLRU, ModuleLRU
+from service.core.metrics import Metrics
+from service.core.models import PersonalizedModel
+from service.core.problems import Problem
+from service.core.schemas import ModelPublic, PersonalizeCreate, Prediction
+from service.kinds.base import Draft, KindRegistry, ModelKind
 
 log = logging.getLogger(__name__)
 
 
-__all__ = ["Personalizer", "recipe_key"]
+def model_not_found(model_id: str) -> Problem:
+    """The one 404 for a missing model *and* for someone else's model (ids must not leak)."""
+    return Problem(404, "model-not-found", f"no personalized model with id {model_id!r}")
+
+
+def model_id_for(owner: str, recipe_key: str) -> str:
+    """An owner's id for a recipe: stable for that owner, unrelated across owners."""
+    return hashlib.sha256(f"{owner}\n{recipe_key}".encode()).hexdigest()[:32]
 
 
 class Personalizer:
-    """Serves personalization, weights, prediction and refinement.
+    """Serves personalization, listing, weights, prediction, refinement and deletion.
 
     Args:
-        runtime: loaded artifact, encoder, device and module LRU.
+        kinds: the model kinds this deployment serves.
+        lru: byte-bounded cache of ready models, keyed by recipe key.
         sessions: SQLAlchemy session factory (``expire_on_commit=False``).
         redis: the Redis tier, or None for in-process only.
         metrics: Prometheus collectors.
-        resolver: phrase → class matcher over the artifact's catalogue.
         public_url: prefix for the URLs returned to clients.
-        federation: the deployed FedCLIP artifact (client-ID models), or None.
+        row_ttl_s: how long a replica may keep serving an immutable row from memory (a DELETE
+            on another replica takes effect here within this time).
     """
 
     def __init__(
-        self,
-        *,
-        runtime: rt.Runtime,
-        sessions: sessionmaker,
-        redis: RedisWeightCache | None,
-        metrics: Metrics,
-        resolver: ClassResolver,
-        public_url: str = "",
-        federation: Federation | None = None,
-    ) -> None:
-        self.runtime, self.sessions, self.redis = runtime, sessions, redis
-        self.metrics, self.resolver, self.public_url = metrics, resolver, public_url.rstrip("/")
-        self._flight: SingleFlight[tuple[rt.LazyModule, str]] = SingleFlight()
-        self._rows = RowCache()  # SQL lookups of immutable rows skipped (/predict, weights)
+        self, *, kinds: KindRegistry, lru: ModuleLRU, sessions: sessionmaker,
+        redis: RedisWeightCache | None, metrics: Metrics, public_url: str = "",
+        row_ttl_s: float = 5.0,
+    ) -> None:  # fmt: skip
+        self.kinds, self.lru, self.sessions, self.redis = kinds, lru, sessions, redis
+        self.metrics, self.public_url = metrics, public_url.rstrip("/")
+        self._flight: SingleFlight[tuple[Any, str]] = SingleFlight()
+        self._rows: BoundedLRU[PersonalizedModel] = BoundedLRU(4096, ttl_s=row_ttl_s, name="rows")
         self._writer = WriteBehind()  # serialise + sha256 + Redis SET off the request path
-        self.clients = ClientModels(federation, sessions)  # kind "fedclip" (service.federation)
+        self.exports = ExportCache(redis)
 
     # ---- requests -------------------------------------------------------------------------
 
     def personalize(self, req: PersonalizeCreate, principal: Principal) -> dict[str, Any]:
-        """Resolve, build (or find) the model, record its recipe, describe it."""
-        if req.client_id is not None:
-            row, tier = self.clients.personalize(req.client_id, principal)
-            return {**self.public(row).model_dump(), "cache": tier}
-        matches, domain = self._resolve(req)
-        method = req.method or self.runtime.default_method
-        indices = [m.index for m in matches if m.index is not None]
-        recipe = self.runtime.recipe(indices, domain=domain, method=method)
-        row, tier = self._create(recipe, description=req.description, principal=principal)
-        resolution = [
-            Resolution.model_validate(
-                {
-                    "phrase": m.phrase,
-                    "name": m.name,
-                    "index": m.index,
-                    "score": m.score,
-                    "did_you_mean": m.suggestions,
-                }
-            )  # fmt: skip
-            for m in matches
-        ]
-        return {**self.public(row).model_dump(), "resolution": resolution, "cache": tier}
+        """Resolve, build (or find) the caller's model, record its recipe, describe it."""
+        missing = Problem(422, "validation-error", "no model kind accepts this request")
+        kind = self.kinds.for_request(req, missing)
+        draft = kind.draft(req, principal)
+        row, tier = self._create(kind, draft, principal)
+        return {**self.public(row).model_dump(), **draft.extra, "cache": tier}
 
     def get(self, model_id: str, principal: Principal | None = None) -> PersonalizedModel:
-        """The recipe row, or a 404 problem (also for a client model ``principal`` may not see)."""
+        """The row, or a 404 problem (also for a row ``principal`` may not read)."""
         row = self._rows.get(model_id)
         if row is None:
             with self.sessions() as s:
                 row = crud.get_model(s, model_id=model_id)
             if row is None:
                 raise model_not_found(model_id)
-            self._rows.put(model_id, row)  # only once its digest is recorded (immutable)
-        if principal is not None and row.kind == FEDCLIP:
-            self.clients.check_access(row, principal)
+            if row.weights_sha256 is not None:  # immutable from here on (until deleted)
+                self._rows.put(model_id, row)
+        if principal is not None and not principal.can_read(row.owner):
+            raise model_not_found(model_id)
         return row
 
-    def weights(self, row: PersonalizedModel, dtype: str) -> bytes:
+    def list(
+        self, principal: Principal, *, kind: str | None, limit: int, cursor: str | None
+    ) -> tuple[list[PersonalizedModel], str | None]:
+        """The caller's rows, newest first (the admin's: every row), and the next cursor."""
+        owner = None if principal.is_admin else principal.owner
+        with self.sessions() as s:
+            return crud.list_models(s, owner=owner, kind=kind, limit=limit, cursor=cursor)
+
+    def delete(self, row: PersonalizedModel) -> None:
+        """Remove a row; the shared bytes go too when no other row uses its recipe."""
+        self._writer.wait(row.recipe_key)
+        with self.sessions.begin() as s:
+            orphaned = crud.delete_model(s, model_id=row.id)
+        self._rows.pop(row.id)
+        if orphaned:
+            self.lru.pop(row.recipe_key)
+            self.exports.drop(row.recipe_key, "onnx")
+            if self.redis is not None:
+                self.redis.delete(row.recipe_key)
+
+    def weights(self, row: PersonalizedModel, dtype: str) -> bytes | memoryview:
         """Safetensors bytes of the model (fp32 from Redis when present; fp16 converted)."""
-        if row.kind == FEDCLIP:
-            return self.clients.weights(row, dtype)
-        self._writer.wait(row.id)
+        kind = self.kinds.of(row)
+        if not kind.cache_bytes:
+            payload = kind.serialize(row, self.ensure(row)[0], dtype)
+            if dtype == "fp32" and row.weights_sha256 is None:
+                self._record_digest(row, hashlib.sha256(payload).hexdigest(), len(payload))
+            return payload
+        self._writer.wait(row.recipe_key)
         if dtype == "fp32" and self.redis is not None:
             payload = self.redis.get(row.recipe_key)
             if payload is not None:
                 return self._redis_hit(row, payload)
-        module, tier = self.ensure(row)
+        served, tier = self.ensure(row)
         if tier == "synthesized" and dtype == "fp32" and self.redis is not None:
-            self._writer.wait(row.id)  # the write-behind is serialising these very bytes
+            self._writer.wait(row.recipe_key)  # the write-behind is serialising these bytes
             payload = self.redis.get(row.recipe_key)
             if payload is not None:
                 return payload
-        payload = tensorbytes.serialize(module.state_dict(), dtype)
+        payload = kind.serialize(row, served, dtype)
         if dtype == "fp32":
             self._store(row, payload)
         return payload
 
-    def predict(self, row: PersonalizedModel, batch: torch.Tensor, top_k: int):
+    def onnx(self, row: PersonalizedModel) -> bytes:
+        """The model as an ONNX graph (made once per recipe, then cached)."""
+        kind = self.kinds.of(row)
+        if "onnx" not in kind.exports:
+            raise Problem(409, "onnx-unsupported-kind",
+                          f"model {row.id} is a {row.kind!r} model; ONNX export is not offered "
+                          "for this kind", kind=row.kind)  # fmt: skip
+        return self.exports.get(row.recipe_key, "onnx", lambda: kind.onnx(row, self.ensure(row)[0]))
+
+    def preprocess(self, row: PersonalizedModel, raw: list[bytes], names: list[str], settings):
+        """Decode a request's images into the batch ``row``'s kind takes."""
+        return self.kinds.of(row).preprocess(raw, names, settings)
+
+    def predict(self, row: PersonalizedModel, batch: Any, top_k: int) -> list[list[Prediction]]:
         """Top-k labels with probabilities among the model's classes, per image."""
         probs = self._probabilities(row, batch)
         names = row.recipe["classes"]
-        k = min(top_k, len(names))
-        values, indices = probs.topk(k, dim=1)
+        values, indices = probs.topk(min(top_k, len(names)), dim=1)
         return [
-            [
-                Prediction(label=names[i], probability=round(float(p), 6))
-                for p, i in zip(pv, iv, strict=True)
-            ]
+            [Prediction(label=names[i], probability=round(float(p), 6))
+             for p, i in zip(pv, iv, strict=True)]
             for pv, iv in zip(values.tolist(), indices.tolist(), strict=True)
-        ]
+        ]  # fmt: skip
 
-    def refine(self, row: PersonalizedModel, batch: torch.Tensor, principal: Principal):
-        """Self-improvement (TAPER §5.2): pseudo-label → weighted task description → new model.
-
-        The new model keeps the task's classes (so the app's output space does not change) and
-        re-predicts the mixers from the class embeddings weighted by pseudo-label frequency.
-        """
-        if row.kind != "taper":
-            raise Problem(409, "not-refinable", f"model {row.id} is a {row.kind!r} model")
-        labels = self._probabilities(row, batch).argmax(dim=1)
-        names = row.recipe["classes"]
-        counts = np.bincount(labels.cpu().numpy(), minlength=len(names))
-        weights = [round(float(c) / len(labels), 6) for c in counts]
-        recipe = self.runtime.recipe(
-            row.recipe["class_indices"], domain=row.recipe["domain"], method="taper",
-            class_weights=weights,
-        )  # fmt: skip
-        hist = {n: int(c) for n, c in zip(names, counts, strict=True)}
-        desc = f"refined from {row.id}: " + ", ".join(f"{n}×{c}" for n, c in hist.items())
-        new, tier = self._create(recipe, description=desc, principal=principal, parent_id=row.id)
-        return {**self.public(new).model_dump(), "cache": tier, "pseudo_labels": hist}
+    def refine(self, row: PersonalizedModel, batch: Any, principal: Principal) -> dict[str, Any]:
+        """A new model for the caller from ``row``'s predictions on unlabeled images."""
+        kind = self.kinds.of(row)
+        draft = kind.refine(row, self._probabilities(row, batch))
+        new, tier = self._create(kind, draft, principal, parent_id=row.id)
+        return {**self.public(new).model_dump(), **draft.extra, "cache": tier}
 
     def public(self, row: PersonalizedModel) -> ModelPublic:
-        """The client-facing description of a recipe row."""
+        """The client-facing description of a row."""
+        kind = self.kinds.get(row.kind)
         base = f"{self.public_url}/v1/models/{row.id}"
-        fedclip = row.kind == FEDCLIP
-        return ModelPublic.model_validate(
-            {
-                "id": row.id, "kind": row.kind, "method": row.method,
-                "method_accuracy": self.clients.method_accuracy(row) if fedclip
-                else self.runtime.method_accuracy(row.method),
-                "classes": row.recipe["classes"], "domain": row.recipe.get("domain"),
-                "mixers": row.mixers, "artifact_version": row.artifact_version,
-                "description": row.description, "parent_id": row.parent_id,
-                "weights_sha256": row.weights_sha256, "created_at": row.created_at,
-                "weights_url": f"{base}/weights", "predict_url": f"{base}/predict",
-            }
-        )  # fmt: skip
+        return ModelPublic.model_validate({
+            "id": row.id, "kind": row.kind, "method": row.method, "method_accuracy": None,
+            **(kind.public(row) if kind is not None else {}),
+            "classes": row.recipe["classes"], "domain": row.recipe.get("domain"),
+            "mixers": row.mixers, "artifact_version": row.artifact_version,
+            "description": row.description, "parent_id": row.parent_id,
+            "weights_sha256": row.weights_sha256, "created_at": row.created_at,
+            "weights_url": f"{base}/weights", "predict_url": f"{base}/predict",
+        })  # fmt: skip
 
     # ---- cache tiers ----------------------------------------------------------------------
 
-    def ensure(
-        self, row: PersonalizedModel, mixers: torch.Tensor | None = None
-    ) -> tuple[rt.LazyModule, str]:
-        """A (lazily built) module for ``row`` and the tier that supplied it.
+    def ensure(self, row: PersonalizedModel, hint: Any = None) -> tuple[Any, str]:
+        """The served model for ``row`` and the tier that supplied it (``hint``: what the kind's
+        draft computed already, e.g. TAPER's mixers)."""
+        served = self.lru.get(row.recipe_key)
+        if served is not None:
+            return served, "memory"
+        build = lambda: self._load_or_build(row, hint)  # noqa: E731
+        (served, tier), shared = self._flight.do(row.recipe_key, build)
+        return served, ("memory" if shared else tier)
 
-        ``mixers``: the recipe's own mixers when the caller already has them.
-        """
-        module = self.runtime.lru.get(row.id)
-        if module is not None:
-            return module, "memory"
-        (module, tier), shared = self._flight.do(row.id, lambda: self._load_or_build(row, mixers))
-        return module, ("memory" if shared else tier)
-
-    def _load_or_build(
-        self, row: PersonalizedModel, mixers: torch.Tensor | None = None
-    ) -> tuple[rt.LazyModule, str]:
-        payload = self.redis.get(row.recipe_key) if self.redis is not None else None
-        if payload is not None:
-            self._redis_hit(row, payload)
-            module = rt.LazyModule(tensorbytes.deserialize(payload), self.runtime.device)
-            self.runtime.lru.put(row.id, module)
-            return module, "redis"
-        built_with = row.recipe.get("artifact_version")
-        if built_with != self.runtime.version:  # other bases (and maybe classes): never rebuild
-            raise Problem(409, "artifact-version-mismatch",
-                          f"model {row.id} was built from TAPER artifact {built_with}, but this "
-                          f"deployment serves {self.runtime.version}; POST the same request to "
-                          "/v1/personalize for a model from the current artifact")  # fmt: skip
-        t0 = time.perf_counter()
-        state = self.runtime.synthesize(row.recipe, mixers)
-        self.metrics.synthesis_seconds.labels(row.method).observe(time.perf_counter() - t0)
-        self.metrics.syntheses.inc()
-        module = rt.LazyModule(state, self.runtime.device)  # built on first /predict
-        self.runtime.lru.put(row.id, module)
-        self._write_behind(row, state)
-        return module, "synthesized"
-
-    def _write_behind(self, row: PersonalizedModel, state: dict[str, torch.Tensor]) -> None:
-        """Serialise, hash and store the bytes off the request path (``tensorbytes``: without
-        holding the GIL, so the request that just synthesized the model is not stalled)."""
-        self._writer.submit(row.id, lambda: self._store(row, tensorbytes.serialize(state)))
+    def _load_or_build(self, row: PersonalizedModel, hint: Any = None) -> tuple[Any, str]:
+        kind = self.kinds.of(row)
+        if kind.cache_bytes and self.redis is not None:
+            payload = self.redis.get(row.recipe_key)
+            if payload is not None:
+                self._redis_hit(row, payload)
+                served = kind.restore(tensorbytes.deserialize(payload))
+                self.lru.put(row.recipe_key, served)
+                return served, "redis"
+        served, tier = kind.build(row, hint)
+        self.lru.put(row.recipe_key, served)
+        if kind.cache_bytes:  # serialise, hash and store off the request path (GIL released)
+            self._writer.submit(row.recipe_key, lambda: self._store(
+                row, kind.serialize(row, served, "fp32")))  # fmt: skip
+        return served, tier
 
     def flush(self) -> None:
         """Wait until every pending write-behind has finished (tests, shutdown)."""
@@ -232,7 +221,7 @@ class Personalizer:
         """Finish pending writes and stop the writer thread."""
         self._writer.close()
 
-    def _store(self, row: PersonalizedModel, payload: bytes) -> None:
+    def _store(self, row: PersonalizedModel, payload: bytes | memoryview) -> None:
         """Put fp32 bytes in Redis, then record their digest (or check it against the record).
 
         Redis first: while Redis is up, a recorded digest means the write-behind has finished,
@@ -250,85 +239,38 @@ class Personalizer:
     def _record_digest(self, row: PersonalizedModel, digest: str, size: int) -> None:
         if row.weights_sha256 is None:
             with self.sessions.begin() as s:
-                crud.set_weights_digest(s, model_id=row.id, sha256=digest, size=size)
+                crud.set_weights_digest(s, recipe_key=row.recipe_key, sha256=digest, size=size)
             row.weights_sha256, row.weights_bytes = digest, size
         elif row.weights_sha256 != digest:
             log.error("model %s rebuilt with sha256 %s != recorded %s", row.id, digest,
                       row.weights_sha256)  # fmt: skip
 
     def _redis_hit(self, row: PersonalizedModel, payload: bytes) -> bytes:
-        """A verified Redis entry whose digest never reached SQL (the database failed after the
-        put): record it off the request path, or the row would stay undigested until the entry
-        expires."""
+        """A verified Redis entry whose digest never reached this row (the database failed after
+        the put, or another owner's request built it): record it off the request path."""
         if row.weights_sha256 is None:
-            self._writer.submit(row.id, lambda: self._record_digest(
+            self._writer.submit(row.recipe_key, lambda: self._record_digest(
                 row, hashlib.sha256(payload).hexdigest(), len(payload)))  # fmt: skip
         return payload
 
     # ---- helpers --------------------------------------------------------------------------
 
-    def _probabilities(self, row: PersonalizedModel, batch: torch.Tensor) -> torch.Tensor:
-        if row.kind == FEDCLIP:  # batch: uint8 NHWC (the backbone preprocesses itself)
-            return self.clients.probabilities(row, batch)
-        module, _ = self.ensure(row)
-        with torch.inference_mode():
-            return module(batch.to(self.runtime.device)).float().softmax(dim=1)
-
-    def _resolve(self, req: PersonalizeCreate) -> tuple[list[Match], str | None]:
-        if req.classes is not None:
-            phrases, domain = list(req.classes), None
-        else:
-            phrases, domain = self.resolver.parse_description(req.description or "")
-        domain = req.domain or domain
-        if domain is not None and domain not in self.runtime.domains:
-            raise Problem(422, "unknown-domain", f"unknown domain {domain!r}",
-                          domains=self.runtime.domains)  # fmt: skip
-        matches = self.resolver.match_many(phrases)
-        unknown = [m for m in matches if m.name is None]
-        if unknown:
-            raise Problem(
-                422, "unknown-classes",
-                "no catalogue class matches " + ", ".join(repr(m.phrase) for m in unknown),
-                unknown=[{"phrase": m.phrase, "did_you_mean": m.suggestions} for m in unknown],
-            )  # fmt: skip
-        unique: list[Match] = []  # first occurrence of each class, in request order
-        for m in matches:
-            if all(u.index != m.index for u in unique):
-                unique.append(m)
-        if len(unique) < 2:
-            raise Problem(422, "too-few-classes",
-                          "a task needs at least 2 distinct classes; resolved: "
-                          + ", ".join(str(m.name) for m in unique))  # fmt: skip
-        return unique, domain
+    def _probabilities(self, row: PersonalizedModel, batch: Any) -> torch.Tensor:
+        kind = self.kinds.of(row)
+        return kind.probabilities(self.ensure(row)[0], batch)
 
     def _create(
-        self, recipe: dict[str, Any], *, description: str | None, principal: Principal,
-        parent_id: str | None = None,
-    ) -> tuple[PersonalizedModel, str]:  # fmt: skip
-        """Record a recipe (durably, before answering) and build its model.
-
-        The mixers are computed once for the row and for synthesis. Running the SQL insert in
-        a thread beside synthesis was measured slower (GIL hand-offs between the ORM's Python
-        and synthesis's per-tensor loop; docs/results-service.md), so the two run in sequence.
-        """
-        mixers = self.runtime.mixers(recipe)
-        fields = {"description": description, "principal": principal, "parent_id": parent_id}
-        row = self._save(self._draft(recipe, mixers, **fields))
-        _, tier = self.ensure(row, mixers)
-        return row, tier
-
-    def _draft(
-        self, recipe: dict[str, Any], mixers: torch.Tensor | None, *, description: str | None,
-        principal: Principal, parent_id: str | None,
-    ) -> PersonalizedModel:  # fmt: skip
-        key = recipe_key(recipe)
-        return PersonalizedModel(
-            id=key[:32], recipe_key=key, kind="taper", method=recipe["method"],
-            artifact_version=recipe["artifact_version"], recipe=recipe,
-            mixers=self.runtime.rounded(mixers), description=description,
-            parent_id=parent_id, created_by=principal.client_id,
+        self, kind: ModelKind, draft: Draft, principal: Principal, parent_id: str | None = None
+    ) -> tuple[PersonalizedModel, str]:
+        """Record the caller's row (durably, before answering) and build or find its model."""
+        key = crud.recipe_key(draft.recipe)
+        draft_row = PersonalizedModel(
+            id=model_id_for(principal.owner, key), recipe_key=key, kind=kind.name,
+            method=draft.method, artifact_version=draft.recipe["artifact_version"],
+            recipe=draft.recipe, mixers=draft.mixers, description=draft.description,
+            parent_id=parent_id, owner=principal.owner, created_by=principal.client_id,
         )  # fmt: skip
-
-    def _save(self, draft: PersonalizedModel) -> PersonalizedModel:
         with self.sessions.begin() as s:
-            return crud.save_model(s, row=draft)
+            row = crud.save_model(s, row=draft_row)
+        _, tier = self.ensure(row, draft.hint)
+        return row, tier

@@ -12,13 +12,16 @@ app = typer.Typer(help="Tailor: personalization as a service.", no_args_is_help=
 
 
 def _mount() -> None:
-    """Attach the trainer (data, train) and service (serve, keys, personalize, predict) commands."""
+    """Attach the trainer (data, train), service and HTTP (personalize, ...) commands."""
     from trainer.cli import app as trainer_app
 
     for group in trainer_app.registered_groups:
         app.add_typer(group.typer_instance, name=group.name)
     for command in trainer_app.registered_commands:
         app.registered_commands.append(command)
+    from tailor.appcli import app as http_app
+
+    app.registered_commands.extend(http_app.registered_commands)
     try:
         from service.cli import app as service_app
     except ImportError:  # the service package is optional for offline training machines

@@ -7,11 +7,11 @@ from typing import Annotated
 from fastapi import Depends, Request
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
-from service import crud
-from service.auth import Principal, is_admin_key, split_key
+from service.core import crud
+from service.core.auth import Principal, is_admin_key, split_key
+from service.core.problems import Problem
+from service.core.settings import Settings
 from service.personalization import Personalizer
-from service.problems import Problem
-from service.settings import Settings
 
 _bearer = HTTPBearer(auto_error=False, description="API key: `Authorization: Bearer tlr_...`")
 

@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
-import numpy as np
 from fastapi import Request
 from pydantic import ValidationError
-from starlette.concurrency import run_in_threadpool
 
-from service import imaging
-from service.problems import Problem
-from service.schemas import PredictJSON
-from service.settings import Settings
+from service.core import imaging
+from service.core.problems import Problem
+from service.core.schemas import PredictJSON
+from service.core.settings import Settings
 
 # OpenAPI description of the two accepted bodies (the handler parses them itself).
 IMAGES_BODY = {
@@ -72,25 +70,3 @@ async def _from_multipart(request: Request, settings: Settings):
 def _check_count(n: int, settings: Settings) -> None:
     if n > settings.max_batch:
         raise Problem(413, "batch-too-large", f"{n} images > batch limit {settings.max_batch}")
-
-
-def decode_to_batch(raw: list[bytes], names: list[str], settings: Settings, device):
-    """Decode into one preallocated uint8 batch, normalise it once, move it to ``device``.
-
-    Synchronous: the caller runs it in the same worker thread as the forward pass, so a
-    request pays one threadpool hop, not one per step.
-    """
-    from model_store.images import IMAGE_SIZE, normalize_batch
-
-    out = np.empty((len(raw), IMAGE_SIZE, IMAGE_SIZE, 3), dtype=np.uint8)
-    for i, (data, name) in enumerate(zip(raw, names, strict=True)):
-        out[i] = imaging.decode_image(
-            data, name=name, max_pixels=settings.max_image_pixels,
-            max_bytes=settings.max_image_bytes,
-        )  # fmt: skip
-    return normalize_batch(out).to(device)
-
-
-async def decode_batch(raw: list[bytes], names: list[str], settings: Settings, device):
-    """:func:`decode_to_batch` in a worker thread."""
-    return await run_in_threadpool(decode_to_batch, raw, names, settings, device)

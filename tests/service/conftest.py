@@ -9,8 +9,8 @@ import httpx
 import pytest
 from service_testkit import ADMIN_KEY, NUM_CLASSES, Q
 
+from service.core.settings import Settings
 from service.main import create_app
-from service.settings import Settings
 
 _LABEL = re.compile(r'(\w+)="([^"]*)"')
 
@@ -19,7 +19,7 @@ _LABEL = re.compile(r'(\w+)="([^"]*)"')
 def taper_store(tmp_path_factory):
     """A store holding one tiny (random-init, full-size ResNet-18) TAPER artifact."""
     from model_store.testing import make_tiny_taper
-    from service.runtime import load_text_encoder
+    from service.kinds.taper import load_text_encoder
 
     store = tmp_path_factory.mktemp("store")
     make_tiny_taper(store, num_classes=NUM_CLASSES, Q=Q, seed=0,

@@ -199,10 +199,10 @@ def test_evicted_and_corrupted_weights_come_back_bit_identical(live):
     original = live.http.get(model["weights_url"]).content
     p = live.personalizer
     row = p.get(model["id"])
-    p.runtime.lru.clear()
+    p.lru.clear()
     p.redis.delete(row.recipe_key)  # evicted from every tier: only the SQL recipe remains
     assert live.http.get(model["weights_url"]).content == original
-    p.runtime.lru.clear()
+    p.lru.clear()
     key = p.redis.key(row.recipe_key)
     blob = bytearray(p.redis.client.get(key))
     blob[100] ^= 1
@@ -215,7 +215,7 @@ def test_evicted_and_corrupted_weights_come_back_bit_identical(live):
     )
     assert live.http.get(model["weights_url"]).content == original
     p.flush()
-    p.runtime.lru.clear()
+    p.lru.clear()
     hit = live.http.post("/v1/personalize", json={"classes": ["two", "three", "cat"]}).json()
     assert hit["cache"] == "redis"
 

@@ -15,7 +15,8 @@ from service_testkit import images, png
 from typer.testing import CliRunner
 
 from service.cli import app
-from service.client import TailorClient, TailorError
+from tailor.appcli import app as http_app
+from tailor.client import TailorClient, TailorError
 
 
 def test_keys_create_writes_a_working_key(live, monkeypatch, tmp_path):
@@ -39,7 +40,7 @@ def test_keys_create_writes_a_working_key(live, monkeypatch, tmp_path):
 
 def test_personalize_and_predict_commands(live, tmp_path):
     args = ["--url", live.url, "--key", live.key]
-    result = CliRunner().invoke(app, ["personalize", "classify cats and dogs", *args])
+    result = CliRunner().invoke(http_app, ["personalize", "classify cats and dogs", *args])
     assert result.exit_code == 0, result.output
     model = json.loads(result.output)
     assert model["classes"] == ["cat", "dog"]
@@ -47,10 +48,12 @@ def test_personalize_and_predict_commands(live, tmp_path):
     for i, im in enumerate(images(2, seed=9)):
         paths.append(tmp_path / f"{i}.png")
         paths[-1].write_bytes(png(im))
-    out = CliRunner().invoke(app, ["predict", model["id"], *map(str, paths), "--top-k", "2", *args])
+    out = CliRunner().invoke(
+        http_app, ["predict", model["id"], *map(str, paths), "--top-k", "2", *args]
+    )
     assert out.exit_code == 0, out.output
     assert [len(p) for p in json.loads(out.output)["predictions"]] == [2, 2]
-    bad = CliRunner().invoke(app, ["personalize", "quantum physics and cats", *args])
+    bad = CliRunner().invoke(http_app, ["personalize", "quantum physics and cats", *args])
     assert bad.exit_code == 1
 
 
@@ -122,7 +125,9 @@ def test_cli_reports_an_unreachable_server_after_retrying():
     with socket.socket() as s:  # a port nobody listens on
         s.bind(("127.0.0.1", 0))
         url = f"http://127.0.0.1:{s.getsockname()[1]}"
-    result = CliRunner().invoke(app, ["personalize", "cats and dogs", "--url", url, "--key", "k"])
+    result = CliRunner().invoke(
+        http_app, ["personalize", "cats and dogs", "--url", url, "--key", "k"]
+    )
     assert result.exit_code == 1 and f"cannot reach {url}" in result.output
 
 

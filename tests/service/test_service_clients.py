@@ -24,8 +24,8 @@ from sqlalchemy.orm import sessionmaker
 from model_store.adapters import adapter_logits, build_adapter, load_fedclip
 from model_store.artifacts import open_artifact
 from model_store.clip import load_clip
-from service import crud, db
-from service.models import Artifact, Client
+from service.core import crud, db
+from service.core.models import Artifact, Client
 
 CLIENTS = ("photo", "sketch")
 CLASSES = ["cat", "dog", "horse", "bird"]
@@ -97,7 +97,9 @@ def test_personalize_by_client_id_then_predict_matches_the_library(fed, fed_stor
     assert model["method_accuracy"] == 0.6 and model["cache"] in ("artifact", "memory")
     again = _personalize(photo, "photo").json()
     assert again["id"] == model["id"] and again["cache"] == "memory"
-    assert _personalize(fed.admin, "photo").json()["id"] == model["id"]
+    by_admin = _personalize(fed.admin, "photo").json()  # the admin gets its own row
+    assert by_admin["id"] != model["id"] and by_admin["cache"] == "memory"  # same adapter
+    assert fed.admin.get(f"/v1/models/{model['id']}").status_code == 200  # and reads every row
     assert photo.get(f"/v1/models/{model['id']}").json()["method"] == "fedclip-personalized"
 
     imgs = images(12, seed=5)
@@ -141,9 +143,10 @@ def test_global_adapter_for_any_key_and_no_personal_adapter_points_to_it(fed, fe
     outsider = _problem(_personalize(fed.http, fed.client_id), 404)  # not a federation client
     assert outsider["type"].endswith("no-personal-adapter") and '"global"' in outsider["detail"]
     models = [_personalize(h, "global").json() for h in (fed.http, fed.as_client["sketch"])]
-    assert models[0]["id"] == models[1]["id"] and models[0]["method"] == "fedclip-global"
+    assert models[0]["id"] != models[1]["id"]  # each key's client owns its own row
+    assert {m["method"] for m in models} == {"fedclip-global"}
     assert models[0]["method_accuracy"] == 0.4
-    assert fed.as_client["photo"].get(f"/v1/models/{models[0]['id']}").status_code == 200
+    assert fed.as_client["photo"].get(f"/v1/models/{models[0]['id']}").status_code == 404
     imgs = images(6, seed=2)
     served = _predict(fed.http, models[0], imgs)
     expected = load_fedclip(fed_store, None, device="cpu").logits(np.stack(imgs)).argmax(1)
@@ -196,7 +199,8 @@ def test_clients_registered_in_sql_idempotently_across_restarts(fed_store, make_
     settings = make_settings(url, store_dir=fed_store)
     with run_live(settings) as live:
         key = _client(live, "photo")
-        model = live.admin.post("/v1/personalize", json={"client_id": "photo"}).json()
+        with httpx.Client(base_url=live.url, headers={"Authorization": f"Bearer {key}"}) as photo:
+            model = _personalize(photo, "photo").json()
     with run_live(settings) as live:  # restart: nothing duplicated, nothing overwritten
         with sessions() as s:
             names = {c.id: c.name for c in s.scalars(select(Client))}
@@ -220,15 +224,12 @@ def test_without_an_adapter_artifact_client_ids_get_a_clear_conflict(make_settin
 
 def test_federation_registration_on_postgres_is_idempotent(fed_store, make_settings,
                                                            postgres_server):  # fmt: skip
-    from service.federation import Federation
-    from service.metrics import Metrics
-    from service.runtime import ModuleLRU
+    from service.kinds.fedclip import Federation
 
     url = postgres_server.create_database(f"t_{secrets.token_hex(6)}")
     engine = db.prepare_database(url, migrate=True)
     sessions = sessionmaker(engine, expire_on_commit=False)
-    fed = Federation.load(make_settings(url, store_dir=fed_store), torch.device("cpu"),
-                          ModuleLRU(1 << 20, Metrics()))  # fmt: skip
+    fed = Federation.load(make_settings(url, store_dir=fed_store), torch.device("cpu"))
     assert fed is not None and fed.clients == list(CLIENTS)
     with sessions.begin() as s:
         assert fed.register(s) == 2
@@ -242,9 +243,9 @@ def test_federation_registration_on_postgres_is_idempotent(fed_store, make_setti
 
 def test_an_explicitly_named_missing_adapter_version_fails_start_up(fed_store, make_settings):
     from model_store.artifacts import ArtifactNotFoundError
-    from service.federation import Federation
+    from service.kinds.fedclip import Federation
 
     settings = make_settings("sqlite://", store_dir=fed_store,
                              fedclip_version="20990101T000000-deadbeef")  # fmt: skip
     with pytest.raises(ArtifactNotFoundError, match="20990101T000000-deadbeef"):
-        Federation.load(settings, torch.device("cpu"), lru=None)
+        Federation.load(settings, torch.device("cpu"))

@@ -12,15 +12,15 @@ import torch
 from PIL import Image
 from service_testkit import declared_bomb
 
-from service import auth, imaging
-from service.metrics import Metrics
-from service.problems import Problem
-from service.ratelimit import RedisLimiter
-from service.redislink import RedisLink
-from service.runtime import ModuleLRU, module_nbytes
-from service.singleflight import SingleFlight
-from service.tensorbytes import deserialize, serialize
-from service.weight_cache import RedisWeightCache
+from service.api.ratelimit import RedisLimiter
+from service.cache.redislink import RedisLink
+from service.cache.singleflight import SingleFlight
+from service.cache.tensorbytes import deserialize, serialize
+from service.cache.weight_cache import RedisWeightCache
+from service.core import auth, imaging
+from service.core.lru import ModuleLRU, module_nbytes
+from service.core.metrics import Metrics
+from service.core.problems import Problem
 
 
 def _count(metrics: Metrics, tier: str, result: str) -> float:
@@ -155,7 +155,7 @@ def test_keys_never_contain_secret_in_hash_and_admin_compare():
 
 
 def test_write_behind_waits_by_key_and_swallows_failures(caplog):
-    from service.writebehind import WriteBehind
+    from service.cache.writebehind import WriteBehind
 
     writer, gate, done = WriteBehind(), threading.Event(), []
     writer.submit("a", lambda: (gate.wait(5), done.append("a")))

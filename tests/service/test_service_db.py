@@ -8,8 +8,8 @@ import pytest
 import sqlalchemy as sa
 from sqlalchemy.orm import Session
 
-from service import crud, db
-from service.models import ApiKey, PersonalizedModel
+from service.core import crud, db
+from service.core.models import ApiKey, PersonalizedModel
 
 
 @pytest.fixture(params=["sqlite", "postgresql"])
@@ -67,7 +67,7 @@ def test_recipe_rows_are_idempotent(db_url):
         recipe = {"classes": ["cat", "dog"], "domain": None}
         return PersonalizedModel(
             id="a" * 32, recipe_key="a" * 64, kind="taper", method="taper",
-            artifact_version="v1", recipe=recipe, mixers=[[0.5, 0.5]],
+            artifact_version="v1", recipe=recipe, mixers=[[0.5, 0.5]], owner="c_app",
         )  # fmt: skip
 
     with Session(engine, expire_on_commit=False) as s, s.begin():
@@ -75,8 +75,8 @@ def test_recipe_rows_are_idempotent(db_url):
     with Session(engine, expire_on_commit=False) as s, s.begin():
         again = crud.save_model(s, row=row())
         assert again.recipe == {"classes": ["cat", "dog"], "domain": None}
-        crud.set_weights_digest(s, model_id="a" * 32, sha256="f" * 64, size=10)
-        crud.set_weights_digest(s, model_id="a" * 32, sha256="0" * 64, size=11)
+        crud.set_weights_digest(s, recipe_key="a" * 64, sha256="f" * 64, size=10)
+        crud.set_weights_digest(s, recipe_key="a" * 64, sha256="0" * 64, size=11)
     with Session(engine, expire_on_commit=False) as s:
         got = crud.get_model(s, model_id=first.id)
         assert (got.weights_sha256, got.weights_bytes) == ("f" * 64, 10)
@@ -101,7 +101,7 @@ def test_concurrent_upgrades_on_postgres_serialize(postgres_server):
     import sys
 
     url = postgres_server.create_database(f"t_{secrets.token_hex(6)}")
-    code = "import sys; from service import db; db.upgrade(sys.argv[1])"
+    code = "import sys; from service.core import db; db.upgrade(sys.argv[1])"
     procs = [subprocess.Popen([sys.executable, "-c", code, url], stderr=subprocess.PIPE)
              for _ in range(3)]  # fmt: skip
     errors = [p.communicate(timeout=120)[1].decode() for p in procs]

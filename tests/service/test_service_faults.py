@@ -3,7 +3,7 @@
 The contract: while a fault lasts, a request may fail only in a way a client can safely retry (a
 dropped connection, or 502/503/504 — our 503s are problem JSON with Retry-After), never with a
 500 or a wrong answer; afterwards nothing written before the fault (keys, recipes, weights) is
-lost, and the retrying :class:`~service.client.TailorClient` sees no error at all.
+lost, and the retrying :class:`~tailor.client.TailorClient` sees no error at all.
 
 Every wait polls a condition against a deadline; every process started here is stopped in a
 ``finally`` (the multi-worker server runs in its own process group).
@@ -35,7 +35,7 @@ from fault_kit import (
 )  # fmt: skip
 from service_testkit import ADMIN_KEY
 
-from service.client import TailorClient
+from tailor.client import TailorClient
 
 pytestmark = pytest.mark.integration
 TASKS = [["cat", "dog"], ["bag", "coat"], ["one", "two"], ["bird", "horse"]]
@@ -204,7 +204,8 @@ def test_postgres_restart_under_load_gives_only_503s(run_live, make_settings, pr
 _START = """
 import sys
 from sqlalchemy.orm import sessionmaker
-from service import crud, db
+from service.core import crud
+from service.core import db
 def barrier(name):  # tell the test we are here, wait for its word to go on
     print(name, flush=True)
     sys.stdin.readline()

@@ -14,8 +14,7 @@ from safetensors.torch import load as st_load
 from service_testkit import images, png
 
 from model_store.images import to_batch
-from service.export import exports_for
-from service.models import PersonalizedModel
+from service.core.models import PersonalizedModel
 
 PROBLEM = "application/problem+json"
 CLASSES = ["bag", "cat", "zero", "one", "dog"]
@@ -69,7 +68,7 @@ def test_onnx_logits_match_torch_and_predict(live, model):
 
 
 def test_onnx_is_exported_once_then_cached_with_etag(live, model):
-    exports = exports_for(live.personalizer)
+    exports = live.personalizer.exports
     first = _onnx(live, model)
     count = exports.exports
     second = _onnx(live, model)
@@ -79,7 +78,8 @@ def test_onnx_is_exported_once_then_cached_with_etag(live, model):
     assert not_modified.status_code == 304 and not not_modified.content
     assert not_modified.headers["etag"] == first.headers["etag"]
     redis = live.personalizer.redis
-    redis.client.set(redis.key(exports.key(live.personalizer.get(model["id"]))), b"garbage" * 9)
+    onnx_key = live.personalizer.get(model["id"]).recipe_key + ":onnx"
+    redis.client.set(redis.key(onnx_key), b"garbage" * 9)
     rebuilt = _onnx(live, model)  # corrupt entry detected by its sha256, re-exported
     assert exports.exports == count + 1
     assert rebuilt.content == first.content  # deterministic export: same bytes, same ETag
@@ -91,11 +91,11 @@ def test_onnx_refusals_are_problems(live, model):
     row = PersonalizedModel(
         id="ab" * 16, recipe_key="ab" * 32, kind="fedclip", method="fedclip",
         artifact_version="test", recipe={"classes": ["a", "b"]}, mixers=None,
-        created_by=live.client_id,
+        created_by=live.client_id, owner=live.client_id,
     )  # fmt: skip
     with live.personalizer.sessions.begin() as s:
         s.add(row)
-    url = f"/v1/models/{row.id}/weights"  # as admin: client-model ownership rules aside
+    url = f"/v1/models/{row.id}/weights"
     body = _problem(live.admin.get(url, params={"format": "onnx"}), 409, "onnx-unsupported-kind")
     assert body["kind"] == "fedclip"
 
@@ -106,4 +106,4 @@ def test_onnx_without_redis_uses_the_in_process_tier(run_live, make_settings, tm
         first, second = _onnx(live, model), _onnx(live, model)
         assert first.status_code == second.status_code == 200, first.text
         assert first.content == second.content
-        assert exports_for(live.personalizer).exports == 1
+        assert live.personalizer.exports.exports == 1

@@ -16,10 +16,11 @@ from service_testkit import b64, images, png
 
 from model_store.images import to_batch
 from model_store.resnet import build_resnet18
-from service.metrics import Metrics
-from service.problems import Problem
-from service.runtime import LazyModule, ModuleLRU, build_module, module_nbytes
-from service.tensorbytes import serialize
+from service.cache.tensorbytes import serialize
+from service.core.lru import ModuleLRU, module_nbytes
+from service.core.metrics import Metrics
+from service.core.problems import Problem
+from service.kinds.taper import LazyModule, build_module
 
 CPU = torch.device("cpu")
 
@@ -74,7 +75,7 @@ def test_cold_personalize_defers_the_module_and_predict_builds_it(live):
     p = live.personalizer
     model = live.http.post("/v1/personalize", json={"classes": ["horse", "cat", "dog"]}).json()
     assert model["cache"] == "synthesized"
-    entry = p.runtime.lru.get(model["id"])
+    entry = p.lru.get(p.get(model["id"]).recipe_key)
     assert isinstance(entry, LazyModule) and not entry.built
 
     imgs = images(5, seed=3)
@@ -138,7 +139,7 @@ def test_a_recorded_digest_means_the_bytes_are_already_in_redis(live):
 
 def test_a_digest_lost_to_a_database_failure_is_recorded_on_the_next_redis_hit(live, monkeypatch):
     """Redis is written before SQL; if the digest insert fails, a later hit must repair it."""
-    from service import crud
+    from service.core import crud
 
     p = live.personalizer
 
@@ -163,7 +164,7 @@ def test_mixers_computed_once_give_the_same_bits_as_the_bundles_own_path(make_se
     """A cold request computes the mixers once and passes them to synthesis; a rebuild from
     the recipe computes them again. Both must equal ``TaperBundle.personalize`` bit for bit
     (recorded digests/ETags depend on it), also for refined (class-weighted) recipes."""
-    from service.runtime import Runtime
+    from service.kinds.taper import TaperKind as Runtime
 
     runtime = Runtime.load(make_settings(f"sqlite:///{tmp_path}/t.db"), Metrics())
     recipe = runtime.recipe([4, 0, 9], domain=None, method="taper", class_weights=weights)

@@ -9,10 +9,10 @@ import pytest
 from service_testkit import ADMIN_KEY, b64, images, png
 
 from model_store.artifacts import ArtifactIntegrityError
-from service.db import SchemaOutOfDateError, prepare_database
+from service.core.db import SchemaOutOfDateError, prepare_database
+from service.core.metrics import Metrics
+from service.kinds.taper import TaperKind as Runtime
 from service.main import create_app
-from service.metrics import Metrics
-from service.runtime import Runtime
 
 
 def _personalize(live, classes):
@@ -49,10 +49,10 @@ def test_redis_outage_mid_run_then_hits_resume(run_live, make_settings, private_
 
         private_redis.start()
         time.sleep(0.3)  # past the back-off window
-        live.personalizer.runtime.lru.clear()
+        live.personalizer.lru.clear()
         assert _personalize(live, ["cat", "dog"])["cache"] == "synthesized"  # Redis was wiped
         live.personalizer.flush()  # the write-behind to Redis has landed
-        live.personalizer.runtime.lru.clear()
+        live.personalizer.lru.clear()
         hits = live.metric("tailor_cache_requests_total", tier="redis", result="hit")
         assert _personalize(live, ["cat", "dog"])["cache"] == "redis"  # caching resumed
         assert live.metric("tailor_cache_requests_total", tier="redis", result="hit") == hits + 1

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from service.resolution import ClassResolver
+from service.kinds.resolution import ClassResolver
 
 NAMES = ["zero", "seven", "T-shirt/top", "Trouser", "Bag", "Ankle boot", "cat", "dog", "horse"]
 CATALOGUE = {
@@ -15,7 +15,7 @@ CATALOGUE = {
 
 @pytest.fixture(scope="module")
 def resolver():
-    from service.runtime import load_text_encoder
+    from service.kinds.taper import load_text_encoder
 
     return ClassResolver(CATALOGUE, load_text_encoder(None, "cpu"), threshold=0.55)
 

@@ -18,8 +18,8 @@ import pytest
 import redis
 from fastapi.routing import APIRoute
 
+from service.api.ratelimit import LocalLimiter
 from service.main import create_app
-from service.ratelimit import LocalLimiter
 
 PROBLEM = "application/problem+json"
 PUBLIC = {"/healthz", "/readyz", "/metrics"}  # operational routes: no key, never rate limited
@@ -176,18 +176,20 @@ def test_artifact_upgrade_never_rebuilds_old_models_from_new_bases(run_live, mak
                                                                     tmp_path):  # fmt: skip
     """An old recipe rebuilt from a new artifact's bases would silently serve other weights."""
     from model_store.testing import make_tiny_taper
-    from service.runtime import load_text_encoder
+    from service.kinds.taper import load_text_encoder
 
     store, encoder = tmp_path / "store", load_text_encoder(None, "cpu")
     make_tiny_taper(store, num_classes=12, Q=2, seed=0, encoder=encoder, version="v1")
     settings = make_settings(f"sqlite:///{tmp_path}/t.db", store_dir=store)
     with run_live(settings) as live:
-        old = live.http.post("/v1/personalize", json={"classes": ["cat", "zero"]}).json()
+        old = live.admin.post("/v1/personalize", json={"classes": ["cat", "zero"]}).json()
     make_tiny_taper(store, num_classes=12, Q=2, seed=1, encoder=encoder, version="v2")  # LATEST
-    with run_live(settings) as live:  # no Redis: the old model must be rebuilt to be served
-        assert live.http.get(f"/v1/models/{old['id']}").json()["artifact_version"] == "v1"
-        refused = live.http.get(old["weights_url"])
+    # the admin owns both (each run_live makes a new client key); no Redis: the old model
+    # must be rebuilt to be served
+    with run_live(settings) as live:
+        assert live.admin.get(f"/v1/models/{old['id']}").json()["artifact_version"] == "v1"
+        refused = live.admin.get(old["weights_url"])
         assert refused.status_code == 409 and "v1" in refused.json()["detail"], refused.text
-        new = live.http.post("/v1/personalize", json={"classes": ["cat", "zero"]}).json()
+        new = live.admin.post("/v1/personalize", json={"classes": ["cat", "zero"]}).json()
         assert new["artifact_version"] == "v2" and new["id"] != old["id"]
-        assert live.http.get(new["weights_url"]).status_code == 200
+        assert live.admin.get(new["weights_url"]).status_code == 200

@@ -1,4 +1,4 @@
-"""service.tensorbytes: the GIL-friendly safetensors writer must produce safetensors' own bytes.
+"""service.cache.tensorbytes: the GIL-friendly writer must produce safetensors' own bytes.
 
 Recorded digests and ETags were computed from ``safetensors.torch.save`` output, and replicas
 on either code path must agree, so every check here is byte equality with the library.
@@ -14,7 +14,7 @@ from safetensors.torch import load as st_load
 from safetensors.torch import save as st_save
 
 from model_store.resnet import build_resnet18
-from service import tensorbytes
+from service.cache import tensorbytes
 
 
 def _state(num_classes: int, seed: int) -> dict[str, torch.Tensor]:

@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 
 from model_store.clip import IMAGE_TOWERS, build_default_clip
+from model_store.foundation import save_foundation
 from trainer.federated import foundation as fnd
 
 
@@ -95,8 +96,9 @@ def foundation_main(argv: list[str] | None = None) -> dict[str, Any]:
         "public_fingerprint": fingerprint, "init": source,
     }
     if not args.no_save:
-        ref = fnd.save_foundation(
+        ref = save_foundation(
             args.store, backbone, image_tower=args.image_tower, class_names=names,
+            prompts=fnd.class_prompts(names),
             metadata={"metrics": summary, "training": {**cfg, "log": log["log"]},
                       "dataset_fingerprint": fingerprint})
         summary["version"], summary["path"] = ref.version, str(ref.path)

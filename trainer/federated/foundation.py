@@ -23,17 +23,16 @@ from __future__ import annotations
 import json
 import math
 import time
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 import torch
 import torch.nn.functional as F
 
-from model_store.artifacts import ArtifactRef, write_artifact
-from model_store.clip import ClipBackbone, bundle_files
+from model_store.clip import ClipBackbone
+from model_store.kinds import FOUNDATION
 
-KIND = "foundation"
+KIND = FOUNDATION
 TEMPLATES = ("a picture of a {}.", "a photo of a {}.", "a drawing of a {}.", "an image of a {}.")
 
 
@@ -145,15 +144,3 @@ def train_foundation(backbone: ClipBackbone, images: np.ndarray, labels: np.ndar
             print(json.dumps(log[-1]), flush=True)
     model.eval()
     return {"log": log, "seconds": time.perf_counter() - t0, "images_seen": steps * bs}
-
-
-def save_foundation(store: str | Path, backbone: ClipBackbone, *, image_tower: str,
-                    class_names: list[str], metadata: dict[str, Any]) -> ArtifactRef:
-    """Write the aligned model as a ``foundation`` artifact that is an open_clip local-dir."""
-    tensors, json_files = bundle_files(backbone)
-    json_files["classes"] = list(class_names)
-    config = {"image_tower": image_tower, "embed_dim": backbone.model_cfg["embed_dim"],
-              "image_size": backbone.image_size, "text_tower": "all-MiniLM-L6-v2",
-              "prompts": class_prompts(class_names), "backbone_sha256": backbone.fingerprint}
-    return write_artifact(store, KIND, tensors=tensors, json_files=json_files, config=config,
-                          metadata=metadata)

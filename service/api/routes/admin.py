@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from fastapi import APIRouter, Request
 
-from service import crud
 from service.api.deps import AdminDep
-from service.problems import Problem
-from service.schemas import KeyCreate, KeyPublic
+from service.core import crud
+from service.core.problems import Problem
+from service.core.schemas import KeyCreate, KeyPublic
 
 router = APIRouter(prefix="/v1/keys", tags=["admin"])
 

@@ -8,7 +8,8 @@ from prometheus_client import CONTENT_TYPE_LATEST
 from sqlalchemy import text
 from starlette.concurrency import run_in_threadpool
 
-from service.problems import Problem
+from model_store.kinds import TAPER
+from service.core.problems import Problem
 
 router = APIRouter(tags=["health"])
 
@@ -25,7 +26,9 @@ async def readyz(request: Request):
     state = request.app.state
 
     def check() -> dict:
-        checks: dict[str, str] = {"artifact": state.personalizer.runtime.version}
+        kinds = state.personalizer.kinds
+        checks: dict[str, str] = {"artifact": kinds.get(TAPER).version}
+        checks.update({f"kind:{k.name}": k.version or "not deployed" for k in kinds})
         try:
             with state.engine.connect() as conn:
                 conn.execute(text("SELECT 1"))

@@ -1,27 +1,57 @@
-"""Personalized models: metadata, weight download, prediction, refinement."""
+"""Personalized models: listing, metadata, deletion, weight download, prediction, refinement.
+
+Every route reads the row through ``Personalizer.get(id, principal)``: another owner's model
+answers exactly like a missing one (404), and whatever differs between kinds is dispatched
+through the kind registry, not here.
+"""
 
 from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from fastapi import APIRouter, Header, Path, Request, Response
+from fastapi import APIRouter, Header, Path, Query, Request, Response
 from starlette.concurrency import run_in_threadpool
 
 from service.api.deps import PersonalizerDep, PrincipalDep, SettingsDep
-from service.api.inputs import IMAGES_BODY, decode_batch, decode_to_batch, read_images
-from service.downloads import etag_matches, immutable_download, not_modified
-from service.export import onnx_response
-from service.federation import decode_images
-from service.schemas import ModelPublic, PredictResponse, RefineResponse
+from service.api.downloads import etag_matches, immutable_download, not_modified
+from service.api.inputs import IMAGES_BODY, read_images
+from service.core.problems import Problem
+from service.core.schemas import ModelList, ModelPublic, PredictResponse, RefineResponse
+from service.personalization import Personalizer
 
 router = APIRouter(prefix="/v1/models", tags=["models"])
 ModelId = Annotated[str, Path(pattern=r"^[0-9a-f]{32}$", description="model id (32 hex)")]
+
+
+@router.get("", response_model=ModelList)
+def list_models(
+    p: PersonalizerDep,
+    principal: PrincipalDep,
+    kind: Annotated[str | None, Query(max_length=32, pattern=r"^[a-z0-9_-]+$")] = None,
+    limit: Annotated[int, Query(ge=1, le=200)] = 50,
+    cursor: Annotated[str | None, Query(max_length=512, pattern=r"^[A-Za-z0-9_-]+$")] = None,
+):
+    """The caller's models, newest first (the admin key: everyone's). Pass ``next_cursor``
+    back as ``cursor`` for the next page; it is null on the last page."""
+    try:
+        rows, nxt = p.list(principal, kind=kind, limit=limit, cursor=cursor)
+    except ValueError as exc:
+        raise Problem(422, "invalid-cursor", str(exc)) from None
+    return ModelList(items=[p.public(r) for r in rows], next_cursor=nxt)
 
 
 @router.get("/{model_id}", response_model=ModelPublic)
 def get_model(model_id: ModelId, p: PersonalizerDep, principal: PrincipalDep):
     """Metadata of a personalized model."""
     return p.public(p.get(model_id, principal))
+
+
+@router.delete("/{model_id}", status_code=204)
+def delete_model(model_id: ModelId, p: PersonalizerDep, principal: PrincipalDep):
+    """Delete one of the caller's models (its cached bytes go when no other owner's model
+    uses the same recipe)."""
+    p.delete(p.get(model_id, principal))
+    return Response(status_code=204)
 
 
 @router.get("/{model_id}/weights", responses={200: {"content": {"application/octet-stream": {}}}})
@@ -36,7 +66,7 @@ def get_weights(
     """Download weights: safetensors (loads into torchvision resnet18(num_classes=k)) or ONNX."""
     row = p.get(model_id, principal)
     if format == "onnx":  # fp32 graph, input "images" NCHW normalised as for safetensors
-        return onnx_response(p, row, dtype, if_none_match)
+        return _onnx(p, row, dtype, if_none_match)
     if (
         dtype == "fp32"
         and row.weights_sha256
@@ -47,12 +77,15 @@ def get_weights(
     return immutable_download(payload, f"tailor-{model_id}-{dtype}.safetensors", if_none_match)
 
 
-async def _image_batch(request: Request, settings, p, row=None):
-    """Read and decode the request's images (multipart or base64 JSON) onto the runtime device."""
-    raw, names, top_k = await read_images(request, settings)
-    if row is not None and row.kind == "fedclip":  # uint8 NHWC: the backbone preprocesses
-        return await run_in_threadpool(decode_images, raw, names, settings), top_k
-    return await decode_batch(raw, names, settings, p.runtime.device), top_k
+def _onnx(p: Personalizer, row, dtype: str, if_none_match: str | None) -> Response:
+    """The ``format=onnx`` download: 200 with the graph, or 304 when the ETag matches."""
+    if dtype != "fp32":
+        raise Problem(422, "onnx-fp32-only",
+                      "ONNX downloads are fp32 only; use format=onnx&dtype=fp32, or "
+                      "format=safetensors&dtype=fp16 for half-precision weights")  # fmt: skip
+    payload = p.onnx(row)
+    headers = p.kinds.of(row).onnx_headers()
+    return immutable_download(payload, f"{row.id}.onnx", if_none_match, headers)
 
 
 @router.post("/{model_id}/predict", response_model=PredictResponse, openapi_extra=IMAGES_BODY)
@@ -65,7 +98,7 @@ async def predict(
     The body is read on the event loop; lookup, decoding, the forward pass and the JSON
     encoding then run in ONE worker thread (one threadpool hop, not three), and the response
     is the model's own ``model_dump_json`` (FastAPI would re-validate and re-encode 64×k
-    predictions). A missing model still answers 404 before a bad body's 4xx, as before.
+    predictions). A missing model still answers 404 before a bad body's 4xx.
     """
     try:
         images = await read_images(request, settings)
@@ -77,11 +110,7 @@ async def predict(
         if isinstance(images, Exception):
             raise images
         raw, names, top_k = images
-        if row.kind == "fedclip":  # uint8 NHWC: the backbone preprocesses
-            batch = decode_images(raw, names, settings)
-        else:
-            batch = decode_to_batch(raw, names, settings, p.runtime.device)
-        predictions = p.predict(row, batch, top_k)
+        predictions = p.predict(row, p.preprocess(row, raw, names, settings), top_k)
         return PredictResponse(model_id=model_id, predictions=predictions).model_dump_json()
 
     return Response(await run_in_threadpool(work), media_type="application/json")
@@ -94,5 +123,6 @@ async def refine(
 ):  # fmt: skip
     """Self-improvement from unlabeled images: pseudo-labels define a new model."""
     row = await run_in_threadpool(p.get, model_id, principal)
-    batch, _ = await _image_batch(request, settings, p)
+    raw, names, _ = await read_images(request, settings)
+    batch = await run_in_threadpool(p.preprocess, row, raw, names, settings)
     return await run_in_threadpool(p.refine, row, batch, principal)

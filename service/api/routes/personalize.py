@@ -4,8 +4,14 @@ from __future__ import annotations
 
 from fastapi import APIRouter
 
+from model_store.kinds import TAPER
 from service.api.deps import PersonalizerDep, PrincipalDep
-from service.schemas import CatalogueClass, CataloguePublic, PersonalizeCreate, PersonalizeResponse
+from service.core.schemas import (
+    CatalogueClass,
+    CataloguePublic,
+    PersonalizeCreate,
+    PersonalizeResponse,
+)
 
 router = APIRouter(prefix="/v1", tags=["personalize"])
 
@@ -19,7 +25,7 @@ def personalize(body: PersonalizeCreate, p: PersonalizerDep, principal: Principa
 @router.get("/catalogue", response_model=CataloguePublic)
 def catalogue(p: PersonalizerDep, principal: PrincipalDep):
     """Classes, groups, domains and methods a request may name."""
-    rt = p.runtime
+    rt = p.kinds.get(TAPER)  # the catalogue is the TAPER artifact's
     classes = [
         CatalogueClass(name=c["name"], group=c.get("group"), definition=c.get("definition"))
         for c in rt.catalogue["classes"]

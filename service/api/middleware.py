@@ -11,8 +11,8 @@ import time
 
 from starlette.exceptions import HTTPException
 
-from service.metrics import Metrics
-from service.problems import MEDIA_TYPE, TYPE_BASE
+from service.core.metrics import Metrics
+from service.core.problems import MEDIA_TYPE, TYPE_BASE
 
 
 class BodyTooLarge(HTTPException):

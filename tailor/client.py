@@ -1,6 +1,6 @@
 """A small httpx client for apps: personalize, download weights, predict.
 
-    from service.client import TailorClient
+    from tailor.client import TailorClient
     with TailorClient("http://127.0.0.1:8000", api_key) as tailor:
         model = tailor.personalize(description="classify cats and dogs")
         tailor.download_weights(model["id"], "model.safetensors")

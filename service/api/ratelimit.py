@@ -22,8 +22,8 @@ from dataclasses import dataclass
 
 import redis
 
-from service.metrics import Metrics
-from service.redislink import RedisLink
+from service.cache.redislink import RedisLink
+from service.core.metrics import Metrics
 
 # KEYS[1]: bucket key. ARGV: interval seconds, burst. Returns {allowed 0/1, retry-after seconds}.
 _GCRA_LUA = """

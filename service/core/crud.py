@@ -2,17 +2,20 @@
 
 from __future__ import annotations
 
+import base64
+import binascii
 import hashlib
 import json
 import secrets
+from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import select
+from sqlalchemy import select, tuple_, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
-from service import auth
-from service.models import ApiKey, Artifact, Client, PersonalizedModel, utcnow
+from service.core import auth
+from service.core.models import ApiKey, Artifact, Client, PersonalizedModel, utcnow
 
 
 def create_client(session: Session, *, name: str, client_id: str | None = None) -> Client:
@@ -111,14 +114,21 @@ def get_model(session: Session, *, model_id: str) -> PersonalizedModel | None:
 
 
 def save_model(session: Session, *, row: PersonalizedModel) -> PersonalizedModel:
-    """Insert a recipe row unless one with the same id already exists (concurrent replicas).
+    """Insert an owner's row unless it exists (the same request again, or from another replica).
 
-    Recipes are content-addressed, so a duplicate insert from another replica is the same row:
-    the existing one wins and is returned.
+    A recipe another owner's row already has a digest for starts with that digest, so its ETag
+    is known without serialising the weights again.
     """
     existing = session.get(PersonalizedModel, row.id)
     if existing is not None:
         return existing
+    known = session.execute(
+        select(PersonalizedModel.weights_sha256, PersonalizedModel.weights_bytes)
+        .where(PersonalizedModel.recipe_key == row.recipe_key,
+               PersonalizedModel.weights_sha256.is_not(None)).limit(1)
+    ).first()  # fmt: skip
+    if known is not None:
+        row.weights_sha256, row.weights_bytes = known
     try:
         with session.begin_nested():
             session.add(row)
@@ -130,9 +140,67 @@ def save_model(session: Session, *, row: PersonalizedModel) -> PersonalizedModel
     return row
 
 
-def set_weights_digest(session: Session, *, model_id: str, sha256: str, size: int) -> None:
-    """Record the sha256 and size of a model's fp32 safetensors (first serialization wins)."""
+def set_weights_digest(session: Session, *, recipe_key: str, sha256: str, size: int) -> None:
+    """Record the sha256 and size of a recipe's fp32 safetensors on every row of that recipe
+    that has none yet (the first serialization wins; the bytes are the same for every owner)."""
+    session.execute(
+        update(PersonalizedModel)
+        .where(PersonalizedModel.recipe_key == recipe_key,
+               PersonalizedModel.weights_sha256.is_(None))
+        .values(weights_sha256=sha256, weights_bytes=size)
+    )  # fmt: skip
+
+
+def delete_model(session: Session, *, model_id: str) -> bool:
+    """Delete one row; True when no other row uses its recipe any more (its bytes may go)."""
     row = session.get(PersonalizedModel, model_id)
-    if row is not None and row.weights_sha256 is None:
-        row.weights_sha256 = sha256
-        row.weights_bytes = size
+    if row is None:
+        return False
+    key = row.recipe_key
+    session.delete(row)
+    session.flush()
+    others = select(PersonalizedModel.id).where(PersonalizedModel.recipe_key == key).limit(1)
+    return session.execute(others).first() is None
+
+
+def list_models(
+    session: Session, *, owner: str | None, kind: str | None, limit: int, cursor: str | None
+) -> tuple[list[PersonalizedModel], str | None]:
+    """Rows newest first (``owner`` None: every owner's), at most ``limit``, and the cursor of
+    the next page (None on the last). Keyset pagination on ``(created_at, id)``: stable while
+    rows are added or deleted, and one index range scan per page however deep."""
+    stmt = select(PersonalizedModel)
+    if owner is not None:
+        stmt = stmt.where(PersonalizedModel.owner == owner)
+    if kind is not None:
+        stmt = stmt.where(PersonalizedModel.kind == kind)
+    if cursor is not None:
+        at, last_id = decode_cursor(cursor)
+        stmt = stmt.where(tuple_(PersonalizedModel.created_at, PersonalizedModel.id)
+                          < tuple_(at, last_id))  # fmt: skip
+    order = (PersonalizedModel.created_at.desc(), PersonalizedModel.id.desc())
+    rows = list(session.scalars(stmt.order_by(*order).limit(limit + 1)))
+    if len(rows) <= limit:
+        return rows, None
+    rows = rows[:limit]
+    return rows, encode_cursor(rows[-1].created_at, rows[-1].id)
+
+
+def encode_cursor(at: datetime, model_id: str) -> str:
+    """An opaque page cursor: where the previous page ended."""
+    raw = json.dumps([_utc(at).isoformat(), model_id], separators=(",", ":")).encode()
+    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
+
+
+def decode_cursor(cursor: str) -> tuple[datetime, str]:
+    """The position a cursor names; ValueError when it is not one of ours."""
+    try:
+        at, model_id = json.loads(base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)))
+        return _utc(datetime.fromisoformat(at)), str(model_id)
+    except (ValueError, TypeError, binascii.Error) as exc:
+        raise ValueError(f"not a page cursor: {cursor[:40]!r}") from exc
+
+
+def _utc(at: datetime) -> datetime:
+    """SQLite hands back naive datetimes (stored as UTC): compare everything as aware UTC."""
+    return at.replace(tzinfo=UTC) if at.tzinfo is None else at.astimezone(UTC)

@@ -28,6 +28,8 @@ class Settings(BaseSettings):
         redis_retry_s: after a Redis failure, skip Redis this long before trying again, so a dead
             Redis costs one failed call per interval instead of one per request.
         memory_cache_bytes: byte budget of the in-process LRU of ready nn.Modules.
+        row_cache_ttl_s: how long a worker serves an immutable model row from memory without
+            asking SQL (a DELETE through another worker or replica takes effect within it).
         max_body_bytes: request bodies above this get 413 before they are parsed.
         max_batch: images per /predict or /refine call.
         max_image_pixels: width × height above which an image is refused as a decompression bomb.
@@ -55,6 +57,7 @@ class Settings(BaseSettings):
     device: str | None = None
     text_encoder: str | None = None
     memory_cache_bytes: int = Field(default=512 * 1024 * 1024, gt=0)
+    row_cache_ttl_s: float = Field(default=5.0, ge=0)
     max_body_bytes: int = Field(default=32 * 1024 * 1024, gt=0)
     max_batch: int = Field(default=128, gt=0)
     max_image_pixels: int = Field(default=4096 * 4096, gt=0)

@@ -15,8 +15,8 @@ Access rules (what a client of such a service expects):
 - no adapter artifact deployed: client-ID requests get 409 ``adapters-not-deployed`` (a state of
   this deployment, not a transient fault: retrying does not help, so not 503).
 
-Model rows are content-addressed recipes like TAPER ones (``{kind, artifact_version, adapter,
-classes}``), so the same request maps to the same model id on every replica.
+Model rows are recipes like TAPER ones (``{kind, artifact_version, adapter, classes}``); like
+every row they belong to the key's owner (``service.personalization``).
 """
 
 from __future__ import annotations
@@ -32,23 +32,20 @@ import torch
 from safetensors.torch import save as st_save
 from sqlalchemy.orm import Session, sessionmaker
 
-from service import crud, imaging
-from service.auth import Principal
-from service.models import PersonalizedModel
-from service.problems import Problem
-from service.singleflight import SingleFlight
+from model_store.kinds import FEDCLIP
+from service.core import crud, imaging
+from service.core.auth import Principal
+from service.core.models import PersonalizedModel
+from service.core.problems import Problem
+from service.core.settings import Settings
+from service.kinds.base import Draft, ModelKind
 
 log = logging.getLogger(__name__)
 
-KIND = "fedclip"
+KIND = FEDCLIP
 GLOBAL = "global"
 WEIGHTS_FORMAT = "tailor-fedclip-adapter/1"
 METHODS = {True: "fedclip-global", False: "fedclip-personalized"}
-
-
-def model_not_found(model_id: str) -> Problem:
-    """The one 404 for a missing model *and* for someone else's model (ids must not leak)."""
-    return Problem(404, "model-not-found", f"no personalized model with id {model_id!r}")
 
 
 def client_not_found(client_id: str) -> Problem:
@@ -56,43 +53,30 @@ def client_not_found(client_id: str) -> Problem:
     return Problem(404, "client-not-found", f"no client with id {client_id!r}")
 
 
-def decode_images(raw: list[bytes], names: list[str], settings) -> np.ndarray:
-    """uint8 NHWC images through the service's safe decoder (limits, bomb checks).
-
-    The backbone does its own resize and normalisation (``ClipBackbone.preprocess``), so adapters
-    get exactly the preprocessing they were trained with; images are decoded at the service's
-    ``IMAGE_SIZE`` like the federation's training data.
-    """
-    return np.stack([
-        imaging.decode_image(data, name=name, max_pixels=settings.max_image_pixels,
-                             max_bytes=settings.max_image_bytes)
-        for data, name in zip(raw, names, strict=True)
-    ])  # fmt: skip
-
-
 class Federation:
     """One loaded ``fedclip`` artifact: backbone on the runtime device, global adapter, classes.
 
-    Client adapters load on first use into the runtime's byte-bounded module LRU (a federation may
-    have many clients; the backbone and global adapter stay resident).
+    Client adapters load on first use (the orchestrator keeps them in its byte-bounded LRU: a
+    federation may have many clients); the backbone and global adapter stay resident.
     """
 
-    def __init__(self, *, store: Path, artifact, classifier, lru) -> None:
-        self.store, self.version, self.lru = store, artifact.version, lru
+    def __init__(self, *, store: Path, artifact, classifier) -> None:
+        self.store, self.version = store, artifact.version
         self.config: dict[str, Any] = artifact.config
         named = list(self.config.get("clients", []))
-        self.clients: list[str] = [c for c in named if c != GLOBAL and len(c) <= 64]
+        self.clients: list[str] = [
+            c for c in named if c != GLOBAL and len(c) <= 64 and not c.startswith("@")
+        ]  # 'global' and '@…' are reserved (the global adapter; the admin owner)
         self.metrics: dict[str, Any] = dict(artifact.metadata.get("metrics") or {})
         canonical = json.dumps(artifact.manifest, sort_keys=True, default=str)
         self.manifest_sha256 = hashlib.sha256(canonical.encode()).hexdigest()
         self.classifier = classifier  # global adapter; shares backbone + class text with clients
         self.class_names: list[str] = list(classifier.class_names)
-        self._flight: SingleFlight[Any] = SingleFlight()
-        for bad in sorted(set(named) - set(self.clients)):  # 'global' is reserved; SQL ids <= 64
+        for bad in sorted(set(named) - set(self.clients)):  # SQL ids <= 64
             log.warning("fedclip/%s: client id %r is not served", self.version, bad)
 
     @classmethod
-    def load(cls, settings, device: torch.device, lru) -> Federation | None:
+    def load(cls, settings, device: torch.device) -> Federation | None:
         """Load ``settings.fedclip_version``; None when ``latest`` and the store has no fedclip.
 
         An explicitly named version that is missing, a corrupt artifact or a backbone whose
@@ -111,8 +95,7 @@ class Federation:
         classifier = load_fedclip(settings.store_dir, None, version, device=device)
         log.info("loaded fedclip artifact %s (%d clients) on %s", version,
                  len(artifact.config.get("clients", [])), device)  # fmt: skip
-        return cls(store=Path(settings.store_dir), artifact=artifact, classifier=classifier,
-                   lru=lru)  # fmt: skip
+        return cls(store=Path(settings.store_dir), artifact=artifact, classifier=classifier)
 
     # ---- adapters -------------------------------------------------------------------------
 
@@ -120,46 +103,30 @@ class Federation:
         """True for ``global`` and for every client with a personalised adapter."""
         return adapter_id == GLOBAL or adapter_id in self.clients
 
-    def adapter(self, adapter_id: str) -> tuple[torch.nn.Module, str]:
-        """The adapter module and the tier that supplied it (``memory`` or ``artifact``)."""
-        if adapter_id == GLOBAL:
-            return self.classifier.adapter, "memory"
-        key = f"{KIND}/{self.version}/{adapter_id}"
-        module = self.lru.get(key)
-        if module is not None:
-            return module, "memory"
-        module, shared = self._flight.do(key, lambda: self._load_adapter(adapter_id, key))
-        return module, ("memory" if shared else "artifact")
+    def classifier_for(self, adapter_id: str) -> tuple[Any, str]:
+        """A ``FedClipClassifier`` for ``adapter_id`` and where its adapter came from
+        (``memory``: the resident global adapter; ``artifact``: loaded from the store now).
 
-    def _load_adapter(self, adapter_id: str, key: str) -> torch.nn.Module:
-        from model_store.adapters import load_fedclip_adapter
-
-        adapter, *_ = load_fedclip_adapter(self.store, adapter_id, self.version)
-        adapter = adapter.to(self.classifier.backbone.device).requires_grad_(False).eval()
-        self.lru.put(key, adapter)
-        return adapter
-
-    def logits(self, adapter_id: str, images: np.ndarray) -> torch.Tensor:
-        """(n, C) logits: backbone features -> adapter -> scaled cosine with class text features.
-
-        Runs through ``FedClipClassifier.logits`` itself, so serving is the library's own path.
+        Serving runs through ``FedClipClassifier.logits`` itself: the library's own path.
         """
-        from model_store.adapters import FedClipClassifier
+        from model_store.adapters import FedClipClassifier, load_fedclip_adapter
 
         c = self.classifier
-        module, _ = self.adapter(adapter_id)
-        clf = FedClipClassifier(c.backbone, module, c.text_features, c.class_names, c.scale)
-        return clf.logits(images)
+        if adapter_id == GLOBAL:
+            return c, "memory"
+        adapter, *_ = load_fedclip_adapter(self.store, adapter_id, self.version)
+        adapter = adapter.to(c.backbone.device).requires_grad_(False).eval()
+        return FedClipClassifier(c.backbone, adapter, c.text_features, c.class_names,
+                                 c.scale), "artifact"  # fmt: skip
 
-    def payload(self, adapter_id: str, dtype: str = "fp32") -> bytes:
+    def payload(self, adapter_id: str, adapter: torch.nn.Module, dtype: str = "fp32") -> bytes:
         """Safetensors: ``adapter.*`` (the adapter state) + ``text_features`` (C, d).
 
         Everything an app needs to run the model on the backbone's image embeddings is in the
         single metadata key ``tailor`` (canonical JSON: safetensors writes a multi-key metadata
         map in a per-process random order, which would change the bytes and the ETag).
         """
-        module, _ = self.adapter(adapter_id)
-        tensors = {f"adapter.{k}": v for k, v in module.state_dict().items()}
+        tensors = {f"adapter.{k}": v for k, v in adapter.state_dict().items()}
         tensors["text_features"] = self.classifier.text_features
         out = {}
         for name, t in tensors.items():
@@ -206,16 +173,38 @@ class Federation:
         return len(created)
 
 
-class ClientModels:
-    """Client-ID requests against the deployed federation (or None), with the access rules.
+class FedClipServed:
+    """A client's classifier as the orchestrator caches it: callable on uint8 NHWC images."""
+
+    def __init__(self, classifier, adapter_id: str) -> None:
+        self.classifier, self.adapter_id = classifier, adapter_id
+        adapter = classifier.adapter
+        self.nbytes = sum(t.numel() * t.element_size()
+                          for t in (*adapter.parameters(), *adapter.buffers()))  # fmt: skip
+
+    def __call__(self, images: np.ndarray) -> torch.Tensor:
+        return self.classifier.logits(images)
+
+    def state_dict(self) -> dict[str, torch.Tensor]:
+        """The adapter's state (the frozen backbone is the artifact's, not the model's)."""
+        return self.classifier.adapter.state_dict()
+
+
+class FedClipKind(ModelKind):
+    """Kind ``fedclip``: client-ID requests against the deployed federation (or None).
 
     Args:
-        federation: the loaded artifact, or None when this deployment has none.
-        sessions: SQLAlchemy session factory.
+        federation: the loaded artifact, or None when this deployment has none (client-ID
+            requests then answer 409 ``adapters-not-deployed``).
+        sessions: SQLAlchemy session factory (to tell unknown clients from known ones).
     """
+
+    name = FEDCLIP
+    cache_bytes = False  # adapters are read from the loaded artifact; nothing to synthesize
 
     def __init__(self, federation: Federation | None, sessions: sessionmaker) -> None:
         self.federation, self.sessions = federation, sessions
+        self.version = federation.version if federation is not None else None
 
     def _deployed(self, **extra: Any) -> Federation:
         if self.federation is None:
@@ -224,6 +213,9 @@ class ClientModels:
                           "personalization is unavailable; personalize by 'description' or "
                           "'classes' instead", **extra)  # fmt: skip
         return self.federation
+
+    def accepts(self, request: Any) -> bool:
+        return request.client_id is not None
 
     def resolve(self, client_id: str, principal: Principal) -> str:
         """The adapter id a request for ``client_id`` gets, or the problem that refuses it."""
@@ -244,27 +236,12 @@ class ClientModels:
                       f"{{\"client_id\": \"{GLOBAL}\"}} to get the federation's global adapter",
                       client_id=client_id, use_client_id=GLOBAL)  # fmt: skip
 
-    def personalize(self, client_id: str, principal: Principal) -> tuple[PersonalizedModel, str]:
-        """Find or record the model row for a client id; returns it and the adapter's tier."""
-        adapter_id = self.resolve(client_id, principal)
+    def draft(self, request: Any, principal: Principal) -> Draft:
+        adapter_id = self.resolve(request.client_id, principal)
         fed = self._deployed()
-        _, tier = fed.adapter(adapter_id)
-        recipe = fed.recipe(adapter_id)
-        key = crud.recipe_key(recipe)
         who = "the federation's global adapter" if adapter_id == GLOBAL else f"client {adapter_id}"
-        row = PersonalizedModel(
-            id=key[:32], recipe_key=key, kind=KIND, method=METHODS[adapter_id == GLOBAL],
-            artifact_version=fed.version, recipe=recipe, mixers=None,
-            description=f"FedCLIP adapter: {who}", created_by=principal.client_id,
-        )  # fmt: skip
-        with self.sessions.begin() as s:
-            return crud.save_model(s, row=row), tier
-
-    def check_access(self, row: PersonalizedModel, principal: Principal) -> None:
-        """Owner, admin, or anyone for a global model; everyone else sees a plain 404."""
-        adapter = row.recipe.get("adapter")
-        if not (principal.is_admin or adapter == GLOBAL or adapter == principal.client_id):
-            raise model_not_found(row.id)
+        return Draft(fed.recipe(adapter_id), METHODS[adapter_id == GLOBAL],
+                     description=f"FedCLIP adapter: {who}")  # fmt: skip
 
     def _serving(self, row: PersonalizedModel) -> Federation:
         fed = self._deployed(model_id=row.id)
@@ -275,24 +252,28 @@ class ClientModels:
                           "deployed adapters", model_id=row.id)  # fmt: skip
         return fed
 
-    def probabilities(self, row: PersonalizedModel, images: np.ndarray) -> torch.Tensor:
-        """Softmax over the federation's classes for uint8 NHWC images."""
-        logits = self._serving(row).logits(row.recipe["adapter"], images)
-        return logits.float().softmax(dim=1)
+    def build(self, row: PersonalizedModel, hint: Any = None) -> tuple[FedClipServed, str]:
+        adapter_id = row.recipe["adapter"]
+        classifier, tier = self._serving(row).classifier_for(adapter_id)
+        return FedClipServed(classifier, adapter_id), tier
 
-    def weights(self, row: PersonalizedModel, dtype: str) -> bytes:
-        """Adapter safetensors; the fp32 digest is recorded once (ETag without re-serialising)."""
-        payload = self._serving(row).payload(row.recipe["adapter"], dtype)
-        if dtype == "fp32" and row.weights_sha256 is None:
-            digest = hashlib.sha256(payload).hexdigest()
-            with self.sessions.begin() as s:
-                crud.set_weights_digest(s, model_id=row.id, sha256=digest, size=len(payload))
-            row.weights_sha256, row.weights_bytes = digest, len(payload)
-        return payload
+    def preprocess(self, raw: list[bytes], names: list[str], settings: Settings) -> np.ndarray:
+        """uint8 NHWC at the service's ``IMAGE_SIZE``, like the federation's training data: the
+        backbone resizes and normalises itself (``ClipBackbone.preprocess``), so adapters get
+        exactly the preprocessing they were trained with."""
+        return imaging.decode_uint8(raw, names, settings)
 
-    def method_accuracy(self, row: PersonalizedModel) -> float | None:
+    def serialize(self, row: PersonalizedModel, served: FedClipServed, dtype: str) -> bytes:
+        adapter = served.classifier.adapter
+        return self._serving(row).payload(served.adapter_id, adapter, dtype)
+
+    def public(self, row: PersonalizedModel) -> dict[str, Any]:
         """Training-time accuracy of the row's adapter, when its artifact is the deployed one."""
         fed = self.federation
         if fed is None or fed.version != row.artifact_version:
-            return None
-        return fed.method_accuracy(row.recipe["adapter"])
+            return {"method_accuracy": None}
+        return {"method_accuracy": fed.method_accuracy(row.recipe["adapter"])}
+
+    def register(self, session: Session) -> None:
+        if self.federation is not None:
+            self.federation.register(session)

@@ -17,7 +17,7 @@ import time
 
 import redis
 
-from service.metrics import Metrics
+from service.core.metrics import Metrics
 
 log = logging.getLogger(__name__)
 

@@ -16,7 +16,7 @@ import numpy as np
 import torch
 from PIL import Image, UnidentifiedImageError
 
-from service.problems import Problem
+from service.core.problems import Problem
 
 
 def decode_image(data: bytes, *, name: str, max_pixels: int, max_bytes: int) -> np.ndarray:
@@ -66,6 +66,24 @@ def decode_base64(text: str, *, name: str) -> bytes:
         return base64.b64decode(text, validate=True)
     except (binascii.Error, ValueError):
         raise Problem(400, "invalid-image", f"{name}: not valid base64") from None
+
+
+def decode_uint8(raw: list[bytes], names: list[str], settings) -> np.ndarray:
+    """Decode a request's images into one preallocated uint8 NHWC batch (limits per image)."""
+    from model_store.images import IMAGE_SIZE
+
+    out = np.empty((len(raw), IMAGE_SIZE, IMAGE_SIZE, 3), dtype=np.uint8)
+    for i, (data, name) in enumerate(zip(raw, names, strict=True)):
+        out[i] = decode_image(data, name=name, max_pixels=settings.max_image_pixels,
+                              max_bytes=settings.max_image_bytes)  # fmt: skip
+    return out
+
+
+def decode_normalised(raw: list[bytes], names: list[str], settings) -> torch.Tensor:
+    """:func:`decode_uint8`, normalised once with the shared preprocessing (train/serve parity)."""
+    from model_store.images import normalize_batch
+
+    return normalize_batch(decode_uint8(raw, names, settings))
 
 
 def to_batch(images: list[np.ndarray], device: torch.device) -> torch.Tensor:

@@ -101,6 +101,15 @@ class ModelPublic(BaseModel):
     predict_url: str
 
 
+class ModelList(BaseModel):
+    """One page of the caller's models, newest first."""
+
+    items: list[ModelPublic]
+    next_cursor: str | None = Field(
+        None, description="pass as ?cursor= for the next page; null on the last page"
+    )
+
+
 class PersonalizeResponse(ModelPublic):
     """``ModelPublic`` plus how the request was resolved and which cache tier answered."""
 
@@ -164,7 +173,10 @@ class KeyCreate(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     name: str = Field("client", min_length=1, max_length=200)
-    client_id: str | None = Field(None, min_length=1, max_length=64)
+    client_id: str | None = Field(
+        None, min_length=1, max_length=64, pattern=r"^[^@\x00-\x1f\x7f]",
+        description="an existing or new client id (not starting with '@': reserved)",
+    )
 
 
 class KeyPublic(BaseModel):

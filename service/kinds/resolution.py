@@ -131,3 +131,40 @@ class ClassResolver:
         text = _FILLER.sub(" ", text)
         phrases = [p.strip(" .!?:'\"") for p in _SPLIT.split(text)]
         return [p for p in phrases if normalise(p)], domain
+
+
+def resolve_request(
+    resolver: ClassResolver, request: Any, domains: list[str]
+) -> tuple[list[Match], str | None]:
+    """A ``description``/``classes`` request → its distinct classes (request order) and domain.
+
+    Raises:
+        Problem: 422 ``unknown-domain``, ``unknown-classes`` (with suggestions per phrase) or
+            ``too-few-classes``.
+    """
+    from service.core.problems import Problem
+
+    if request.classes is not None:
+        phrases, domain = list(request.classes), None
+    else:
+        phrases, domain = resolver.parse_description(request.description or "")
+    domain = request.domain or domain
+    if domain is not None and domain not in domains:
+        raise Problem(422, "unknown-domain", f"unknown domain {domain!r}", domains=domains)
+    matches = resolver.match_many(phrases)
+    unknown = [m for m in matches if m.name is None]
+    if unknown:
+        raise Problem(
+            422, "unknown-classes",
+            "no catalogue class matches " + ", ".join(repr(m.phrase) for m in unknown),
+            unknown=[{"phrase": m.phrase, "did_you_mean": m.suggestions} for m in unknown],
+        )  # fmt: skip
+    unique: list[Match] = []  # first occurrence of each class, in request order
+    for m in matches:
+        if all(u.index != m.index for u in unique):
+            unique.append(m)
+    if len(unique) < 2:
+        raise Problem(422, "too-few-classes",
+                      "a task needs at least 2 distinct classes; resolved: "
+                      + ", ".join(str(m.name) for m in unique))  # fmt: skip
+    return unique, domain

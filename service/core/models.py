@@ -10,7 +10,16 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import JSON, DateTime, ForeignKey, Integer, String, Text, UniqueConstraint
+from sqlalchemy import (
+    JSON,
+    DateTime,
+    ForeignKey,
+    Index,
+    Integer,
+    String,
+    Text,
+    UniqueConstraint,
+)  # fmt: skip
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
 
@@ -63,14 +72,19 @@ class ApiKey(Base):
 class PersonalizedModel(Base):
     """A personalized model's recipe: everything that determines its weights, plus their sha256.
 
-    ``id`` is a prefix of ``recipe_key`` (sha256 of the canonical recipe JSON), so the same
-    request always maps to the same model id on every replica.
+    ``recipe_key`` is the sha256 of the canonical recipe JSON (the content address of the
+    weights, shared by every owner who asked for the same thing); ``id`` hashes the owner with
+    it, so the same request from the same owner maps to the same id on every replica, and two
+    owners never share an id. ``owner`` is the client of the key that made the row, or
+    ``@admin`` (rows from before ownership existed and had no recorded client: admin only).
     """
 
     __tablename__ = "personalized_models"
+    __table_args__ = (Index("ix_personalized_models_owner_created", "owner", "created_at", "id"),)
 
     id: Mapped[str] = mapped_column(String(32), primary_key=True)
-    recipe_key: Mapped[str] = mapped_column(String(64), unique=True)
+    recipe_key: Mapped[str] = mapped_column(String(64), index=True)
+    owner: Mapped[str] = mapped_column(String(64))
     kind: Mapped[str] = mapped_column(String(32))
     method: Mapped[str] = mapped_column(String(32))
     artifact_version: Mapped[str] = mapped_column(String(64), index=True)

@@ -26,12 +26,25 @@ class NewKey:
     plaintext: str
 
 
+ADMIN_OWNER = "@admin"  # client ids never start with "@" (schemas.KeyCreate), so it cannot collide
+
+
 @dataclass(frozen=True)
 class Principal:
     """Who is calling: a client (by id) or the admin."""
 
     client_id: str | None
     is_admin: bool = False
+
+    @property
+    def owner(self) -> str:
+        """The owner recorded on the models this caller makes: its client (every key of one
+        client sees the same models, so rotating a key loses none), or :data:`ADMIN_OWNER`."""
+        return ADMIN_OWNER if self.client_id is None else self.client_id
+
+    def can_read(self, owner: str) -> bool:
+        """Owners read their own models; the admin reads every model."""
+        return self.is_admin or owner == self.owner
 
 
 def hash_secret(secret: str, salt: str) -> str:

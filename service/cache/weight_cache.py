@@ -3,8 +3,8 @@
 Values are ``sha256(payload) || payload`` so every read is verified without a SQL round trip;
 a corrupt entry is deleted and reported as a miss (the caller rebuilds from the SQL recipe).
 Redis is optional and allowed to fail: every error is counted, logged, and turned into a miss,
-and after a failure Redis is skipped for the link's ``retry_s`` (``service.redislink``) so a dead
-Redis does not add a timeout to every request; caching resumes when Redis returns.
+and after a failure Redis is skipped for the link's ``retry_s`` (``service.cache.redislink``) so
+a dead Redis does not add a timeout to every request; caching resumes when Redis returns.
 """
 
 from __future__ import annotations
@@ -15,8 +15,8 @@ from typing import cast
 
 import redis
 
-from service.metrics import Metrics
-from service.redislink import RedisLink
+from service.cache.redislink import RedisLink
+from service.core.metrics import Metrics
 
 log = logging.getLogger(__name__)
 DIGEST = 32

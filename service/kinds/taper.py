@@ -1,0 +1,316 @@
+"""Kind ``taper``: personalized ResNet-18s synthesized from the loaded TAPER artifact.
+
+A request (``description`` or ``classes``) resolves to catalogue classes; the recipe (classes,
+domain, method, embedded text, artifact version) determines the weights, which are a block-wise
+mix of the Q basis models (or the generic model's rows, for ``selection``). Synthesis is
+deterministic, so any replica rebuilds an evicted model bit-identically.
+
+Served models are :class:`LazyModule`s: the synthesized state, with the ``nn.Module`` built on
+first use. Modules are built on the meta device and filled with ``load_state_dict(assign=True)``,
+which skips torchvision's random init (tens of ms per model) and copies nothing.
+"""
+
+from __future__ import annotations
+
+import copy
+import functools
+import hashlib
+import json
+import logging
+import threading
+import time
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+import torch
+from torch import nn
+
+from model_store.kinds import TAPER
+from service.cache import tensorbytes
+from service.core import crud
+from service.core.auth import Principal
+from service.core.metrics import Metrics
+from service.core.models import PersonalizedModel
+from service.core.problems import Problem
+from service.core.schemas import Resolution
+from service.core.settings import Settings
+from service.kinds.base import Draft, ModelKind
+from service.kinds.resolution import ClassResolver, resolve_request
+
+log = logging.getLogger(__name__)
+
+
+@functools.lru_cache(maxsize=64)
+def _meta_template(num_classes: int) -> nn.Module:
+    """A storage-less ResNet-18 to deep-copy (3x cheaper than constructing one per model)."""
+    from model_store.resnet import build_resnet18
+
+    with torch.device("meta"):
+        return build_resnet18(num_classes)
+
+
+def build_module(state: Mapping[str, torch.Tensor], device: torch.device) -> nn.Module:
+    """A stock torchvision ResNet-18 holding ``state`` (strict), in eval mode, on ``device``."""
+    model = copy.deepcopy(_meta_template(int(state["fc.weight"].shape[0])))
+    model.load_state_dict({k: v.to(device) for k, v in state.items()}, strict=True, assign=True)
+    return model.requires_grad_(False).eval()
+
+
+class LazyModule:
+    """A synthesized state dict whose ``nn.Module`` is built on first use.
+
+    WHY: a cold ``/personalize`` answers with the recipe row only; building the module
+    (deep copy of the meta template + ``load_state_dict``) cost 5–15 ms of its latency. The
+    module shares the state's storage (``assign=True``), so holding both costs no extra bytes.
+    """
+
+    def __init__(self, state: Mapping[str, torch.Tensor], device: torch.device) -> None:
+        self.device = device
+        self._state = {k: v.to(device) for k, v in state.items()}  # no copy when already there
+        self.nbytes = sum(t.numel() * t.element_size() for t in self._state.values())
+        self._module: nn.Module | None = None
+        self._lock = threading.Lock()
+
+    @property
+    def built(self) -> bool:
+        """Whether the module exists yet (tests, metrics)."""
+        return self._module is not None
+
+    @property
+    def module(self) -> nn.Module:
+        """The module, built once (concurrent first callers wait for one build)."""
+        if self._module is None:
+            with self._lock:
+                if self._module is None:
+                    self._module = build_module(self._state, self.device)
+        return self._module
+
+    def state_dict(self) -> dict[str, torch.Tensor]:
+        """The weights (the same tensors the module holds)."""
+        return dict(self._state)
+
+    def __call__(self, x: torch.Tensor) -> torch.Tensor:
+        return self.module(x)
+
+
+@functools.lru_cache(maxsize=4)
+def load_text_encoder(path: str | None, device: str):
+    """Load the text encoder once per process (read-only, so apps in one process share it)."""
+    from model_store.text import TextEncoder
+
+    return TextEncoder(path, device=device)
+
+
+def _canonical_sha256(obj: Any) -> str:
+    return hashlib.sha256(json.dumps(obj, sort_keys=True, default=str).encode()).hexdigest()
+
+
+class TaperKind(ModelKind):
+    """The loaded TAPER artifact on the runtime device, as a model kind.
+
+    Args:
+        bundle: ``model_store.taper.TaperBundle`` (already on ``device``).
+        device: where models run (CUDA when present).
+        resolver: phrase → class matcher over the artifact's catalogue (None: classes only by
+            exact name are not resolvable; tests that never personalize by text).
+        metrics: Prometheus collectors (synthesis time and count).
+    """
+
+    name = TAPER
+    cache_bytes = True  # synthesis costs more than reading the bytes back from Redis
+    exports = ("onnx",)
+
+    def __init__(self, *, bundle, device: torch.device, resolver: ClassResolver | None = None,
+                 metrics: Metrics | None = None) -> None:  # fmt: skip
+        self.bundle, self.device, self.resolver, self.metrics = bundle, device, resolver, metrics
+        self.version: str = bundle.version
+        self.manifest_sha256 = _canonical_sha256(bundle.manifest)
+        self.domains: list[str] = list(bundle.domains)
+        self.catalogue: dict[str, Any] = bundle.catalogue
+        self.class_names: list[str] = bundle.class_names
+
+    @classmethod
+    def load(cls, settings: Settings, metrics: Metrics, *, resolver: bool = True) -> TaperKind:
+        """Load the configured artifact once (hash-verified) onto ``pick_device``."""
+        from model_store.device import pick_device
+        from model_store.taper import load_taper
+
+        device = pick_device(settings.device)
+        bundle = load_taper(settings.store_dir, settings.artifact_version, device=device)
+        log.info("loaded taper artifact %s on %s", bundle.version, device)
+        match = None
+        if resolver:
+            encoder = load_text_encoder(settings.text_encoder, "cpu")
+            match = ClassResolver(bundle.catalogue, encoder, settings.match_threshold)
+        return cls(bundle=bundle, device=device, resolver=match, metrics=metrics)
+
+    # ---- the artifact's own evaluation ----------------------------------------------------
+
+    @property
+    def artifact_metrics(self) -> dict[str, Any]:
+        """The artifact's evaluation (``taper``/``selection`` accuracy, default method)."""
+        return dict(self.bundle.metrics or {})
+
+    @property
+    def default_method(self) -> str:
+        """Whichever method the artifact's evaluation found more accurate."""
+        return self.bundle.default_method
+
+    def method_accuracy(self, method: str) -> float | None:
+        """Evaluation accuracy of ``method`` recorded in the artifact, if any."""
+        value = (self.artifact_metrics.get(method) or {}).get("acc")
+        return float(value) if value is not None else None
+
+    # ---- requests -------------------------------------------------------------------------
+
+    def accepts(self, request: Any) -> bool:
+        return request.client_id is None and (request.description or request.classes) is not None
+
+    def draft(self, request: Any, principal: Principal) -> Draft:
+        """Resolve the description/classes, then recipe + mixers (computed once, reused)."""
+        if self.resolver is None:
+            raise Problem(409, "resolver-not-loaded", "this runtime resolves no descriptions")
+        matches, domain = resolve_request(self.resolver, request, self.domains)
+        method = request.method or self.default_method
+        recipe = self.recipe([m.index for m in matches], domain=domain, method=method)
+        mixers = self.mixers(recipe)
+        resolution = [
+            Resolution.model_validate({"phrase": m.phrase, "name": m.name, "index": m.index,
+                                       "score": m.score, "did_you_mean": m.suggestions})
+            for m in matches
+        ]  # fmt: skip
+        return Draft(recipe, method, request.description, self.rounded(mixers), hint=mixers,
+                     extra={"resolution": resolution})  # fmt: skip
+
+    def refine(self, row: PersonalizedModel, probs: torch.Tensor) -> Draft:
+        """Self-improvement (TAPER §5.2): pseudo-label → weighted task description → new model.
+
+        The new model keeps the task's classes (so the app's output space does not change) and
+        re-predicts the mixers from the class embeddings weighted by pseudo-label frequency.
+        """
+        names = row.recipe["classes"]
+        counts = np.bincount(probs.argmax(dim=1).cpu().numpy(), minlength=len(names))
+        weights = [round(float(c) / len(probs), 6) for c in counts]
+        recipe = self.recipe(row.recipe["class_indices"], domain=row.recipe["domain"],
+                             method="taper", class_weights=weights)  # fmt: skip
+        hist = {n: int(c) for n, c in zip(names, counts, strict=True)}
+        desc = f"refined from {row.id}: " + ", ".join(f"{n}×{c}" for n, c in hist.items())
+        mixers = self.mixers(recipe)
+        return Draft(recipe, "taper", desc, self.rounded(mixers), hint=mixers,
+                     extra={"pseudo_labels": hist})  # fmt: skip
+
+    def recipe(
+        self, class_indices: list[int], *, domain: str | None, method: str,
+        class_weights: list[float] | None = None,
+    ) -> dict[str, Any]:  # fmt: skip
+        """Everything that determines a model's weights (hashed into its recipe key)."""
+        classes = self.catalogue["classes"]
+        prompts = [list(classes[i].get("prompts") or [classes[i]["name"]]) for i in class_indices]
+        return {
+            "kind": TAPER, "artifact_version": self.version, "method": method,
+            "classes": [self.class_names[i] for i in class_indices],
+            "class_indices": list(class_indices), "domain": domain,
+            "class_weights": class_weights,
+            "embedded_text": prompts if method == "taper" else None,
+        }  # fmt: skip
+
+    def mixers(self, recipe: dict[str, Any]) -> torch.Tensor | None:
+        """Block-wise mixer coefficients ``(4, Q)`` of a recipe; None for classifier selection.
+
+        Computed once per cold request and handed to :meth:`synthesize` (the mixer MLP costs
+        ~1 ms); the same function of the recipe as inside ``TaperBundle.personalize``.
+        """
+        if recipe["method"] != "taper":
+            return None
+        with torch.no_grad():  # not inference_mode: the result feeds synthesis outside it
+            return self.bundle.mixers_for(self.task_embedding(recipe))
+
+    @staticmethod
+    def rounded(mixers: torch.Tensor | None) -> list[list[float]] | None:
+        """Mixers as stored in the recipe row (6 decimals; informational, never re-used)."""
+        if mixers is None:
+            return None
+        return [[round(float(v), 6) for v in row] for row in mixers.tolist()]
+
+    def synthesize(
+        self, recipe: dict[str, Any], mixers: torch.Tensor | None = None
+    ) -> dict[str, torch.Tensor]:
+        """Deterministically build the state dict a recipe describes."""
+        idx = recipe["class_indices"]
+        with torch.no_grad():  # not inference_mode: nn.Parameter cannot wrap inference tensors
+            if recipe["method"] != "taper":
+                return self.bundle.personalize(idx, domain=recipe["domain"],
+                                               method=recipe["method"])[0]  # fmt: skip
+            mixers = self.mixers(recipe) if mixers is None else mixers
+            return self.bundle.synthesize_from_mixers(mixers, idx)
+
+    def task_embedding(self, recipe: dict[str, Any]) -> np.ndarray:
+        """The recipe's task embedding; weighted by ``class_weights`` when present (refinement)."""
+        return self.bundle.task_embedding(
+            recipe["class_indices"], recipe["domain"], weights=recipe.get("class_weights")
+        )
+
+    # ---- serving --------------------------------------------------------------------------
+
+    def build(self, row: PersonalizedModel, hint: Any = None) -> tuple[LazyModule, str]:
+        """Synthesize ``row`` (a row of another artifact version is never rebuilt: 409)."""
+        built_with = row.recipe.get("artifact_version")
+        if built_with != self.version:  # other bases (and maybe classes)
+            raise Problem(409, "artifact-version-mismatch",
+                          f"model {row.id} was built from TAPER artifact {built_with}, but this "
+                          f"deployment serves {self.version}; POST the same request to "
+                          "/v1/personalize for a model from the current artifact")  # fmt: skip
+        t0 = time.perf_counter()
+        state = self.synthesize(row.recipe, hint)
+        if self.metrics is not None:
+            self.metrics.synthesis_seconds.labels(row.method).observe(time.perf_counter() - t0)
+            self.metrics.syntheses.inc()
+        return LazyModule(state, self.device), "synthesized"  # module built on first /predict
+
+    def restore(self, tensors: dict[str, torch.Tensor]) -> LazyModule:
+        return LazyModule(tensors, self.device)
+
+    def preprocess(self, raw: list[bytes], names: list[str], settings: Settings) -> torch.Tensor:
+        from service.core.imaging import decode_normalised
+
+        return decode_normalised(raw, names, settings).to(self.device)
+
+    def serialize(self, row: PersonalizedModel, served: LazyModule, dtype: str) -> memoryview:
+        return tensorbytes.serialize(served.state_dict(), dtype)
+
+    def onnx(self, row: PersonalizedModel, served: LazyModule) -> bytes:
+        """fp32 ONNX graph of a CPU twin sharing storage (export never touches the served
+        module); ~0.25–1 s of CPU, which is why the orchestrator caches the bytes."""
+        from model_store.onnx_export import export_onnx
+
+        twin = build_module(served.state_dict(), torch.device("cpu"))
+        t0 = time.perf_counter()
+        meta = {"tailor.model_id": row.id, "tailor.artifact_version": row.artifact_version}
+        payload = export_onnx(twin, classes=list(row.recipe["classes"]), metadata=meta)
+        log.info("exported model %s to ONNX in %.2f s (%d bytes)", row.id,
+                 time.perf_counter() - t0, len(payload))  # fmt: skip
+        return payload
+
+    def onnx_headers(self) -> dict[str, str]:
+        """How to feed the graph: the same preprocessing as /predict and the safetensors."""
+        from model_store.onnx_export import preprocessing_contract
+
+        c = preprocessing_contract()
+        size, mean, std = c["image_size"], c["mean"], c["std"]
+        return {
+            "X-Tailor-Input": f"{c['input']}: float32[N,3,{size},{size}] NCHW RGB",
+            "X-Tailor-Preprocess": f"resize {size}x{size} bilinear; x/255; (x-mean)/std; "
+            f"mean={','.join(map(str, mean))}; std={','.join(map(str, std))}",  # type: ignore[arg-type]
+            "X-Tailor-Output": f"{c['output']}: float32[N,k] in the model's class order",
+        }
+
+    # ---- description ----------------------------------------------------------------------
+
+    def public(self, row: PersonalizedModel) -> dict[str, Any]:
+        return {"method_accuracy": self.method_accuracy(row.method)}
+
+    def register(self, session) -> None:
+        crud.register_artifact(session, kind=TAPER, version=self.version,
+                               manifest_sha256=self.manifest_sha256,
+                               metrics=self.artifact_metrics)  # fmt: skip

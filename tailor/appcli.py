@@ -1,0 +1,64 @@
+"""Commands that call a running Tailor server over HTTP (``personalize``, ``predict``).
+
+They use only :mod:`tailor.client`, so they work on a machine with neither the service nor the
+trainer installed; ``tailor/cli.py`` mounts them next to the trainer and service commands.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated
+
+import httpx
+import typer
+
+app = typer.Typer(help="Call a running Tailor server.", no_args_is_help=True)
+UrlOpt = Annotated[str | None, typer.Option(help="server URL (default $TAILOR_URL)")]
+KeyOpt = Annotated[str | None, typer.Option(help="API key (default $TAILOR_API_KEY)")]
+
+
+@app.command()
+def personalize(
+    description: Annotated[str, typer.Argument(help='e.g. "classify cats and dogs"')],
+    domain: str | None = None,
+    method: str | None = None,
+    url: UrlOpt = None,
+    key: KeyOpt = None,
+) -> None:
+    """Ask a running server for a personalized model; prints its JSON."""
+    from tailor.client import TailorClient, TailorError
+
+    with TailorClient(url, key) as client:
+        try:
+            result = client.personalize(description=description, domain=domain, method=method)
+        except TailorError as exc:
+            typer.echo(json.dumps(exc.problem, indent=2), err=True)
+            raise typer.Exit(1) from None
+        except httpx.TransportError as exc:  # still failing after the client's retries
+            typer.echo(f"cannot reach {client.http.base_url}: {exc}", err=True)
+            raise typer.Exit(1) from None
+    typer.echo(json.dumps(result, indent=2))
+
+
+@app.command()
+def predict(
+    model_id: str,
+    images: Annotated[list[Path], typer.Argument(exists=True, dir_okay=False)],
+    top_k: int = 1,
+    url: UrlOpt = None,
+    key: KeyOpt = None,
+) -> None:
+    """Classify image files with a personalized model on a running server."""
+    from tailor.client import TailorClient, TailorError
+
+    with TailorClient(url, key) as client:
+        try:
+            result = client.predict(model_id, list(images), top_k=top_k)
+        except TailorError as exc:
+            typer.echo(json.dumps(exc.problem, indent=2), err=True)
+            raise typer.Exit(1) from None
+        except httpx.TransportError as exc:  # still failing after the client's retries
+            typer.echo(f"cannot reach {client.http.base_url}: {exc}", err=True)
+            raise typer.Exit(1) from None
+    typer.echo(json.dumps(result, indent=2))
