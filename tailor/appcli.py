@@ -18,6 +18,22 @@ UrlOpt = Annotated[str | None, typer.Option(help="server URL (default $TAILOR_UR
 KeyOpt = Annotated[str | None, typer.Option(help="API key (default $TAILOR_API_KEY)")]
 
 
+def _call(url: str | None, key: str | None, request) -> None:
+    """Run ``request(client)`` and print its JSON; a problem or an unreachable server exits 1."""
+    from tailor.client import TailorClient, TailorError
+
+    with TailorClient(url, key) as client:
+        try:
+            result = request(client)
+        except TailorError as exc:
+            typer.echo(json.dumps(exc.problem, indent=2), err=True)
+            raise typer.Exit(1) from None
+        except httpx.TransportError as exc:  # still failing after the client's retries
+            typer.echo(f"cannot reach {client.http.base_url}: {exc}", err=True)
+            raise typer.Exit(1) from None
+    typer.echo(json.dumps(result, indent=2))
+
+
 @app.command()
 def personalize(
     description: Annotated[str, typer.Argument(help='e.g. "classify cats and dogs"')],
@@ -27,18 +43,7 @@ def personalize(
     key: KeyOpt = None,
 ) -> None:
     """Ask a running server for a personalized model; prints its JSON."""
-    from tailor.client import TailorClient, TailorError
-
-    with TailorClient(url, key) as client:
-        try:
-            result = client.personalize(description=description, domain=domain, method=method)
-        except TailorError as exc:
-            typer.echo(json.dumps(exc.problem, indent=2), err=True)
-            raise typer.Exit(1) from None
-        except httpx.TransportError as exc:  # still failing after the client's retries
-            typer.echo(f"cannot reach {client.http.base_url}: {exc}", err=True)
-            raise typer.Exit(1) from None
-    typer.echo(json.dumps(result, indent=2))
+    _call(url, key, lambda c: c.personalize(description=description, domain=domain, method=method))
 
 
 @app.command()
@@ -50,15 +55,4 @@ def predict(
     key: KeyOpt = None,
 ) -> None:
     """Classify image files with a personalized model on a running server."""
-    from tailor.client import TailorClient, TailorError
-
-    with TailorClient(url, key) as client:
-        try:
-            result = client.predict(model_id, list(images), top_k=top_k)
-        except TailorError as exc:
-            typer.echo(json.dumps(exc.problem, indent=2), err=True)
-            raise typer.Exit(1) from None
-        except httpx.TransportError as exc:  # still failing after the client's retries
-            typer.echo(f"cannot reach {client.http.base_url}: {exc}", err=True)
-            raise typer.Exit(1) from None
-    typer.echo(json.dumps(result, indent=2))
+    _call(url, key, lambda c: c.predict(model_id, list(images), top_k=top_k))
