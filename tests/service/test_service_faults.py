@@ -172,8 +172,10 @@ def test_redis_restart_under_load_fails_no_request(run_live, make_settings, priv
             fresh = live.http.post("/v1/personalize", json={"classes": TASKS[3]})
             assert fresh.status_code == 200, fresh.text
             cache = redis.Redis.from_url(private_redis.url)
-            wait_until(lambda: cache.keys(f"tailor:weights:{fresh.json()['id']}*"), 20,
-                       "the new model's bytes in the restarted Redis")  # fmt: skip
+            meta = f"/v1/models/{fresh.json()['id']}"  # Redis is written before the digest
+            wait_until(lambda: live.http.get(meta).json()["weights_sha256"], 20,
+                       "the new model's digest (its bytes went to Redis first)")  # fmt: skip
+            assert cache.keys("tailor:weights:*"), "the new model's bytes in the restarted Redis"
             cache.close()
         assert load.wrong == [] and load.retryable == [], (load.wrong, load.retryable)
         _assert_nothing_lost(live.url, live.key, load)
@@ -183,7 +185,8 @@ def test_postgres_restart_under_load_gives_only_503s(run_live, make_settings, pr
     """While PostgreSQL restarts, requests get 503 + Retry-After (never 500); nothing is lost."""
     pg = private_postgres
     with run_live(make_settings(pg.url())) as live:
-        spare = live.admin.post("/v1/keys", json={"name": "spare"}).json()["key"]
+        spare = live.admin.post("/v1/keys", json={"name": "spare", "client_id": live.client_id}
+                                ).json()["key"]  # a second key of the same client: same models
         with Load(live.url, live.key, TASKS[:3]) as load:
             load.wait_ok(9)
             pg.stop()
