@@ -18,7 +18,7 @@ from service.cache.singleflight import SingleFlight
 from service.cache.tensorbytes import deserialize, serialize
 from service.cache.weight_cache import RedisWeightCache
 from service.core import auth, imaging
-from service.core.lru import ModuleLRU, module_nbytes
+from service.core.lru import BoundedLRU, ModuleLRU, module_nbytes
 from service.core.metrics import Metrics
 from service.core.problems import Problem
 
@@ -86,6 +86,18 @@ def test_lru_is_bounded_in_bytes_and_evicts_least_recent():
     assert lru.nbytes == 2 * size == metrics.memory_bytes._value.get()
     lru.put("huge", _linear(64))  # larger than the whole budget: served, never cached
     assert "huge" not in lru and lru.nbytes == 2 * size
+
+
+def test_row_cache_forgets_entries_after_its_ttl():
+    """A DELETE on another replica must take effect here once the TTL has passed."""
+    rows: BoundedLRU[str] = BoundedLRU(4, ttl_s=0.2, name="rows")
+    rows.put("a", "row a")
+    assert rows.get("a") == "row a"
+    time.sleep(0.3)
+    assert rows.get("a") is None and "a" not in rows
+    for key in "bcdef":  # bounded by entry count as well
+        rows.put(key, key)
+    assert len(rows) == 4 and rows.get("b") is None
 
 
 def test_single_flight_runs_identical_concurrent_work_once():

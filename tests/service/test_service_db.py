@@ -84,6 +84,49 @@ def test_recipe_rows_are_idempotent(db_url):
     engine.dispose()
 
 
+def test_listing_pages_newest_first_per_owner(db_url):
+    """Keyset pages on (created_at, id): ties on created_at are broken by id, nothing is
+    skipped or repeated, other owners never appear, and a foreign cursor is a ValueError."""
+    from datetime import UTC, datetime, timedelta
+
+    engine = db.prepare_database(db_url, migrate=True)
+    t0 = datetime(2026, 11, 24, 12, tzinfo=UTC)
+    stamps = [
+        t0,
+        t0,
+        t0 + timedelta(seconds=1),
+        t0 + timedelta(seconds=2),
+        t0 + timedelta(seconds=2),
+    ]
+    with Session(engine, expire_on_commit=False) as s, s.begin():
+        for i, at in enumerate([*stamps, t0]):
+            s.add(PersonalizedModel(
+                id=f"{i:032x}", recipe_key=f"{i % 3:064x}", kind="taper", method="taper",
+                artifact_version="v1", recipe={"classes": ["a", "b"]}, created_at=at,
+                owner="c_a" if i < len(stamps) else "c_b",
+            ))  # fmt: skip
+    want = [f"{i:032x}" for i in (4, 3, 2, 1, 0)]
+    seen, cursor = [], None
+    with Session(engine) as s:
+        for _ in range(4):
+            rows, cursor = crud.list_models(s, owner="c_a", kind=None, limit=2, cursor=cursor)
+            seen += [r.id for r in rows]
+            if cursor is None:
+                break
+        assert seen == want
+        everyone, _ = crud.list_models(s, owner=None, kind=None, limit=10, cursor=None)
+        assert len(everyone) == 6
+        assert crud.list_models(s, owner="c_a", kind="fedclip", limit=10, cursor=None)[0] == []
+        with pytest.raises(ValueError, match="not a page cursor"):
+            crud.list_models(s, owner="c_a", kind=None, limit=2, cursor="WzFd")  # "[1]"
+    with Session(engine) as s, s.begin():
+        assert crud.delete_model(s, model_id=want[0]) is False  # recipe 1 is still used by id 1
+        assert crud.delete_model(s, model_id=f"{5:032x}") is False  # recipe 2: id 2 remains
+        assert crud.delete_model(s, model_id=f"{2:032x}") is True  # recipe 2's last row
+        assert crud.delete_model(s, model_id="f" * 32) is False
+    engine.dispose()
+
+
 def test_downgrade_to_base_and_back(db_url):
     from alembic import command
 

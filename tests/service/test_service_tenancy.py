@@ -61,8 +61,9 @@ def test_identical_requests_get_their_own_ids_and_descriptions_but_share_bytes(l
     assert a["classes"] == b["classes"] and a["id"] != b["id"]
     assert (a["description"], b["description"]) == ("horses and birds", "Horses and Birds")
     assert a["cache"] == "synthesized" and b["cache"] == "memory"  # one model in memory
-    again = live.http.post("/v1/personalize", json={"description": "horses and birds",
-                                                    "method": "taper"}).json()
+    again = live.http.post(
+        "/v1/personalize", json={"description": "horses and birds", "method": "taper"}
+    ).json()
     assert again["id"] == a["id"]  # idempotent per owner
     wa, wb = live.http.get(a["weights_url"]), other.get(b["weights_url"])
     assert wa.status_code == wb.status_code == 200
@@ -116,6 +117,15 @@ def test_delete_keeps_shared_bytes_until_the_last_owner_deletes(live, other):
     assert p.redis.get(key) is None and p.lru.get(key) is None  # last owner gone: bytes gone
     again = live.http.post("/v1/personalize", json=body).json()  # can be made again
     assert again["id"] == a["id"] and again["cache"] == "synthesized"
+
+
+def test_client_ids_reserved_for_owners_are_refused(live):
+    """``@admin`` owns the admin key's models: no client may be given that id (or a control
+    character)."""
+    for bad in ("@admin", "@x", "\u0001c"):
+        resp = live.admin.post("/v1/keys", json={"name": "x", "client_id": bad})
+        assert resp.status_code == 422, (bad, resp.text)
+        assert resp.headers["content-type"].startswith(PROBLEM)
 
 
 # ---- the migration that introduced owners, with rows present ----------------------------
