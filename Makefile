@@ -3,7 +3,7 @@ PY        ?= python3
 VENV      := .venv
 BIN       := $(VENV)/bin
 STAMP     := $(VENV)/.tailor-installed
-APT_PKGS  := redis-server postgresql dataset-fashion-mnist
+APT_PKGS  := redis-server postgresql dataset-fashion-mnist chromium-headless-shell
 HOST      ?= 127.0.0.1
 PORT      ?= 8000
 export TAILOR_DATA_DIR  ?= $(CURDIR)/.tailor/data
@@ -13,7 +13,8 @@ export TAILOR_STORE_DIR ?= $(CURDIR)/.tailor/store
 
 setup: system-packages $(STAMP)
 
-# Redis, PostgreSQL and Fashion-MNIST come from Debian; only root can install them.
+# Redis, PostgreSQL, Fashion-MNIST and headless Chromium (the /docs page test) come from Debian;
+# only root can install them.
 system-packages:
 	@if [ "$$(id -u)" = "0" ] && command -v apt-get >/dev/null; then \
 	  missing=""; for p in $(APT_PKGS); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \

@@ -21,7 +21,7 @@ from pathlib import Path
 import httpx
 
 ROOT = Path(__file__).resolve().parents[1]
-ADMIN = "bench-admin-" + "k" * 24
+ADMIN = "bench-admin-Vb4nQ8rT2xL6mZ9pK3sW7yH5"  # strong enough for TAILOR_ENV=prod
 # glibc knobs benchmarks/synthesis.py found: keep freed model-sized blocks in the heap instead of
 # returning them to the OS, so each synthesis does not re-fault ~45 MB of fresh pages.
 MALLOC_TUNED = {"MALLOC_TRIM_THRESHOLD_": str(512 << 20), "MALLOC_MMAP_THRESHOLD_": str(32 << 20)}

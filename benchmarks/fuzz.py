@@ -163,16 +163,22 @@ def main(argv: list[str] | None = None) -> dict:
     parser.add_argument("--workers", type=int, default=1, help="uvicorn worker processes")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--max-seconds", type=float, default=1800)
+    parser.add_argument("--database-url", help="fuzz over this registry, e.g. a scratch "
+                        "postgresql+psycopg://… (PostgreSQL refuses what SQLite stores); "
+                        "default: a scratch SQLite")  # fmt: skip
     parser.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "results" / "fuzz")
     args = parser.parse_args(argv)
     t0 = time.monotonic()
     env = {"TAILOR_RATE_LIMIT_PER_MINUTE": "1000000", "TAILOR_RATE_LIMIT_BURST": "100000"}
+    if args.database_url:
+        env.update(TAILOR_DATABASE_URL=args.database_url, TAILOR_MIGRATE_ON_START="true")
     with LiveStack(workers=args.workers, env=env) as stack:
         result = run_fuzz(stack, args.cases, args.seed, args.max_seconds)
     ops = result["operations"].values()
     result.update(
         schemathesis=schemathesis.__version__ if hasattr(schemathesis, "__version__") else "4",
-        workers=args.workers, seed=args.seed, seconds=time.monotonic() - t0,
+        workers=args.workers, seed=args.seed,
+        database=(args.database_url or "sqlite").split("+")[0].split(":")[0], seconds=time.monotonic() - t0,
         checks=[c.__name__ for c in CHECKS], cases=sum(s["cases"] for s in ops),
         server_errors=sum(v for s in ops for k, v in s["statuses"].items() if k.startswith("5")),
         failures=sum(sum(s["failures"].values()) for s in ops),

@@ -45,7 +45,8 @@ def serve(
         _print_examples(f"http://{host}:{port}")
     failed = _WorkerStartFailure()
     logging.getLogger("uvicorn.error").addFilter(failed)
-    uvicorn.run("service.main:create_app", factory=True, host=host, port=port, workers=workers)
+    uvicorn.run("service.main:create_app", factory=True, host=host, port=port, workers=workers,
+                http="service.api.protocol:HeaderDeadlineProtocol")  # request-header deadline
     if failed.seen:  # uvicorn's supervisor exits 0 when a worker's lifespan fails: we do not
         raise typer.Exit(3)
 

@@ -16,9 +16,14 @@ from fastapi import FastAPI
 from sqlalchemy.orm import sessionmaker
 from starlette.concurrency import run_in_threadpool
 
-from service.api.middleware import BodyLimitMiddleware, MetricsMiddleware
+from service.api.middleware import (
+    BodyLimitMiddleware,
+    MetricsMiddleware,
+    NoCredentialsInUrlMiddleware,
+    RedactQuery,
+)
 from service.api.ratelimit import build_limiter
-from service.api.routes import admin, health, models, personalize
+from service.api.routes import admin, docs, health, models, personalize
 from service.cache.redislink import RedisLink
 from service.cache.weight_cache import RedisWeightCache
 from service.core import db, problems
@@ -94,9 +99,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         version="0.1.0",
         summary="Personalized ResNet-18s synthesized from a task description, no training.",
         lifespan=lifespan,
-        docs_url=None if settings.env == "prod" else "/docs",  # schema stays public; no UI in prod
-        redoc_url=None if settings.env == "prod" else "/redoc",
-    )
+        openapi_url=None, docs_url=None, redoc_url=None,  # service.api.routes.docs: no CDN
+    )  # fmt: skip
     app.state.settings = settings
     app.state.metrics = Metrics()
     app.state.redis_link = (
@@ -109,6 +113,10 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     for module in (personalize, models, admin, health):  # versioned prefixes live in modules
         errors = (500, 503) if module is health else problems.API_ERRORS
         app.include_router(module.router, responses=problems.openapi_responses(*errors))
-    app.add_middleware(BodyLimitMiddleware, limit=settings.max_body_bytes)
+    docs.install(app, settings.access("openapi"))
+    app.add_middleware(BodyLimitMiddleware, limit=settings.max_body_bytes,
+                       timeout_s=settings.body_timeout_s)  # fmt: skip
+    app.add_middleware(NoCredentialsInUrlMiddleware)
     app.add_middleware(MetricsMiddleware, metrics=app.state.metrics)
+    RedactQuery.install()
     return app

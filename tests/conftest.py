@@ -184,11 +184,15 @@ def private_postgres(tmp_path) -> Iterator[PostgresServer]:
 class UvicornThread:
     """A real uvicorn server for an ASGI app, on a free port, in a background thread."""
 
-    def __init__(self, app, port: int | None = None) -> None:
+    def __init__(self, app, port: int | None = None, **options) -> None:
         import uvicorn
 
         self.port = port or free_port()
-        config = uvicorn.Config(app, host="127.0.0.1", port=self.port, log_level="warning")
+        extra = {k: options.pop(k) for k in ("header_timeout_s",) if k in options}
+        config = uvicorn.Config(app, host="127.0.0.1", port=self.port, log_level="warning",
+                                **options)  # fmt: skip
+        for name, value in extra.items():  # read by service.api.protocol (not a uvicorn option)
+            setattr(config, name, value)
         self.server = uvicorn.Server(config)
         self.exit_code: int | None = None
         self.thread = threading.Thread(target=self._run, daemon=True)

@@ -80,6 +80,24 @@ def require_admin(principal: Annotated[Principal, Depends(get_principal)]) -> Pr
     return principal
 
 
+def operational(what: str):
+    """A dependency guarding an operational route (``metrics``, ``openapi``) by its setting:
+    ``public`` lets anyone in, ``admin`` needs the admin key (401 without one, 403 for a client
+    key), ``off`` answers 404 as if the route did not exist."""
+
+    def check(
+        request: Request,
+        creds: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)],
+    ) -> None:
+        access = request.app.state.settings.access(what)
+        if access == "off":
+            raise Problem(404, "not-found", f"{request.url.path} is disabled on this server")
+        if access == "admin":
+            require_admin(get_principal(request, creds))
+
+    return Depends(check)
+
+
 SettingsDep = Annotated[Settings, Depends(get_settings)]
 PersonalizerDep = Annotated[Personalizer, Depends(get_personalizer)]
 PrincipalDep = Annotated[Principal, Depends(get_principal)]

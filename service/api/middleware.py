@@ -1,4 +1,4 @@
-"""Pure-ASGI middleware: request body limit (413) and per-route latency metrics.
+"""Pure-ASGI middleware: body limit (413) and deadline (408), no credentials in URLs, metrics.
 
 Pure ASGI (not ``BaseHTTPMiddleware``) so streaming responses stay streamed and the body limit
 is enforced while bytes arrive, before anything buffers a huge upload.
@@ -6,8 +6,12 @@ is enforced while bytes arrive, before anything buffers a huge upload.
 
 from __future__ import annotations
 
+import asyncio
 import json
+import logging
+import re
 import time
+from urllib.parse import parse_qsl
 
 from starlette.exceptions import HTTPException
 
@@ -26,39 +30,52 @@ class BodyTooLarge(HTTPException):
         super().__init__(413, f"request body exceeds the limit of {limit} bytes")
 
 
-async def _send_413(scope, send, limit: int) -> None:
+class BodyTimedOut(HTTPException):
+    """Raised from ``receive`` when the body has not fully arrived by the request's deadline."""
+
+    def __init__(self, seconds: float) -> None:
+        super().__init__(408, f"the request body did not arrive within {seconds:g} s")
+
+
+async def _send_problem(scope, send, status: int, slug: str, title: str, detail: str) -> None:
     body = json.dumps(
         {
-            "type": TYPE_BASE + "payload-too-large",
-            "title": "Payload too large",
-            "status": 413,
-            "detail": f"request body exceeds the limit of {limit} bytes",
+            "type": TYPE_BASE + slug,
+            "title": title,
+            "status": status,
+            "detail": detail,
             "instance": scope.get("path", ""),
         }
     ).encode()
     headers = [(b"content-type", MEDIA_TYPE.encode()), (b"content-length", str(len(body)).encode())]
     headers.append((b"connection", b"close"))
-    await send({"type": "http.response.start", "status": 413, "headers": headers})
+    await send({"type": "http.response.start", "status": status, "headers": headers})
     await send({"type": "http.response.body", "body": body})
 
 
 class BodyLimitMiddleware:
-    """Refuse bodies over ``limit`` bytes with a 413 problem (declared or streamed)."""
+    """Refuse bodies over ``limit`` bytes (413) or still arriving ``timeout_s`` after the request
+    started (408: a slow client would otherwise hold a connection and a worker's memory)."""
 
-    def __init__(self, app, limit: int) -> None:
-        self.app, self.limit = app, limit
+    def __init__(self, app, limit: int, timeout_s: float = 30.0) -> None:
+        self.app, self.limit, self.timeout_s = app, limit, timeout_s
 
     async def __call__(self, scope, receive, send) -> None:
         if scope["type"] != "http":
             return await self.app(scope, receive, send)
         declared = dict(scope.get("headers", [])).get(b"content-length")
         if declared is not None and declared.isdigit() and int(declared) > self.limit:
-            return await _send_413(scope, send, self.limit)
+            return await _send_problem(scope, send, 413, "payload-too-large", "Payload too large",
+                                       f"request body exceeds the limit of {self.limit} bytes")
         seen, started = 0, False
+        deadline = time.monotonic() + self.timeout_s
 
         async def limited_receive():
             nonlocal seen
-            message = await receive()
+            try:
+                message = await asyncio.wait_for(receive(), max(deadline - time.monotonic(), 0))
+            except TimeoutError:
+                raise BodyTimedOut(self.timeout_s) from None
             if message["type"] == "http.request":
                 seen += len(message.get("body", b""))
                 if seen > self.limit:
@@ -72,9 +89,59 @@ class BodyLimitMiddleware:
 
         try:
             await self.app(scope, limited_receive, tracking_send)
-        except BodyTooLarge:
+        except (BodyTooLarge, BodyTimedOut) as exc:
             if not started:
-                await _send_413(scope, send, self.limit)
+                slug, title = _SLUG_TITLE[exc.status_code]
+                await _send_problem(scope, send, exc.status_code, slug, title, exc.detail)
+
+
+_SLUG_TITLE = {413: ("payload-too-large", "Payload too large"),
+               408: ("request-timeout", "Request timeout")}  # fmt: skip
+CREDENTIAL_PARAM = re.compile(r"key|token|secret|passw|auth|bearer|signature", re.IGNORECASE)
+
+
+class NoCredentialsInUrlMiddleware:
+    """Refuse (400) a query string that carries something named like a credential.
+
+    Keys are read only from the ``Authorization`` header; one sent as ``?api_key=`` would end
+    up in access logs, proxy logs and browser history, so it is refused before it is used and
+    the caller is told where keys go (the access log redacts it too: :class:`RedactQuery`).
+    """
+
+    def __init__(self, app) -> None:
+        self.app = app
+
+    async def __call__(self, scope, receive, send) -> None:
+        if scope["type"] == "http" and scope.get("query_string"):
+            query = scope["query_string"].decode("latin-1")
+            names = [k for k, _ in parse_qsl(query, keep_blank_values=True)]
+            if any(CREDENTIAL_PARAM.search(n) for n in names):
+                return await _send_problem(
+                    scope, send, 400, "credentials-in-url", "Credentials in URL",
+                    "API keys are accepted only in the Authorization header "
+                    "(Authorization: Bearer <key>), never in the query string",
+                )  # fmt: skip
+        return await self.app(scope, receive, send)
+
+
+class RedactQuery(logging.Filter):
+    """Blank the values of credential-like query parameters in uvicorn's access log lines."""
+
+    _VALUE = re.compile(r"([?&][^=&#]*(?:" + CREDENTIAL_PARAM.pattern + r")[^=&#]*=)[^&#\s]*",
+                        re.IGNORECASE)  # fmt: skip
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        args = record.args
+        if isinstance(args, tuple) and len(args) >= 3 and isinstance(args[2], str):
+            record.args = (*args[:2], self._VALUE.sub(r"\1[redacted]", args[2]), *args[3:])
+        return True
+
+    @classmethod
+    def install(cls, logger_name: str = "uvicorn.access") -> None:
+        """Add the filter once per process (every app of a test run shares the logger)."""
+        logger = logging.getLogger(logger_name)
+        if not any(isinstance(f, cls) for f in logger.filters):
+            logger.addFilter(cls())
 
 
 class MetricsMiddleware:

@@ -29,6 +29,7 @@ _TITLES = {
     404: "Not found",
     405: "Method not allowed",
     406: "Not acceptable",
+    408: "Request timeout",
     409: "Conflict",
     413: "Payload too large",
     415: "Unsupported media type",
@@ -38,7 +39,8 @@ _TITLES = {
     501: "Not implemented",
     503: "Service unavailable",
 }
-_SLUGS = {404: "not-found", 405: "method-not-allowed", 413: "payload-too-large"}
+_SLUGS = {404: "not-found", 405: "method-not-allowed", 408: "request-timeout",
+          413: "payload-too-large"}
 
 
 class Problem(Exception):

@@ -21,7 +21,11 @@ from pydantic import (
 
 Method = Literal["taper", "selection"]
 ModelMethod = Literal["taper", "selection", "fedclip-personalized", "fedclip-global"]
-ClassName = Annotated[str, StringConstraints(min_length=1, max_length=200)]
+# Control characters are refused at the schema (422): PostgreSQL cannot store NUL in text (a 500
+# before), and nothing a person types needs them. Free text may keep tab, newline and CR.
+NO_CONTROL = r"^[^\x00-\x1f\x7f]*$"
+TEXT_NO_CONTROL = r"^[^\x00-\x08\x0b\x0c\x0e-\x1f\x7f]*$"
+ClassName = Annotated[str, StringConstraints(min_length=1, max_length=200, pattern=NO_CONTROL)]
 # SQLite returns naive datetimes even for DateTime(timezone=True) columns; every stored time is
 # UTC, so say so: a naive ISO string is not an RFC 3339 ``date-time`` (found by benchmarks/fuzz.py).
 UtcDateTime = Annotated[
@@ -35,16 +39,17 @@ class PersonalizeCreate(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     description: str | None = Field(
-        None, min_length=1, max_length=2000, examples=["classify cats, dogs and horses"]
+        None, min_length=1, max_length=2000, pattern=TEXT_NO_CONTROL,
+        examples=["classify cats, dogs and horses"],
     )
     classes: list[ClassName] | None = Field(
         None, min_length=1, max_length=100, examples=[["cat", "dog"]]
     )
     client_id: str | None = Field(
-        None, min_length=1, max_length=64,
+        None, min_length=1, max_length=64, pattern=NO_CONTROL,
         description="your federated client id (its FedCLIP adapter), or 'global'",
     )  # fmt: skip
-    domain: str | None = Field(None, max_length=64, examples=["sketch"])
+    domain: str | None = Field(None, max_length=64, pattern=NO_CONTROL, examples=["sketch"])
     method: Method | None = None
 
     @model_validator(mode="after")
@@ -172,9 +177,9 @@ class KeyCreate(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    name: str = Field("client", min_length=1, max_length=200)
+    name: str = Field("client", min_length=1, max_length=200, pattern=NO_CONTROL)
     client_id: str | None = Field(
-        None, min_length=1, max_length=64, pattern=r"^[^@\x00-\x1f\x7f]",
+        None, min_length=1, max_length=64, pattern=r"^[^@\x00-\x1f\x7f][^\x00-\x1f\x7f]*$",
         description="an existing or new client id (not starting with '@': reserved)",
     )
 

@@ -6,6 +6,8 @@ service can be told. Validators refuse unsafe values outside ``dev`` (no admin k
 
 from __future__ import annotations
 
+import math
+import string
 from pathlib import Path
 from typing import Literal
 
@@ -31,8 +33,19 @@ class Settings(BaseSettings):
         row_cache_ttl_s: how long a worker serves an immutable model row from memory without
             asking SQL (a DELETE through another worker or replica takes effect within it).
         max_body_bytes: request bodies above this get 413 before they are parsed.
+        header_timeout_s: a connection whose request headers are not complete this long after
+            it opened (or after its previous response) is closed (slowloris).
+        body_timeout_s: a request body still arriving this long after the request started
+            gets 408 and the connection is closed.
+        metrics_access: who may read ``/metrics``: ``public``, ``admin`` (the admin key as a
+            bearer token, which Prometheus scrape configs support) or ``off``. Default: public
+            in dev, admin in prod.
+        openapi_access: the same for ``/openapi.json`` and ``/docs`` (default: public in dev,
+            admin in prod; apps generating clients can be given the schema file instead).
         max_batch: images per /predict or /refine call.
         max_image_pixels: width × height above which an image is refused as a decompression bomb.
+        max_request_pixels: decoded pixels one /predict or /refine call may cost in all (JPEGs
+            count at their reduced decode scale); more is a 413.
         match_threshold: cosine similarity below which a phrase is "unknown" (422 + suggestions).
         fedclip_version: which FedCLIP adapter artifact serves client-ID personalization
             (``latest`` follows ``LATEST``; when the store has none, client IDs get a 404/409).
@@ -59,9 +72,14 @@ class Settings(BaseSettings):
     memory_cache_bytes: int = Field(default=512 * 1024 * 1024, gt=0)
     row_cache_ttl_s: float = Field(default=5.0, ge=0)
     max_body_bytes: int = Field(default=32 * 1024 * 1024, gt=0)
+    header_timeout_s: float = Field(default=10.0, gt=0)
+    body_timeout_s: float = Field(default=30.0, gt=0)
+    metrics_access: Literal["public", "admin", "off"] | None = None
+    openapi_access: Literal["public", "admin", "off"] | None = None
     max_batch: int = Field(default=128, gt=0)
     max_image_pixels: int = Field(default=4096 * 4096, gt=0)
     max_image_bytes: int = Field(default=8 * 1024 * 1024, gt=0)
+    max_request_pixels: int = Field(default=64 * 1024 * 1024, gt=0)
     match_threshold: float = Field(default=0.55, ge=-1, le=1)
     public_url: str = ""
     fedclip_version: str = "latest"
@@ -72,7 +90,37 @@ class Settings(BaseSettings):
     def _refuse_unsafe(self) -> Settings:
         """Outside dev, an absent or guessable admin key would leave key creation open."""
         if self.env == "prod":
-            key = self.admin_key.get_secret_value() if self.admin_key else ""
-            if len(key) < 24:
-                raise ValueError("TAILOR_ADMIN_KEY must be set (>= 24 chars) when TAILOR_ENV=prod")
+            problem = admin_key_weakness(self.admin_key.get_secret_value() if self.admin_key else "")
+            if problem:
+                raise ValueError(
+                    f"TAILOR_ADMIN_KEY {problem} (TAILOR_ENV=prod); make one with: python -c "
+                    "'import secrets; print(secrets.token_urlsafe(32))'"
+                )
         return self
+
+    def access(self, what: Literal["metrics", "openapi"]) -> str:
+        """Effective access of an operational route (``None`` means the env's default)."""
+        chosen = getattr(self, f"{what}_access")
+        return chosen or ("public" if self.env == "dev" else "admin")
+
+
+_CLASSES = ((string.ascii_lowercase, 26), (string.ascii_uppercase, 26), (string.digits, 10))
+
+
+def admin_key_weakness(key: str) -> str | None:
+    """Why ``key`` is too weak to guard the admin routes, or None.
+
+    The estimate is length × log2(alphabet), the alphabet being the character classes the key
+    uses (lower, upper, digits, symbols), and must reach 128 bits; a key of one repeated or a few
+    distinct characters is refused whatever its length. ``token_urlsafe(32)`` and ``token_hex(32)``
+    pass; 24 spaces, ``"a" * 64`` and dictionary-like short phrases do not.
+    """
+    if not key:
+        return "must be set"
+    if any(c.isspace() or not c.isprintable() for c in key):
+        return "must not contain whitespace or control characters"
+    alphabet = sum(size for chars, size in _CLASSES if any(c in chars for c in key))
+    alphabet += 33 if any(not c.isalnum() for c in key) else 0
+    if len(set(key)) < 10 or len(key) * math.log2(max(alphabet, 2)) < 128:
+        return "is too guessable: need >= 128 bits (e.g. 32+ random hex or 22+ url-safe chars)"
+    return None

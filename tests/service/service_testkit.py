@@ -10,7 +10,7 @@ import zlib
 import numpy as np
 from PIL import Image
 
-ADMIN_KEY = "admin-" + "x" * 30
+ADMIN_KEY = "tests-admin-Qm7vX2pL9sK4wR8nT3yZ6bH1"  # strong enough for TAILOR_ENV=prod
 NUM_CLASSES, Q = 12, 2
 
 

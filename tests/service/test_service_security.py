@@ -23,7 +23,7 @@ from service.main import create_app
 
 PROBLEM = "application/problem+json"
 PUBLIC = {"/healthz", "/readyz", "/metrics"}  # operational routes: no key, never rate limited
-DOCS = {"/openapi.json", "/docs", "/docs/oauth2-redirect", "/redoc"}  # schema is public
+DOCS = {"/openapi.json", "/docs", "/docs/oauth2-redirect", "/redoc", "/static/docs"}  # by setting
 LIMITS = {"rate_limit_per_minute": 30, "rate_limit_burst": 3}  # one token every 2 s
 
 

@@ -1,4 +1,4 @@
-"""Unauthenticated operational routes: liveness, readiness, Prometheus metrics."""
+"""Operational routes: liveness and readiness (no key), Prometheus metrics (by setting)."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ from sqlalchemy import text
 from starlette.concurrency import run_in_threadpool
 
 from model_store.kinds import TAPER
+from service.api.deps import operational
 from service.core.problems import Problem
 
 router = APIRouter(tags=["health"])
@@ -46,7 +47,8 @@ async def readyz(request: Request):
     return {"status": "ready", "checks": checks}
 
 
-@router.get("/metrics", response_class=PlainTextResponse)  # documents text/plain, not JSON
+@router.get("/metrics", response_class=PlainTextResponse,  # documents text/plain, not JSON
+            dependencies=[operational("metrics")])  # fmt: skip
 def metrics(request: Request):
-    """Prometheus exposition."""
+    """Prometheus exposition (public, admin key only, or off: ``TAILOR_METRICS_ACCESS``)."""
     return Response(request.app.state.metrics.render(), media_type=CONTENT_TYPE_LATEST)
