@@ -178,7 +178,8 @@ def main(argv: list[str] | None = None) -> dict:
     result.update(
         schemathesis=schemathesis.__version__ if hasattr(schemathesis, "__version__") else "4",
         workers=args.workers, seed=args.seed,
-        database=(args.database_url or "sqlite").split("+")[0].split(":")[0], seconds=time.monotonic() - t0,
+        database=(args.database_url or "sqlite").split("+")[0].split(":")[0],
+        seconds=time.monotonic() - t0,
         checks=[c.__name__ for c in CHECKS], cases=sum(s["cases"] for s in ops),
         server_errors=sum(v for s in ops for k, v in s["statuses"].items() if k.startswith("5")),
         failures=sum(sum(s["failures"].values()) for s in ops),

@@ -149,6 +149,12 @@ class Personalizer:
                           "for this kind", kind=row.kind)  # fmt: skip
         return self.exports.get(row.recipe_key, "onnx", lambda: kind.onnx(row, self.ensure(row)[0]))
 
+    def config(self, row: PersonalizedModel) -> dict[str, Any]:
+        """The model's ``config.json``: its kind's description plus this row's id and digest."""
+        config = self.kinds.of(row).config(row)
+        config.setdefault("tailor", {}).update(model_id=row.id, weights_sha256=row.weights_sha256)
+        return config
+
     def preprocess(self, row: PersonalizedModel, raw: list[bytes], names: list[str], settings):
         """Decode a request's images into the batch ``row``'s kind takes."""
         return self.kinds.of(row).preprocess(raw, names, settings)

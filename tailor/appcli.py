@@ -1,4 +1,4 @@
-"""Commands that call a running Tailor server over HTTP (``personalize``, ``predict``).
+"""Commands that call a running Tailor server over HTTP (personalize, predict, download).
 
 They use only :mod:`tailor.client`, so they work on a machine with neither the service nor the
 trainer installed; ``tailor/cli.py`` mounts them next to the trainer and service commands.
@@ -56,3 +56,16 @@ def predict(
 ) -> None:
     """Classify image files with a personalized model on a running server."""
     _call(url, key, lambda c: c.predict(model_id, list(images), top_k=top_k))
+
+
+@app.command()
+def download(
+    model_id: str,
+    out: Annotated[Path, typer.Option(help="directory for model.safetensors + config.json")],
+    dtype: str = "fp32",
+    url: UrlOpt = None,
+    key: KeyOpt = None,
+) -> None:
+    """Save a model as ``OUT/model.safetensors`` and ``OUT/config.json`` (labels, preprocessing);
+    prints the two paths."""
+    _call(url, key, lambda c: {k: str(v) for k, v in c.download(model_id, out, dtype).items()})

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import base64
 import email.utils
+import json
 import os
 import random
 import time
@@ -134,6 +135,28 @@ class TailorClient:
     def catalogue(self) -> dict[str, Any]:
         """GET /v1/catalogue."""
         return self._safe("GET", "/v1/catalogue").json()
+
+    def config(self, model_id: str) -> dict[str, Any]:
+        """GET /v1/models/{id}/config: ``config.json`` (timm / Hugging Face convention)."""
+        return self._safe("GET", f"/v1/models/{model_id}/config").json()
+
+    def download(self, model_id: str, out: str | Path, dtype: str = "fp32") -> dict[str, Path]:
+        """``model.safetensors`` + ``config.json`` of a model in directory ``out``."""
+        out = Path(out)
+        out.mkdir(parents=True, exist_ok=True)
+        config = out / "config.json"
+        config.write_text(json.dumps(self.config(model_id), indent=2) + "\n")
+        return {"weights": self.download_weights(model_id, out / "model.safetensors", dtype),
+                "config": config}  # fmt: skip
+
+    def predict_once(
+        self, images: list[str | Path | bytes], top_k: int = 1, **request: Any
+    ) -> dict[str, Any]:
+        """POST /v1/predict: personalize (``classes=`` / ``description=`` / ``client_id=``) and
+        classify in one call; the answer names the model for later calls."""
+        body = {k: v for k, v in request.items() if v is not None}
+        body.update(images=[_encode(im) for im in images], top_k=top_k)
+        return self._safe("POST", "/v1/predict", json=body).json()
 
     def weights(self, model_id: str, dtype: str = "fp32") -> bytes:
         """The model's safetensors bytes."""

@@ -44,10 +44,7 @@ async def read_images(request: Request, settings: Settings) -> tuple[list[bytes]
             raise Problem(
                 422, "validation-error", "invalid JSON image batch", errors=errors
             ) from None
-        _check_count(len(body.images), settings)
-        names = [f"images[{i}]" for i in range(len(body.images))]
-        raw = [imaging.decode_base64(t, name=n) for t, n in zip(body.images, names, strict=True)]
-        return raw, names, body.top_k
+        return (*base64_images(body.images, settings), body.top_k)
     raise Problem(415, "unsupported-media-type",
                   "send images as multipart/form-data (field 'files') or JSON base64")  # fmt: skip
 
@@ -65,6 +62,13 @@ async def _from_multipart(request: Request, settings: Settings):
         raise Problem(422, "validation-error", "top_k must be an integer in 1..100")
     raw = [await f.read() for f in files]
     return raw, [f.filename or f"files[{i}]" for i, f in enumerate(files)], int(top_k)
+
+
+def base64_images(images: list[str], settings: Settings) -> tuple[list[bytes], list[str]]:
+    """Encoded image bytes and names of a JSON body's ``images`` (batch limit, strict base64)."""
+    _check_count(len(images), settings)
+    names = [f"images[{i}]" for i in range(len(images))]
+    return [imaging.decode_base64(t, name=n) for t, n in zip(images, names, strict=True)], names
 
 
 def _check_count(n: int, settings: Settings) -> None:

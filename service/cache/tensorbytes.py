@@ -46,8 +46,10 @@ _lock = threading.Lock()
 
 def allocate(
     layout: Sequence[tuple[str, torch.dtype, tuple[int, ...]]],
+    metadata: Mapping[str, str] | None = None,
 ) -> tuple[memoryview, StateDict]:
-    """An uninitialised safetensors file for ``layout`` and a tensor view of every entry.
+    """An uninitialised safetensors file for ``layout`` (with ``metadata`` in its header) and a
+    tensor view of every entry.
 
     Whatever is written into the views is the file's data; the buffer lives while the
     memoryview or any view does. The views are made with numpy (no torch call per tensor:
@@ -59,6 +61,7 @@ def allocate(
     if unsupported:
         raise ValueError(f"cannot serialise dtypes {unsupported}; supported: {list(_DTYPES)}")
     header, spans, data_size = _header(layout)
+    header = with_metadata(header, metadata)
     raw = np.empty(len(header) + data_size, dtype=np.uint8)
     raw[: len(header)] = np.frombuffer(header, dtype=np.uint8)
     data = raw[len(header) :]
@@ -69,17 +72,23 @@ def allocate(
     return memoryview(raw), views
 
 
-def serialize(state: Mapping[str, torch.Tensor], dtype: str = "fp32") -> memoryview:
+def serialize(
+    state: Mapping[str, torch.Tensor],
+    dtype: str = "fp32",
+    metadata: Mapping[str, str] | None = None,
+) -> memoryview:
     """Deterministic safetensors bytes of ``state`` (fp16 casts floating tensors only).
 
-    Byte-identical to ``safetensors.torch.save`` of the same (cast, contiguous CPU) tensors.
+    Byte-identical to ``safetensors.torch.save`` of the same (cast, contiguous CPU) tensors
+    without metadata; with ``metadata`` the header holds it with sorted keys (see
+    :func:`with_metadata`).
     """
     tensors = {
         name: t if t.device.type == "cpu" and not t.requires_grad else t.detach().cpu()
         for name, t in state.items()
     }  # fmt: skip
     layout = tuple((name, _target(t, dtype), tuple(t.shape)) for name, t in tensors.items())
-    payload, views = allocate(layout)
+    payload, views = allocate(layout, metadata)
     names = [name for name, _, shape in layout if math.prod(shape)]
     torch._foreach_copy_([views[n] for n in names], [tensors[n] for n in names])  # one GIL release
     return payload
@@ -87,6 +96,23 @@ def serialize(state: Mapping[str, torch.Tensor], dtype: str = "fp32") -> memoryv
 
 def _target(t: torch.Tensor, dtype: str) -> torch.dtype:
     return torch.float16 if dtype == "fp16" and t.dtype.is_floating_point else t.dtype
+
+
+def with_metadata(header: bytes, metadata: Mapping[str, str] | None) -> bytes:
+    """``header`` (length prefix + JSON) with a ``__metadata__`` entry, keys sorted.
+
+    WHY not ``safetensors.torch.save(..., metadata=...)``: it writes a multi-key map in a
+    per-process random (hash) order, so the same model would get different bytes, digests and
+    ETags in two workers. Data offsets are relative to the end of the header, so only the JSON
+    and its 8-byte padding change.
+    """
+    if not metadata:
+        return header
+    body = header[8:].rstrip(b" ")
+    entry = json.dumps({"__metadata__": dict(sorted(metadata.items()))}, separators=(",", ":"))
+    merged = entry.encode()[:-1] + (b"," + body[1:] if body != b"{}" else b"}")
+    merged += b" " * (-len(merged) % 8)
+    return len(merged).to_bytes(8, "little") + merged
 
 
 def _header(layout: Layout) -> Header:

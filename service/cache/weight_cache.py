@@ -29,13 +29,14 @@ class RedisWeightCache:
         link: the worker's Redis client and back-off window (shared with the rate limiter).
         metrics: where hits, misses, corruption and errors are counted.
         ttl_s: expiry of each entry.
-        prefix: key namespace.
+        prefix: key namespace; ``weights2`` since the bytes carry ``__metadata__`` (migration
+            0003): blobs of the old format are never read again and expire by their TTL.
     """
 
     TIER = "redis"
 
     def __init__(
-        self, link: RedisLink, metrics: Metrics, *, ttl_s: int, prefix: str = "tailor:weights:"
+        self, link: RedisLink, metrics: Metrics, *, ttl_s: int, prefix: str = "tailor:weights2:"
     ) -> None:
         self.link, self.client = link, link.client
         self.metrics, self.ttl_s, self.prefix = metrics, ttl_s, prefix

@@ -19,7 +19,6 @@ from PIL import Image, UnidentifiedImageError
 
 from service.core.problems import Problem
 
-
 # Only decoders we test are reachable: Pillow would otherwise try every plugin it has, EPS
 # included (which runs Ghostscript where it is installed).
 FORMATS = ("PNG", "JPEG", "WEBP", "GIF", "BMP", "TIFF")
@@ -84,8 +83,8 @@ def _check_pixels(size: tuple[int, int], name: str, max_pixels: int) -> None:
     """Refuse on the header's size, before a single pixel is decoded."""
     w, h = size
     if w * h > max_pixels or w <= 0 or h <= 0:
-        raise Problem(400, "decompression-bomb",
-                      f"{name}: {w}x{h} = {w * h} pixels exceeds the limit of {max_pixels}")  # fmt: skip
+        detail = f"{name}: {w}x{h} = {w * h} pixels exceeds the limit of {max_pixels}"
+        raise Problem(400, "decompression-bomb", detail)
 
 
 def decode_base64(text: str, *, name: str) -> bytes:

@@ -153,6 +153,24 @@ class PredictResponse(BaseModel):
     predictions: list[list[Prediction]]
 
 
+class PredictOnce(PersonalizeCreate):
+    """One-shot inference: a personalization request plus the images to classify with it."""
+
+    images: list[str] = Field(min_length=1, description="base64 images (data: URLs allowed)")
+    top_k: int = Field(1, ge=1, le=100)
+
+    def request(self) -> PersonalizeCreate:
+        """The personalization part alone."""
+        return PersonalizeCreate.model_validate(self.model_dump(exclude={"images", "top_k"}))
+
+
+class PredictOnceResponse(PredictResponse):
+    """Predictions plus the model that made them (personalized now or found): call
+    ``/v1/models/{model_id}/predict`` next time to skip resolving the request again."""
+
+    model: PersonalizeResponse
+
+
 class CatalogueClass(BaseModel):
     """One class the artifact knows."""
 

@@ -90,8 +90,8 @@ class Settings(BaseSettings):
     def _refuse_unsafe(self) -> Settings:
         """Outside dev, an absent or guessable admin key would leave key creation open."""
         if self.env == "prod":
-            problem = admin_key_weakness(self.admin_key.get_secret_value() if self.admin_key else "")
-            if problem:
+            key = self.admin_key.get_secret_value() if self.admin_key else ""
+            if problem := admin_key_weakness(key):
                 raise ValueError(
                     f"TAILOR_ADMIN_KEY {problem} (TAILOR_ENV=prod); make one with: python -c "
                     "'import secrets; print(secrets.token_urlsafe(32))'"

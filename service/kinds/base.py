@@ -111,6 +111,12 @@ class ModelKind(ABC):
 
     # ---- description ----------------------------------------------------------------------
 
+    @abstractmethod
+    def config(self, row: PersonalizedModel) -> dict[str, Any]:
+        """The model's ``config.json`` (timm / Hugging Face convention where it applies):
+        architecture, ``num_classes``, ``label_names`` in output order, preprocessing. Recipe
+        facts only; the orchestrator adds the model id."""
+
     def public(self, row: PersonalizedModel) -> dict[str, Any]:
         """Kind-specific public fields (``method_accuracy``)."""
         return {"method_accuracy": None}

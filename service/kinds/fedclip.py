@@ -140,6 +140,18 @@ class Federation:
         }  # fmt: skip
         return st_save(out, metadata={"tailor": json.dumps(meta, sort_keys=True)})
 
+    def config(self, adapter_id: str) -> dict[str, Any]:
+        """``config.json`` of an adapter: what :meth:`payload` holds, in the download's form."""
+        return {
+            "architecture": "tailor-fedclip-adapter", "num_classes": len(self.class_names),
+            "label_names": self.class_names,
+            "tailor": {"kind": KIND, "format": WEIGHTS_FORMAT, "adapter_id": adapter_id,
+                       "artifact_version": self.version, "adapter": self.config["adapter"],
+                       "logit_scale": self.classifier.scale,
+                       "backbone": self.config.get("backbone", {}),
+                       "logits": "logit_scale * cos(adapter(image_embedding), text_features)"},
+        }  # fmt: skip
+
     def method_accuracy(self, adapter_id: str) -> float | None:
         """Accuracy recorded by training: a client's personalised test accuracy; for ``global``
         the unseen-domain accuracy (what a non-participant can expect), else the participants'
@@ -266,6 +278,9 @@ class FedClipKind(ModelKind):
     def serialize(self, row: PersonalizedModel, served: FedClipServed, dtype: str) -> bytes:
         adapter = served.classifier.adapter
         return self._serving(row).payload(served.adapter_id, adapter, dtype)
+
+    def config(self, row: PersonalizedModel) -> dict[str, Any]:
+        return self._serving(row).config(row.recipe["adapter"])
 
     def public(self, row: PersonalizedModel) -> dict[str, Any]:
         """Training-time accuracy of the row's adapter, when its artifact is the deployed one."""

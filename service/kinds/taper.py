@@ -277,7 +277,11 @@ class TaperKind(ModelKind):
         return decode_normalised(raw, names, settings).to(self.device)
 
     def serialize(self, row: PersonalizedModel, served: LazyModule, dtype: str) -> memoryview:
-        return tensorbytes.serialize(served.state_dict(), dtype)
+        """Safetensors with the model's description in ``__metadata__`` (sorted: deterministic)."""
+        from model_store.model_card import safetensors_metadata
+
+        meta = safetensors_metadata(self.config(row)) | {"dtype": dtype}
+        return tensorbytes.serialize(served.state_dict(), dtype, meta)
 
     def onnx(self, row: PersonalizedModel, served: LazyModule) -> bytes:
         """fp32 ONNX graph of a CPU twin sharing storage (export never touches the served
@@ -306,6 +310,13 @@ class TaperKind(ModelKind):
         }
 
     # ---- description ----------------------------------------------------------------------
+
+    def config(self, row: PersonalizedModel) -> dict[str, Any]:
+        from model_store.model_card import resnet_config
+
+        return resnet_config(row.recipe["classes"], method=row.method, kind=TAPER,
+                             artifact_version=row.artifact_version,
+                             extra={"domain": row.recipe.get("domain")})  # fmt: skip
 
     def public(self, row: PersonalizedModel) -> dict[str, Any]:
         return {"method_accuracy": self.method_accuracy(row.method)}

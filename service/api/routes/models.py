@@ -7,7 +7,7 @@ through the kind registry, not here.
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Header, Path, Query, Request, Response
 from starlette.concurrency import run_in_threadpool
@@ -44,6 +44,15 @@ def list_models(
 def get_model(model_id: ModelId, p: PersonalizerDep, principal: PrincipalDep):
     """Metadata of a personalized model."""
     return p.public(p.get(model_id, principal))
+
+
+@router.get("/{model_id}/config")
+def get_config(model_id: ModelId, p: PersonalizerDep, principal: PrincipalDep) -> dict[str, Any]:
+    """``config.json`` in the timm / Hugging Face convention: ``architecture``, ``num_classes``,
+    ``label_names`` (output order), ``pretrained_cfg`` (``input_size``, ``mean``, ``std``,
+    ``interpolation``, ``crop_pct``, ``crop_mode``), plus a ``tailor`` block (model id, method,
+    artifact). Save it next to the weights: ``tailor download ID --out DIR`` does both."""
+    return p.config(p.get(model_id, principal))
 
 
 @router.delete("/{model_id}", status_code=204)

@@ -1,16 +1,20 @@
-"""POST /v1/personalize and GET /v1/catalogue."""
+"""POST /v1/personalize, one-shot POST /v1/predict, and GET /v1/catalogue."""
 
 from __future__ import annotations
 
-from fastapi import APIRouter
+from fastapi import APIRouter, Response
+from starlette.concurrency import run_in_threadpool
 
 from model_store.kinds import TAPER
-from service.api.deps import PersonalizerDep, PrincipalDep
+from service.api.deps import PersonalizerDep, PrincipalDep, SettingsDep
+from service.api.inputs import base64_images
 from service.core.schemas import (
     CatalogueClass,
     CataloguePublic,
     PersonalizeCreate,
     PersonalizeResponse,
+    PredictOnce,
+    PredictOnceResponse,
 )
 
 router = APIRouter(prefix="/v1", tags=["personalize"])
@@ -20,6 +24,25 @@ router = APIRouter(prefix="/v1", tags=["personalize"])
 def personalize(body: PersonalizeCreate, p: PersonalizerDep, principal: PrincipalDep):
     """Synthesize (or find) a model for a task description, class list or client id."""
     return p.personalize(body, principal)
+
+
+@router.post("/predict", response_model=PredictOnceResponse)
+async def predict_once(
+    body: PredictOnce, p: PersonalizerDep, principal: PrincipalDep, settings: SettingsDep
+):  # fmt: skip
+    """Personalize (or find the caller's model for) ``classes`` / ``description`` /
+    ``client_id`` and classify ``images`` with it, in one call: for apps that choose the task
+    on the inference call. The answer names the model (``model_id``) for later calls."""
+
+    def work() -> bytes:
+        raw, names = base64_images(body.images, settings)  # 4xx before anything is built
+        made = p.personalize(body.request(), principal)
+        row = p.get(made["id"], principal)
+        predictions = p.predict(row, p.preprocess(row, raw, names, settings), body.top_k)
+        return PredictOnceResponse(model_id=row.id, predictions=predictions,
+                                   model=made).model_dump_json()  # fmt: skip
+
+    return Response(await run_in_threadpool(work), media_type="application/json")
 
 
 @router.get("/catalogue", response_model=CataloguePublic)
