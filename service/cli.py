@@ -43,12 +43,34 @@ def serve(
         raise typer.Exit(1) from None
     if print_examples:
         _print_examples(f"http://{host}:{port}")
+    _metrics_across_workers(workers)
     failed = _WorkerStartFailure()
     logging.getLogger("uvicorn.error").addFilter(failed)
     uvicorn.run("service.main:create_app", factory=True, host=host, port=port, workers=workers,
                 http="service.api.protocol:HeaderDeadlineProtocol")  # request-header deadline
     if failed.seen:  # uvicorn's supervisor exits 0 when a worker's lifespan fails: we do not
         raise typer.Exit(3)
+
+
+def _metrics_across_workers(workers: int) -> None:
+    """With N > 1 workers, give them one fresh prometheus multiprocess directory (inherited
+    through the environment by every spawned worker), so /metrics reports all of them.
+
+    An operator's own ``PROMETHEUS_MULTIPROC_DIR`` is kept but emptied: files of a previous
+    run would otherwise be added to this one's totals.
+    """
+    import os
+    import shutil
+    import tempfile
+
+    chosen = os.environ.get("PROMETHEUS_MULTIPROC_DIR")
+    if workers <= 1 and not chosen:
+        return
+    if chosen:
+        shutil.rmtree(chosen, ignore_errors=True)
+        os.makedirs(chosen)
+    else:
+        os.environ["PROMETHEUS_MULTIPROC_DIR"] = tempfile.mkdtemp(prefix="tailor-metrics-")
 
 
 def _preflight(settings) -> None:

@@ -10,6 +10,7 @@ Routes reach these through ``app.state``.
 from __future__ import annotations
 
 import logging
+import os
 from contextlib import asynccontextmanager
 
 from fastapi import FastAPI
@@ -28,7 +29,7 @@ from service.cache.redislink import RedisLink
 from service.cache.weight_cache import RedisWeightCache
 from service.core import db, problems
 from service.core.lru import ModuleLRU
-from service.core.metrics import Metrics
+from service.core.metrics import Metrics, worker_exited
 from service.core.settings import Settings
 from service.kinds.base import KindRegistry
 from service.kinds.fedclip import FedClipKind, Federation
@@ -71,6 +72,7 @@ def _load_kinds(settings: Settings, metrics: Metrics, sessions: sessionmaker) ->
 
 
 def _stop(app: FastAPI) -> None:
+    worker_exited(os.getpid())
     personalizer = getattr(app.state, "personalizer", None)
     if personalizer is not None:
         personalizer.close()

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -248,3 +249,36 @@ def test_workers_starting_together_on_a_fresh_registry_all_start(backend, reques
             if p.poll() is None:
                 p.kill()
     assert len(ids) == 1 and "" not in ids  # every worker got the one shared artifact row
+
+
+def _healthz_count(exposition: str) -> float:
+    found = re.search(r'^tailor_request_seconds_count\{[^}]*route="/healthz"[^}]*\} (\S+)$',
+                      exposition, re.M)  # fmt: skip
+    return float(found.group(1)) if found else 0.0
+
+
+def test_metrics_are_one_consistent_set_across_two_workers(taper_store, tmp_path):
+    """Each scrape reaches one of the workers; every one must report the totals of both."""
+    prom = tmp_path / "prom"
+    prom.mkdir()
+    (prom / "counter_999999.db").write_bytes(b"left by an earlier run")  # must be wiped
+    env = _serve_env(taper_store, f"sqlite:///{tmp_path}/m.db")
+    env["PROMETHEUS_MULTIPROC_DIR"] = str(prom)
+    server = ServeProcess(env, workers=2, log=tmp_path / "serve.log")
+    try:
+        server.wait_started(2, timeout=180)
+        def ten() -> None:
+            for _ in range(10):  # a new connection each: the workers take turns accepting
+                httpx.get(f"{server.url}/healthz")
+
+        threads = [threading.Thread(target=ten) for _ in range(4)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        pids = {int(m.group(1)) for f in prom.iterdir() if (m := re.search(r"_(\d+)\.db$", f.name))}
+        assert set(server.workers()) <= pids and 999999 not in pids
+        counts = [_healthz_count(httpx.get(f"{server.url}/metrics").text) for _ in range(8)]
+        assert counts == [40.0] * 8, counts
+    finally:
+        server.stop()
