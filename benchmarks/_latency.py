@@ -50,8 +50,9 @@ def personalize(http: httpx.Client, tasks: Tasks, base: Baselines, *, repeats: i
         while pending:
             await_write_behind(http, pending.pop())
 
-    t = interleaved({"cold": cold, "synth": base.synth, "sum": base.read_sum, "copy": base.copy,
-                     "clone": base.clone}, repeats, between=settle)  # fmt: skip
+    t = interleaved({"cold": cold, "synth": base.synth, "sum": base.read_sum,
+                     "minimum": base.minimum, "copy": base.copy, "clone": base.clone},
+                    repeats, between=settle)  # fmt: skip
     model = made[-1]
     body = {"classes": model["classes"]}
     for _ in range(2 * workers):  # every worker gets it into its LRU (from Redis)
@@ -60,6 +61,7 @@ def personalize(http: httpx.Client, tasks: Tasks, base: Baselines, *, repeats: i
             for _ in range(warm_n)]  # fmt: skip
     cold_s, synth_s = median(t["cold"]), median(t["synth"])
     sum_s, copy_s, clone_s = median(t["sum"]), median(t["copy"]), median(t["clone"])
+    min_s = median(t["minimum"])
     return {
         "bases_MB": base.nbytes / 1e6,
         "read_sum_s": sum_s, "read_copy_s": copy_s, "read_clone_s": clone_s,
@@ -67,6 +69,9 @@ def personalize(http: httpx.Client, tasks: Tasks, base: Baselines, *, repeats: i
         "cold_personalize_s": cold_s,
         "cold_over_sum": cold_s / sum_s, "cold_over_copy": cold_s / copy_s,
         "cold_over_clone": cold_s / clone_s,
+        "read_minimum_s": min_s, "minimum_over_sum": min_s / sum_s,
+        "cold_over_minimum": cold_s / min_s, "synthesis_over_minimum": synth_s / min_s,
+        "cold_over_synthesis": cold_s / synth_s,
         "synthesis_s": synth_s,
         "synthesis_over_sum": synth_s / sum_s, "synthesis_over_copy": synth_s / copy_s,
         "cold_minus_synthesis_s": cold_s - synth_s,
@@ -104,30 +109,33 @@ def downloads(http: httpx.Client, model: dict, *, repeats: int) -> dict:
     return out
 
 
-def _raw_net(http: httpx.Client, model: dict) -> torch.nn.Module:
+def _raw_net(http: httpx.Client, model: dict, device: torch.device) -> torch.nn.Module:
     net = torchvision.models.resnet18(num_classes=len(model["classes"]))
     net.load_state_dict(st_load(http.get(model["weights_url"]).content), strict=True)
-    return net.eval().requires_grad_(False)
+    return net.eval().requires_grad_(False).to(device)
 
 
 def predict(http: httpx.Client, model: dict, *, batches: list[int], repeats: int,
-            workers: int) -> dict:  # fmt: skip
+            workers: int, device: torch.device) -> dict:  # fmt: skip
     """/predict (multipart and base64 JSON) at each batch size vs raw ``model(x)`` on the same
-    batch in this process, plus the server's own decode path timed here (to split overhead)."""
+    batch in this process on the server's device (the input already there: the yardstick is
+    the forward pass), plus the server's own decode path timed here (to split overhead)."""
     from model_store.images import to_batch
 
-    net, url = _raw_net(http, model), model["predict_url"]
+    net, url = _raw_net(http, model, device), model["predict_url"]
     fns = {}
     for b in batches:
         imgs = random_images(b, seed=b)
         pngs = [png(im) for im in imgs]
         files = [("files", (f"{i}.png", p, "image/png")) for i, p in enumerate(pngs)]
         body = {"images": [b64(p) for p in pngs], "top_k": 1}
-        x = to_batch(imgs)
+        x = to_batch(imgs).to(device)
 
         def raw(x=x) -> None:
             with torch.inference_mode():
                 net(x)
+            if device.type == "cuda":
+                torch.cuda.synchronize(device)
 
         fns[f"multipart{b}"] = lambda files=files: http.post(url, files=files).raise_for_status()
         fns[f"base64_{b}"] = lambda body=body: http.post(url, json=body).raise_for_status()

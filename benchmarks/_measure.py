@@ -72,48 +72,68 @@ class Tasks:
 
 
 class Baselines:
-    """The memory-bandwidth yardsticks and in-process synthesis on the served artifact.
+    """The memory-bandwidth yardsticks and in-process synthesis on the served artifact, on the
+    server's device (``device``; CUDA timings synchronise before they stop).
 
     ``sum`` reads every byte of the stacked Q bases once (the strict bound: synthesis must read
-    them all), ``copy`` reads them and writes into preallocated buffers, ``clone`` reads and
-    writes into fresh memory (page faults included). ``synth`` is ``bundle.personalize`` — mixer
-    + block-wise weighted sum + classifier selection — as the server runs it.
+    them all), ``minimum`` reads them once and writes one model (their plain sum into a
+    preallocated model: the physical minimum of any synthesis), ``copy`` reads them and writes
+    Q models into preallocated buffers, ``clone`` reads and writes into fresh memory (page faults
+    included). ``synth`` is ``bundle.personalize`` — mixer + block-wise weighted sum +
+    classifier selection — as the server runs it.
     """
 
-    def __init__(self, store: Path, num_classes: int) -> None:
+    def __init__(self, store: Path, num_classes: int, device: str = "cpu") -> None:
         from model_store.taper import load_taper
 
-        self.bundle = load_taper(store, device="cpu")
+        self.device = torch.device(device)
+        self.bundle = load_taper(store, device=self.device)
         self.stacked = self.bundle.bases.storage()  # contiguous (the views are strided)
         self.floats = [t for t in self.stacked if t.is_floating_point()]
         self.buffers = [torch.empty_like(t) for t in self.stacked]
+        self.model = [torch.empty_like(t[0]) for t in self.floats]  # one model's worth
         self.nbytes = sum(t.numel() * t.element_size() for t in self.stacked)
         self._tasks = itertools.cycle(itertools.permutations(range(num_classes), 3))
-        for fn in (self.read_sum, self.copy, self.clone, self.synth):  # warm-up
+        for fn in (self.read_sum, self.minimum, self.copy, self.clone, self.synth):  # warm-up
             fn()
+
+    def _sync(self) -> None:
+        if self.device.type == "cuda":
+            torch.cuda.synchronize(self.device)
 
     def read_sum(self) -> None:
         """Read only."""
         with torch.inference_mode():
             for t in self.floats:
                 t.sum()
+        self._sync()
+
+    def minimum(self) -> None:
+        """Read the Q bases once, write one model."""
+        with torch.inference_mode():
+            for t, out in zip(self.floats, self.model, strict=True):
+                torch.sum(t, dim=0, out=out)
+        self._sync()
 
     def copy(self) -> None:
         """Read + write into existing buffers."""
         with torch.inference_mode():
             for src, dst in zip(self.stacked, self.buffers, strict=True):
                 dst.copy_(src)
+        self._sync()
 
     def clone(self) -> None:
         """Read + write into fresh memory."""
         with torch.inference_mode():
             for t in self.stacked:
                 t.clone()
+        self._sync()
 
     def synth(self) -> None:
         """One TAPER synthesis, as ``TaperKind.synthesize`` runs it."""
         with torch.no_grad():
             self.bundle.personalize(list(next(self._tasks)), method="taper")
+        self._sync()
 
 
 def random_images(n: int, seed: int = 0) -> list[np.ndarray]:

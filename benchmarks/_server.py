@@ -103,16 +103,17 @@ class Server:
         redis_url: weight cache.
         workers: uvicorn worker processes.
         env: extra environment (``TAILOR_*`` knobs, thread and malloc settings).
+        device: the server's torch device (``TAILOR_DEVICE``); yardsticks must use the same.
     """
 
     def __init__(self, work: Path, store: Path, redis_url: str, *, workers: int,
-                 env: dict[str, str]) -> None:  # fmt: skip
+                 env: dict[str, str], device: str = "cpu") -> None:  # fmt: skip
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.workers = workers
         self.env = {
             **os.environ, "TAILOR_STORE_DIR": str(store), "TAILOR_ADMIN_KEY": ADMIN,
-            "TAILOR_DATABASE_URL": f"sqlite:///{work}/bench.db", "TAILOR_DEVICE": "cpu",
+            "TAILOR_DATABASE_URL": f"sqlite:///{work}/bench.db", "TAILOR_DEVICE": device,
             "TAILOR_REDIS_URL": redis_url, "TAILOR_MIGRATE_ON_START": "false",
             "TAILOR_RATE_LIMIT_PER_MINUTE": "0", "TAILOR_MAX_BATCH": "64",
             "HF_HUB_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false", **env,

@@ -2,9 +2,10 @@
 
 One command measures, against a tiny-random but full-size artifact (ResNet-18 × Q bases):
 
-* cold ``/personalize`` (never-seen task) ÷ the time torch needs to read the Q bases once
-  (``sum``: read only, the memory-bandwidth bound; also ÷ ``copy`` and ÷ ``clone``; goal ≤ 2.0),
-  and in-process synthesis ÷ the same read; warm ``/personalize`` p50/p90;
+* cold ``/personalize`` (never-seen task) ÷ the physical minimum (read the Q bases once and
+  write one model; CPU goal ≤ 2), ÷ in-process synthesis (GPU goal ≤ 3), ÷ the read-only
+  ``sum``; in-process synthesis ÷ ``sum`` (GPU goal ≤ 2); warm ``/personalize`` p50/p90.
+  ``--device cuda`` runs the server and every yardstick on the GPU;
 * weight download MB/s: safetensors fp32 and fp16, ONNX (and the first ONNX download: export);
 * ``/predict`` at batch 1/8/64, multipart and base64 JSON, ÷ raw ``model(x)`` on the same batch
   (goal batch-64 ≤ 1.2), with the server's decode path timed in-process to split the overhead
@@ -19,7 +20,7 @@ Fairness: the server and this process both run torch with ``--threads`` intra-op
 the same kernels); the script re-executes itself with the server's thread and malloc environment.
 Ratios come from medians of measurements interleaved within each repeat.
 
-    .venv/bin/python benchmarks/service.py [--workers 1] [--quick]
+    .venv/bin/python benchmarks/service.py [--device cpu|cuda] [--workers 1] [--quick]
 
 Prints a table; writes ``service.json`` and ``rss.png`` under ``benchmarks/results/service/``.
 """
@@ -86,6 +87,8 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     """Command-line options; ``--quick`` shrinks every count for the smoke test."""
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--workers", type=int, default=1, help="uvicorn worker processes")
+    p.add_argument("--device", default="cpu",
+                   help="the server's device (cpu, cuda, cuda:N); the yardsticks run there too")
     p.add_argument("--q", type=int, default=4, help="number of bases")
     p.add_argument("--threads", type=int, default=1, help="torch threads per process")
     p.add_argument("--malloc", choices=["tuned", "default"], default="tuned")
@@ -122,7 +125,8 @@ def _serve(args, work, store, redis, malloc: str, budget: int):
     """A server with the benchmark's environment, and an admin client for it."""
     env = {**process_env(args.threads, malloc), "TAILOR_MEMORY_CACHE_BYTES": str(budget)}
     headers = {"Authorization": f"Bearer {ADMIN}"}
-    with Server(work, store, redis.url, workers=args.workers, env=env) as server:
+    with Server(work, store, redis.url, workers=args.workers, env=env,
+                device=args.device) as server:  # fmt: skip
         with httpx.Client(base_url=server.url, headers=headers, timeout=300) as http:
             yield server, http
 
@@ -162,7 +166,8 @@ def _phases(args, work, store, redis, base, tasks, budget) -> tuple[dict, dict[s
             http, model, repeats=args.repeats))
         server.wait_quiet()
         figures |= _measure_phase(clock, "predict", lambda: predict(
-            http, model, batches=args.batches, repeats=args.repeats, workers=args.workers))
+            http, model, batches=args.batches, repeats=args.repeats, workers=args.workers,
+            device=base.device))
         figures |= _measure_phase(clock, "concurrency", lambda: throughput(
             server, http, tasks, levels=args.callers, cold_per_caller=args.cold_per_caller,
             warm_per_caller=args.warm_per_caller))
@@ -189,6 +194,8 @@ def _measure_phase(clock: dict[str, float], name: str, fn):
 def main(argv: list[str] | None = None) -> dict:
     """Build the artifact, start redis + uvicorn, measure every phase, report."""
     args = parse(argv)
+    if args.device.startswith("cuda") and not torch.cuda.is_available():
+        raise SystemExit(f"--device {args.device}: no CUDA device on this machine")
     torch.set_num_threads(args.threads)
     load_before = os.getloadavg()
     t_start = time.perf_counter()
@@ -198,7 +205,7 @@ def main(argv: list[str] | None = None) -> dict:
         store = build_store(work, q=args.q, num_classes=NUM_CLASSES,
                             use_encoder=not args.quick)
         redis = Redis(work)
-        base = Baselines(store, NUM_CLASSES)
+        base = Baselines(store, NUM_CLASSES, args.device)
         tasks = Tasks([f"{c['name']}" for c in base.bundle.catalogue["classes"]])
         budget = args.cache_models * model_nbytes(3)
         setup_s = time.perf_counter() - t_start
@@ -217,7 +224,9 @@ def main(argv: list[str] | None = None) -> dict:
         "repeats": args.repeats, "num_classes_artifact": NUM_CLASSES, "task_classes": 3,
         "cpus": os.cpu_count(), "torch": torch.__version__, "machine": platform.machine(),
         "loadavg_before": load_before, "loadavg_after": os.getloadavg(),
-        "wall_s": time.perf_counter() - t_start, "phase_s": clock, "device": "cpu", "redis": True,
+        "wall_s": time.perf_counter() - t_start, "phase_s": clock, "redis": True,
+        "device": args.device,
+        "gpu": torch.cuda.get_device_name(args.device) if args.device != "cpu" else None,
     }  # fmt: skip
     curves = {k: v["rss_points"] for k, v in result["memory"].items() if k.startswith("malloc_")}
     result["memory"]["png"] = str(plot(curves, args.cache_models, args.out / "rss.png"))

@@ -93,8 +93,10 @@ def test_cold_personalize_defers_the_module_and_predict_builds_it(live):
     p.flush()  # the write-behind serialised the state itself: same digest as the module's
     recorded = live.http.get(f"/v1/models/{model['id']}").json()["weights_sha256"]
     assert live.http.get(model["weights_url"]).headers["etag"] == f'"{recorded}"'
-    assert recorded == hashlib.sha256(serialize(entry.module.state_dict())).hexdigest()
-    assert live.http.get(model["weights_url"]).content == bytes(serialize(entry.state_dict()))
+    row = p.get(model["id"])
+    expected = bytes(p.kinds.of(row).serialize(row, entry, "fp32"))  # the state + its metadata
+    assert recorded == hashlib.sha256(expected).hexdigest()
+    assert live.http.get(model["weights_url"]).content == expected
 
 
 def test_predict_answers_404_for_a_missing_model_before_judging_the_body(live):
