@@ -92,6 +92,7 @@ class Baselines:
         self.floats = [t for t in self.stacked if t.is_floating_point()]
         self.buffers = [torch.empty_like(t) for t in self.stacked]
         self.model = [torch.empty_like(t[0]) for t in self.floats]  # one model's worth
+        self.ones = torch.ones(len(self.floats[0]), device=self.device)  # Q unit weights
         self.nbytes = sum(t.numel() * t.element_size() for t in self.stacked)
         self._tasks = itertools.cycle(itertools.permutations(range(num_classes), 3))
         for fn in (self.read_sum, self.minimum, self.copy, self.clone, self.synth):  # warm-up
@@ -109,10 +110,12 @@ class Baselines:
         self._sync()
 
     def minimum(self) -> None:
-        """Read the Q bases once, write one model."""
+        """Read the Q bases once, write one model: their unit-weight sum by ``mv`` into a
+        preallocated model, the fastest of sum(dim=0), chained adds, matmul and mv measured here
+        (1.3x the read-only pass at Q = 4; ``sum(dim=0)`` was 1.7x)."""
         with torch.inference_mode():
             for t, out in zip(self.floats, self.model, strict=True):
-                torch.sum(t, dim=0, out=out)
+                torch.mv(t.flatten(1).t(), self.ones, out=out.view(-1))
         self._sync()
 
     def copy(self) -> None:
