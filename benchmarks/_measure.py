@@ -166,7 +166,7 @@ def decode_fn(pngs: list[bytes], as_base64: bool) -> Callable[[], torch.Tensor]:
 
     def run() -> torch.Tensor:
         raws = [decode_base64(t, name="i") for t in texts] if as_base64 else pngs
-        arrays = [decode_image(r, name="i", max_pixels=1 << 24, max_bytes=1 << 23)[0] for r in raws]
+        arrays = [decode_image(r, name="i", max_pixels=1 << 24, max_bytes=1 << 23) for r in raws]
         return to_batch(arrays, cpu)
 
     return run

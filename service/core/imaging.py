@@ -10,8 +10,13 @@ from __future__ import annotations
 
 import base64
 import binascii
+import functools
 import io
+import os
 import warnings
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 
 import numpy as np
 import torch
@@ -24,39 +29,13 @@ from service.core.problems import Problem
 FORMATS = ("PNG", "JPEG", "WEBP", "GIF", "BMP", "TIFF")
 
 
-def decode_image(
-    data: bytes, *, name: str, max_pixels: int, max_bytes: int, budget: int | None = None
-) -> tuple[np.ndarray, int]:
-    """Decode one encoded image to uint8 RGB ``(IMAGE_SIZE, IMAGE_SIZE, 3)``.
-
-    JPEGs are decoded at the smallest DCT scale (1/2 … 1/8) that still covers the model's input
-    (``Image.draft``), so a 4096² photo costs what a 512² one does. ``budget`` is what is left
-    of the request's decoded-pixel allowance; the pixels this image decodes are returned with it.
-
-    Raises:
-        Problem: 400 for empty, oversize, undecodable, unsupported or bomb images; 413 when the
-            request's decoded pixels would exceed its budget.
-    """
-    from model_store.images import IMAGE_SIZE
-
-    _check_bytes(data, name, max_bytes)
+@contextmanager
+def _as_problem(name: str) -> Iterator[None]:
+    """Turn whatever a decoder raises on hostile or broken input into a 400 naming the image."""
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("error", Image.DecompressionBombWarning)
-            with Image.open(io.BytesIO(data), formats=FORMATS) as im:
-                _check_pixels(im.size, name, max_pixels)
-                if im.format == "JPEG":
-                    im.draft("RGB", (IMAGE_SIZE, IMAGE_SIZE))
-                decoded = im.size[0] * im.size[1]
-                if budget is not None and decoded > budget:
-                    raise Problem(413, "too-many-pixels",
-                                  f"{name}: the request's images decode to more pixels than "
-                                  "its limit (TAILOR_MAX_REQUEST_PIXELS); send fewer or smaller "
-                                  "images")  # fmt: skip
-                rgb = im.convert("RGB")
-                if rgb.size != (IMAGE_SIZE, IMAGE_SIZE):
-                    rgb = rgb.resize((IMAGE_SIZE, IMAGE_SIZE), Image.Resampling.BILINEAR)
-                return np.asarray(rgb, dtype=np.uint8).copy(), decoded
+            yield
     except Problem:
         raise
     except (Image.DecompressionBombError, Image.DecompressionBombWarning) as exc:
@@ -70,6 +49,43 @@ def decode_image(
         raise Problem(
             400, "invalid-image", f"{name}: cannot decode image ({type(exc).__name__})"
         ) from None
+
+
+def _open(data: bytes, name: str, max_pixels: int, max_bytes: int) -> Image.Image:
+    """Header only: format allowlist, size limits, and JPEG's reduced decode scale set.
+
+    JPEGs decode at the smallest DCT scale (1/2 … 1/8) that still covers the model's input
+    (``Image.draft``), so a 4096² photo costs what a 512² one does.
+    """
+    from model_store.images import IMAGE_SIZE
+
+    _check_bytes(data, name, max_bytes)
+    im = Image.open(io.BytesIO(data), formats=FORMATS)
+    _check_pixels(im.size, name, max_pixels)
+    if im.format == "JPEG":
+        im.draft("RGB", (IMAGE_SIZE, IMAGE_SIZE))
+    return im
+
+
+def decoded_pixels(data: bytes, *, name: str, max_pixels: int, max_bytes: int) -> int:
+    """How many pixels decoding ``data`` will produce (header only; 4xx like decoding)."""
+    with _as_problem(name), _open(data, name, max_pixels, max_bytes) as im:
+        return im.size[0] * im.size[1]
+
+
+def decode_image(data: bytes, *, name: str, max_pixels: int, max_bytes: int) -> np.ndarray:
+    """Decode one encoded image to uint8 RGB ``(IMAGE_SIZE, IMAGE_SIZE, 3)``.
+
+    Raises:
+        Problem: 400 for empty, oversize, undecodable, unsupported or bomb images.
+    """
+    from model_store.images import IMAGE_SIZE
+
+    with _as_problem(name), _open(data, name, max_pixels, max_bytes) as im:
+        rgb = im.convert("RGB")
+        if rgb.size != (IMAGE_SIZE, IMAGE_SIZE):
+            rgb = rgb.resize((IMAGE_SIZE, IMAGE_SIZE), Image.Resampling.BILINEAR)
+        return np.asarray(rgb, dtype=np.uint8).copy()
 
 
 def _check_bytes(data: bytes, name: str, max_bytes: int) -> None:
@@ -100,18 +116,42 @@ def decode_base64(text: str, *, name: str) -> bytes:
 def decode_uint8(raw: list[bytes], names: list[str], settings) -> np.ndarray:
     """Decode a request's images into one preallocated uint8 NHWC batch.
 
-    Limits apply per image (bytes, header pixels) and per request (decoded pixels in all), so a
-    batch of large-but-legal images cannot cost minutes of server CPU.
+    Limits apply per image (bytes, header pixels) and per request: every header is read first
+    and a request whose images would decode to more than ``max_request_pixels`` in all gets a
+    413 before a single pixel is decoded. Batches are then decoded by a small thread pool
+    (Pillow's decoders release the GIL), the route's own thread taking part.
     """
     from model_store.images import IMAGE_SIZE
 
+    limits = {"max_pixels": settings.max_image_pixels, "max_bytes": settings.max_image_bytes}
+    pairs = list(zip(raw, names, strict=True))
+    total = sum(decoded_pixels(data, name=name, **limits) for data, name in pairs)
+    if total > settings.max_request_pixels:
+        raise Problem(413, "too-many-pixels",
+                      f"the {len(raw)} images decode to {total} pixels, over this request limit "
+                      f"of {settings.max_request_pixels} (TAILOR_MAX_REQUEST_PIXELS); send fewer "
+                      "or smaller images")  # fmt: skip
     out = np.empty((len(raw), IMAGE_SIZE, IMAGE_SIZE, 3), dtype=np.uint8)
-    budget = settings.max_request_pixels
-    for i, (data, name) in enumerate(zip(raw, names, strict=True)):
-        out[i], used = decode_image(data, name=name, max_pixels=settings.max_image_pixels,
-                                    max_bytes=settings.max_image_bytes, budget=budget)  # fmt: skip
-        budget -= used
+
+    def one(i: int) -> None:
+        out[i] = decode_image(pairs[i][0], name=pairs[i][1], **limits)
+
+    if len(raw) < PARALLEL_FROM:
+        for i in range(len(raw)):
+            one(i)
+    else:
+        list(_pool().map(one, range(len(raw))))  # re-raises the first failure, in input order
     return out
+
+
+PARALLEL_FROM = 8  # below this, handing images to threads costs more than it saves
+
+
+@functools.cache
+def _pool() -> ThreadPoolExecutor:
+    """One decoding pool per process (a worker's requests share it)."""
+    return ThreadPoolExecutor(max_workers=min(4, os.cpu_count() or 1),
+                              thread_name_prefix="tailor-decode")  # fmt: skip
 
 
 def decode_normalised(raw: list[bytes], names: list[str], settings) -> torch.Tensor:
