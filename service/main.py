@@ -22,6 +22,7 @@ from service.api.middleware import (
     MetricsMiddleware,
     NoCredentialsInUrlMiddleware,
     RedactQuery,
+    ResponseGateMiddleware,
 )
 from service.api.ratelimit import build_limiter
 from service.api.routes import admin, docs, health, models, personalize
@@ -119,6 +120,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.add_middleware(BodyLimitMiddleware, limit=settings.max_body_bytes,
                        timeout_s=settings.body_timeout_s)  # fmt: skip
     app.add_middleware(NoCredentialsInUrlMiddleware)
+    app.add_middleware(ResponseGateMiddleware)
     app.add_middleware(MetricsMiddleware, metrics=app.state.metrics)
     RedactQuery.install()
     return app

@@ -10,11 +10,13 @@ import asyncio
 import json
 import logging
 import re
+import threading
 import time
 from urllib.parse import parse_qsl
 
 from starlette.exceptions import HTTPException
 
+from service.cache.writebehind import RESPONSE_GATE
 from service.core.metrics import Metrics
 from service.core.problems import MEDIA_TYPE, TYPE_BASE
 
@@ -142,6 +144,32 @@ class RedactQuery(logging.Filter):
         logger = logging.getLogger(logger_name)
         if not any(isinstance(f, cls) for f in logger.filters):
             logger.addFilter(cls())
+
+
+class ResponseGateMiddleware:
+    """Hold this request's write-behind jobs until its response has been sent
+    (:data:`service.cache.writebehind.RESPONSE_GATE`); the gate opens on the last body chunk, or
+    when the request ends however it ends."""
+
+    def __init__(self, app) -> None:
+        self.app = app
+
+    async def __call__(self, scope, receive, send) -> None:
+        if scope["type"] != "http":
+            return await self.app(scope, receive, send)
+        gate = threading.Event()
+        token = RESPONSE_GATE.set(gate)
+
+        async def opening_send(message):
+            await send(message)
+            if message["type"] == "http.response.body" and not message.get("more_body"):
+                gate.set()
+
+        try:
+            await self.app(scope, receive, opening_send)
+        finally:
+            gate.set()
+            RESPONSE_GATE.reset(token)
 
 
 class MetricsMiddleware:

@@ -179,3 +179,36 @@ def test_write_behind_waits_by_key_and_swallows_failures(caplog):
     writer.flush()
     assert "write-behind b failed" in caplog.text
     writer.close()
+
+
+def test_write_behind_waits_for_the_response_unless_the_request_itself_waits():
+    import contextvars
+    import time
+
+    from service.cache.writebehind import RESPONSE_GATE, WriteBehind
+
+    writer, done = WriteBehind(), []
+    response_sent = threading.Event()
+
+    def request() -> None:  # what a route does while its response is still being made
+        RESPONSE_GATE.set(response_sent)
+        writer.submit("a", lambda: done.append("a"))
+
+    contextvars.copy_context().run(request)
+    time.sleep(0.2)
+    assert done == [], "the write started before the response was sent"
+    response_sent.set()
+    writer.wait("a")
+    assert done == ["a"]
+
+    own_gate = threading.Event()
+
+    def request_that_downloads() -> None:  # queues a write, then needs its bytes itself
+        RESPONSE_GATE.set(own_gate)
+        writer.submit("b", lambda: done.append("b"))
+        writer.wait("b")  # opens its own gate instead of waiting GATE_TIMEOUT_S for itself
+
+    t0 = time.perf_counter()
+    contextvars.copy_context().run(request_that_downloads)
+    assert done == ["a", "b"] and time.perf_counter() - t0 < 1.0
+    writer.close()
