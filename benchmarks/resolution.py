@@ -16,7 +16,9 @@ scored at that threshold (and at the service's default, for comparison).
 
 Prints per split and kind: exact class-set accuracy (a 422 is right only where one is
 expected), domain accuracy (rows with expected classes), 422 rate, wrong-200 rate (a 200 whose
-class set is not the expected one, including a 200 where a 422 was expected), p50 latency.
+class set is not the expected one, including a 200 where a 422 was expected), p50 latency, and
+for definition-only rows answered 422 the share whose every unknown definition has one of the
+expected classes among its three suggestions (``top3``).
 Writes ``benchmarks/results/resolution/resolution.json``.
 """
 
@@ -38,6 +40,7 @@ from tqdm import tqdm  # noqa: E402
 DATA = _HERE / "data" / "resolution_dev.jsonl"
 OUT = _HERE / "results" / "resolution"
 THRESHOLDS = [round(0.30 + 0.025 * i, 3) for i in range(21)]  # 0.30 … 0.80
+MARGINS = [0.0, 0.02, 0.04, 0.06, 0.08, 0.10]
 
 
 def load_rows(path: Path = DATA) -> list[dict]:
@@ -48,15 +51,20 @@ def load_rows(path: Path = DATA) -> list[dict]:
     return rows
 
 
-def tailor_pacs_catalogue() -> dict:
-    """The Tailor-PACS catalogue as an artifact's ``catalogue.json`` holds it."""
-    from trainer.data import pacs
+def tailor_pacs_catalogue(aliases: bool = True) -> dict:
+    """The Tailor-PACS catalogue as an artifact's ``catalogue.json`` holds it (``aliases=False``:
+    without the per-class aliases, the ablation)."""
+    from trainer.data.catalogue import catalogue_json
 
-    return {"classes": [dict(c) for c in pacs.CLASSES], "domains": list(pacs.DOMAINS)}
+    catalogue = catalogue_json()
+    if not aliases:
+        catalogue["classes"] = [{**c, "aliases": []} for c in catalogue["classes"]]
+    return catalogue
 
 
 def resolve(resolver, catalogue: dict, row: dict) -> tuple[int, list[str] | None, str | None]:
-    """(status, classes in request order, domain) as the service would answer."""
+    """(status, classes in request order, domain) as the service would answer; for a 422 the
+    classes are its suggestions (``did_you_mean`` names per unknown phrase, if any)."""
     from service.core.problems import Problem
     from service.core.schemas import PersonalizeCreate
     from service.kinds.resolution import resolve_request
@@ -66,8 +74,10 @@ def resolve(resolver, catalogue: dict, row: dict) -> tuple[int, list[str] | None
     try:
         request = PersonalizeCreate(**fields)
         matches, domain = resolve_request(resolver, request, catalogue["domains"])
-    except Problem:
-        return 422, None, None
+    except Problem as exc:
+        unknown = exc.extra.get("unknown") or []
+        return 422, [(u["phrase"], [s["name"] for s in u["did_you_mean"]]) for u in unknown] \
+            or None, None  # fmt: skip
     except ValueError:  # schema refusal: the API answers 422 as well
         return 422, None, None
     return 200, [m.name for m in matches], domain
@@ -80,18 +90,21 @@ def score(outcomes: list[dict]) -> dict:
     answerable = [o for o in outcomes if o["expect"] is not None]
     domain_ok = sum(o["status"] == 200 and o["domain"] == o["want_domain"] for o in answerable)
     wrong = sum(o["status"] == 200 and not o["right"] for o in outcomes)
+    asked = [o["suggested_top3"] for o in outcomes if o.get("suggested_top3") is not None]
     return {
         "rows": n, "exact": exact / n if n else float("nan"),
         "domain": domain_ok / len(answerable) if answerable else float("nan"),
         "rate_422": sum(o["status"] == 422 for o in outcomes) / n if n else float("nan"),
         "wrong_200": wrong / n if n else float("nan"),
         "p50_ms": statistics.median(o["ms"] for o in outcomes) if n else float("nan"),
+        "suggested_top3": sum(asked) / len(asked) if asked else float("nan"),
     }  # fmt: skip
 
 
-def run(resolver, catalogue: dict, rows: list[dict], threshold: float) -> list[dict]:
-    """Resolve every row at ``threshold``; one outcome dict per row."""
-    resolver.threshold = threshold
+def run(resolver, catalogue: dict, rows: list[dict], threshold: float,
+        margin: float = 0.0) -> list[dict]:  # fmt: skip
+    """Resolve every row at ``threshold`` and ``margin``; one outcome dict per row."""
+    resolver.threshold, resolver.margin = threshold, margin
     outcomes = []
     for row in rows:
         t0 = time.perf_counter()
@@ -100,72 +113,90 @@ def run(resolver, catalogue: dict, rows: list[dict], threshold: float) -> list[d
         want = row["expect"]
         right = (status == 422) if want is None else (
             status == 200 and sorted(classes) == sorted(want) and domain == row["domain"])
+        suggested = None  # a definition-only 422: is each unknown definition's class suggested?
+        if status == 422 and want is not None and row["kind"] == "definitions" and classes:
+            expected = dict(zip(row["classes"], want, strict=True))
+            suggested = all(expected.get(phrase) in names for phrase, names in classes)
         outcomes.append({"id": row["id"], "kind": row["kind"], "split": row["split"],
                          "status": status, "classes": classes, "domain": domain,
                          "expect": want, "want_domain": row["domain"], "right": right,
-                         "ms": ms})  # fmt: skip
+                         "suggested_top3": suggested, "ms": ms})  # fmt: skip
     return outcomes
 
 
-def choose_threshold(resolver, catalogue: dict, tune: list[dict]) -> tuple[float, list[dict]]:
-    """The threshold that maximises exact − 5 × wrong-200 on the tune split."""
+def choose_threshold(resolver, catalogue: dict, tune: list[dict]) -> tuple[tuple, list[dict]]:
+    """The (threshold, margin) that maximises exact − 5 × wrong-200 on the tune split (ties:
+    the more conservative one, higher threshold then larger margin: unseen requests are less
+    like the development set than its own splits are like each other)."""
     sweep = []
-    for t in tqdm(THRESHOLDS, desc="threshold sweep (tune split)"):
-        s = score(run(resolver, catalogue, tune, t))
-        sweep.append({"threshold": t, **s, "objective": s["exact"] - 5 * s["wrong_200"]})
-    best = max(sweep, key=lambda r: (r["objective"], -abs(r["threshold"] - 0.55)))
-    return best["threshold"], sweep
+    grid = [(t, m) for t in THRESHOLDS for m in MARGINS]
+    for t, m in tqdm(grid, desc="threshold × margin sweep (tune split)"):
+        s = score(run(resolver, catalogue, tune, t, m))
+        sweep.append({"threshold": t, "margin": m, **s,
+                      "objective": s["exact"] - 5 * s["wrong_200"]})  # fmt: skip
+    best = max(sweep, key=lambda r: (r["objective"], r["threshold"], r["margin"]))
+    return (best["threshold"], best["margin"]), sweep
 
 
 def table(results: dict) -> str:
     """Aligned text: one line per (threshold, split, kind)."""
-    lines = [f"resolver: {results['resolver']}  rows: {results['rows']}  chosen threshold "
-             f"{results['chosen_threshold']} (tune split)"]  # fmt: skip
-    head = f"  {'threshold':>14} {'split':6} {'kind':11} {'rows':>4} {'exact':>6} {'domain':>6} " \
-           f"{'422':>6} {'wrong200':>8} {'p50 ms':>7}"
+    lines = [f"resolver: {results['resolver']}  rows: {results['rows']}  aliases: "
+             f"{results['aliases']}  chosen threshold/margin {results['chosen_threshold']} "
+             "(tune split)"]  # fmt: skip
+    head = (f"  {'thresh/margin':>19} {'split':6} {'kind':11} {'rows':>4} {'exact':>6} "
+            f"{'domain':>6} {'422':>6} {'wrong200':>8} {'p50 ms':>7} {'top3':>6}")
     lines.append(head)
     for label, groups in results["scores"].items():
         for key, s in groups.items():
             split, kind = key.split("/")
-            lines.append(f"  {label:>14} {split:6} {kind:11} {s['rows']:4d} {s['exact']:6.1%} "
+            lines.append(f"  {label:>19} {split:6} {kind:11} {s['rows']:4d} {s['exact']:6.1%} "
                          f"{s['domain']:6.1%} {s['rate_422']:6.1%} {s['wrong_200']:8.1%} "
-                         f"{s['p50_ms']:7.1f}")  # fmt: skip
+                         f"{s['p50_ms']:7.1f} {s['suggested_top3']:6.1%}")  # fmt: skip
     return "\n".join(lines)
 
 
 def main(argv: list[str] | None = None) -> dict:
     """Sweep on tune, score both splits at the chosen and the default threshold, report."""
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    p.add_argument("--threshold", type=float, default=0.55, help="the service's default")
+    p.add_argument("--threshold", type=float, default=None,
+                   help="the default to compare with (default: TAILOR_MATCH_THRESHOLD's)")
+    p.add_argument("--margin", type=float, default=None, help="likewise (TAILOR_MATCH_MARGIN)")
+    p.add_argument("--no-aliases", dest="aliases", action="store_false",
+                   help="drop the catalogue's aliases (ablation)")
     p.add_argument("--out", type=Path, default=OUT)
     args = p.parse_args(argv)
+    from service.core.settings import Settings
     from service.kinds.resolution import ClassResolver
     from service.kinds.taper import load_text_encoder
 
-    catalogue = tailor_pacs_catalogue()
-    resolver = ClassResolver(catalogue, load_text_encoder(None, "cpu"), args.threshold)
+    fields = Settings.model_fields
+    default = (fields["match_threshold"].default if args.threshold is None else args.threshold,
+               fields["match_margin"].default if args.margin is None else args.margin)
+    catalogue = tailor_pacs_catalogue(args.aliases)
+    resolver = ClassResolver(catalogue, load_text_encoder(None, "cpu"), *default)
     rows = load_rows()
-    run(resolver, catalogue, rows[:5], args.threshold)  # warm-up (encoder, caches)
+    run(resolver, catalogue, rows[:5], *default)  # warm-up (encoder, caches)
     chosen, sweep = choose_threshold(resolver, catalogue, [r for r in rows if r["split"] == "tune"])
     scores = {}
-    for label, t in (("default", args.threshold), ("chosen", chosen)):
-        outcomes = run(resolver, catalogue, tqdm(rows, desc=f"scoring at {t}"), t)
+    for label, (t, m) in (("default", default), ("chosen", chosen)):
+        outcomes = run(resolver, catalogue, tqdm(rows, desc=f"scoring at {t}/{m}"), t, m)
         groups = {}
         for split in ("tune", "report"):
             for kind in ("natural", "definitions", "all"):
                 chosen_rows = [o for o in outcomes if o["split"] == split
                                and kind in ("all", o["kind"])]  # fmt: skip
                 groups[f"{split}/{kind}"] = score(chosen_rows)
-        scores[f"{label} {t}"] = groups
+        scores[f"{label} {t}/{m}"] = groups
         if label == "chosen":
             failures = [o for o in outcomes if not o["right"]]
-    results = {"resolver": type(resolver).__module__, "rows": len(rows),
+    results = {"resolver": type(resolver).__module__, "rows": len(rows), "aliases": args.aliases,
                "chosen_threshold": chosen, "scores": scores, "sweep": sweep,
                "failures": failures}  # fmt: skip
     print(table(results))
     args.out.mkdir(parents=True, exist_ok=True)
-    (args.out / "resolution.json").write_text(json.dumps(results, indent=2) + "\n")
-    print(f"wrote {args.out / 'resolution.json'}")
+    name = "resolution.json" if args.aliases else "resolution-no-aliases.json"
+    (args.out / name).write_text(json.dumps(results, indent=2) + "\n")
+    print(f"wrote {args.out / name}")
     return results
 
 

@@ -47,6 +47,8 @@ class Settings(BaseSettings):
         max_request_pixels: decoded pixels one /predict or /refine call may cost in all (JPEGs
             count at their reduced decode scale); more is a 413.
         match_threshold: cosine similarity below which a phrase is "unknown" (422 + suggestions).
+        match_margin: how far a phrase's best class must lead the next one when it is matched
+            by similarity (not by name or alias); closer is ambiguous (422 + suggestions).
         fedclip_version: which FedCLIP adapter artifact serves client-ID personalization
             (``latest`` follows ``LATEST``; when the store has none, client IDs get a 404/409).
         rate_limit_per_minute: sustained requests per API key per minute (0 disables); excess
@@ -80,7 +82,8 @@ class Settings(BaseSettings):
     max_image_pixels: int = Field(default=4096 * 4096, gt=0)
     max_image_bytes: int = Field(default=8 * 1024 * 1024, gt=0)
     max_request_pixels: int = Field(default=64 * 1024 * 1024, gt=0)
-    match_threshold: float = Field(default=0.55, ge=-1, le=1)
+    match_threshold: float = Field(default=0.575, ge=-1, le=1)  # benchmarks/resolution.py
+    match_margin: float = Field(default=0.08, ge=0, le=2)  # chosen on its tune split
     public_url: str = ""
     fedclip_version: str = "latest"
     rate_limit_per_minute: int = Field(default=1200, ge=0)

@@ -1,57 +1,43 @@
-"""Phrase → catalogue class resolution by text-embedding similarity ("did you mean").
+"""Request → catalogue classes and domain: exact terms first, then the text encoder, jointly.
 
-A description such as "sketches of cats, dogs and horses" is split into phrases; each phrase is
-matched exactly (after normalising case, punctuation and plurals) or else by cosine similarity
-of its embedding with the class names and definitions. Phrases below the threshold are unknown:
-the caller answers 422 with the nearest classes as suggestions, so the user can fix the request.
+A description is first read by :mod:`service.kinds.parsing` (instruction, filler and negations
+dropped; class mentions and style words kept). Each mention then resolves
+
+1. exactly, when one of its word n-grams is a class name, an alias from the catalogue (``aliases``
+   per class) or a numeral ("3", "3s" → three), singular or plural, and at most one other word
+   is left over ("woolly sheep", "high-top boots" are not: "the striped african horse" is a
+   description, not a horse);
+2. else by cosine similarity of its embedding with every view of every class (name, aliases,
+   definition), the best view per class counting.
+
+All mentions are assigned *jointly*: k mentions get k distinct classes (Hungarian assignment on
+the similarities), so two phrases cannot take the same class and no class is invented. Repeated
+mentions ("cat, cat, dog") collapse; two different mentions that exactly name the same class
+("kittens and cats") are ambiguous (422). A mention whose assigned similarity is below the
+threshold is unknown: 422 with the nearest classes as suggestions (never a guessed 200). The
+domain is the one whose description is most similar to the request's style words ("charcoal
+drawings" → sketch).
 """
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+from scipy.optimize import linear_sum_assignment
 
-_LEAD = re.compile(
-    r"^\s*(please\s+)?(classify|distinguish|recogni[sz]e|detect|identify|sort|separate|"
-    r"tell apart|tell|label|find)(\s+between|\s+among)?\b",
-    re.I,
-)
-_DOMAIN_OF = re.compile(
-    r"\b(sketch(?:es)?|drawings?|cartoons?|comics?|(?:art\s+)?paintings?|art|"
-    r"photos?|photographs?)\s+of\b",
-    re.I,
-)
-_FILLER = re.compile(
-    r"\b(images?|pictures?|kinds?|types?|sorts?)\s+of\b|\b(a|an|the|some|different|"
-    r"various|from|each other)\b",
-    re.I,
-)
-_SPLIT = re.compile(r",|;|&|\+|\band\b|\bor\b|\bvs\.?|\bversus\b|\bfrom\b", re.I)
-_DOMAIN_WORDS = {
-    "sketch": "sketch", "sketches": "sketch", "drawing": "sketch", "drawings": "sketch",
-    "cartoon": "cartoon", "cartoons": "cartoon", "comic": "cartoon", "comics": "cartoon",
-    "painting": "art_painting", "paintings": "art_painting", "art": "art_painting",
-    "photo": "photo", "photos": "photo", "photograph": "photo", "photographs": "photo",
-}  # fmt: skip
+from service.kinds.parsing import NUMERALS, negates, parse, singular_forms, words
 
-
-def normalise(text: str) -> str:
-    """Lower-case, punctuation to spaces, single spaces: ``"T-shirt/top"`` → ``"t shirt top"``."""
-    return " ".join(re.sub(r"[^0-9a-z]+", " ", text.lower()).split())
-
-
-def _singulars(word: str) -> list[str]:
-    forms = [word]
-    if word.endswith("ies"):
-        forms.append(word[:-3] + "y")
-    if word.endswith("es"):
-        forms.append(word[:-2])
-    if word.endswith("s"):
-        forms.append(word[:-1])
-    return forms
+# What a style phrase is compared with when the catalogue describes no domains (artifacts from
+# before catalogues had ``domain_descriptions``: the same text as trainer/data/catalogue.py).
+DOMAIN_DESCRIPTIONS = {
+    "photo": "photographs and snapshots taken with a camera, real life pictures",
+    "art_painting": "paintings and artworks: oil paintings, watercolours, painted on canvas",
+    "cartoon": "cartoons, comics, comic strips and animated drawings",
+    "sketch": "sketches: pencil, charcoal and line drawings, doodles",
+}
+DOMAIN_MIN_SIMILARITY = 0.25
 
 
 @dataclass
@@ -66,71 +52,137 @@ class Match:
 
 
 class ClassResolver:
-    """Matches phrases to a catalogue with a text encoder.
+    """Matches mentions to a catalogue with a text encoder.
 
     Args:
-        catalogue: the artifact's ``catalogue.json`` (``classes`` with ``name``/``definition``).
+        catalogue: the artifact's ``catalogue.json`` (``classes`` with ``name``, ``definition``,
+            optional ``aliases``; ``domains``; optional ``domain_descriptions``).
         encoder: object with ``encode(list[str]) -> (n, d)`` L2-normalised array.
-        threshold: minimum cosine similarity to accept a match.
+        threshold: minimum cosine similarity to accept a non-exact match.
+        margin: how far a non-exact match must lead the next-best class ("shoes": sneaker,
+            sandal and ankle boot score alike, so none is chosen).
     """
 
-    def __init__(self, catalogue: dict[str, Any], encoder: Any, threshold: float) -> None:
-        self.names = [c["name"] for c in catalogue["classes"]]
+    def __init__(
+        self, catalogue: dict[str, Any], encoder: Any, threshold: float, margin: float = 0.0
+    ) -> None:
+        classes = catalogue["classes"]
+        self.names = [c["name"] for c in classes]
         self.domains = list(catalogue.get("domains", []))
-        self.encoder, self.threshold = encoder, threshold
-        self._exact = {normalise(n): i for i, n in enumerate(self.names)}
-        self._name_emb = encoder.encode(self.names)
-        defs = [c.get("definition") or c["name"] for c in catalogue["classes"]]
-        self._def_emb = encoder.encode(defs)
+        self.encoder, self.threshold, self.margin = encoder, threshold, margin
+        self._lexicon: dict[str, int] = {}
+        views, owners = [], []
+        for i, c in enumerate(classes):
+            for term in [c["name"], *c.get("aliases", [])]:
+                self._lexicon.setdefault(" ".join(words(term)), i)
+            for text in [c["name"], *c.get("aliases", []), c.get("definition") or ""]:
+                if text:
+                    views.append(text)
+                    owners.append(i)
+        for digit, word in NUMERALS.items():
+            if word in self._lexicon:
+                self._lexicon.setdefault(digit, self._lexicon[word])
+        self._views = encoder.encode(views)
+        self._owners = [np.flatnonzero(np.array(owners) == i) for i in range(len(classes))]
+        described = {**DOMAIN_DESCRIPTIONS, **catalogue.get("domain_descriptions", {})}
+        texts = [f"{d.replace('_', ' ')}: {described.get(d, d)}" for d in self.domains]
+        self._domain_emb = encoder.encode(texts) if texts else None
 
-    def _exact_index(self, phrase: str) -> int | None:
-        norm = normalise(phrase)
-        if not norm:
-            return None
-        head, _, last = norm.rpartition(" ")
-        for form in _singulars(last):
-            idx = self._exact.get(f"{head} {form}".strip())
-            if idx is not None:
-                return idx
+    # ---- mentions -------------------------------------------------------------------------
+
+    def exact(self, phrase: str) -> int | None:
+        """The class a short phrase names outright (longest n-gram first), else None."""
+        tokens = words(phrase)
+        for n in range(len(tokens), 0, -1):
+            if len(tokens) - n > 1:  # more than one word besides the name: a description
+                return None
+            for start in range(len(tokens) - n + 1):
+                *head, last = tokens[start : start + n]
+                for form in singular_forms(last):
+                    idx = self._lexicon.get(" ".join([*head, form]))
+                    if idx is not None:
+                        return idx
         return None
 
+    def similarities(self, phrases: list[str]) -> np.ndarray:
+        """(len(phrases), classes): the best cosine similarity over each class's views."""
+        sims = self.encoder.encode(phrases) @ self._views.T
+        return np.stack([sims[:, own].max(axis=1) for own in self._owners], axis=1)
+
     def match_many(self, phrases: list[str]) -> list[Match]:
-        """Resolve each phrase; unknown ones come back with ``name=None`` and suggestions."""
-        pending = [p for p in phrases if self._exact_index(p) is None]
-        emb = self.encoder.encode(pending) if pending else np.zeros((0, 1), np.float32)
-        sims = np.maximum(emb @ self._name_emb.T, emb @ self._def_emb.T) if pending else emb
-        out, row = [], 0
-        for phrase in phrases:
-            idx = self._exact_index(phrase)
-            if idx is not None:
-                out.append(Match(phrase, self.names[idx], idx, 1.0))
-                continue
-            out.append(self._from_scores(phrase, sims[row]))
-            row += 1
-        return out
+        """Resolve distinct mentions jointly (k mentions → k distinct classes); unknown ones
+        come back with ``name=None`` and suggestions."""
+        if not phrases:
+            return []
+        exact = [self.exact(p) for p in phrases]
+        scores = np.full((len(phrases), len(self.names)), -1.0)
+        pending = [i for i, e in enumerate(exact) if e is None and not _numbers_only(phrases[i])]
+        if pending:  # a number that is no class ("11") stays at -1: unknown
+            scores[pending] = self.similarities([phrases[i] for i in pending])
+        for i, e in enumerate(exact):
+            if e is not None:
+                scores[i, e] = 1.0
+        if len(phrases) > len(self.names):
+            assigned = scores.argmax(axis=1)
+        else:
+            rows, cols = linear_sum_assignment(-scores)
+            assigned = cols[np.argsort(rows)]
+        return [self._match(p, scores[i], int(assigned[i]), exact[i] is not None)
+                for i, p in enumerate(phrases)]  # fmt: skip
 
-    def _from_scores(self, phrase: str, scores: np.ndarray) -> Match:
-        order = np.argsort(-scores)[:3]
+    def _match(self, phrase: str, scores: np.ndarray, chosen: int, exact: bool) -> Match:
+        order = [int(i) for i in np.argsort(-scores)[:3]]
         suggestions = [{"name": self.names[i], "score": round(float(scores[i]), 4)} for i in order]
-        best = int(order[0])
-        score = float(scores[best])
-        if score < self.threshold:
+        score = float(scores[chosen])
+        runner_up = float(np.delete(scores, chosen).max()) if len(scores) > 1 else -1.0
+        if score < self.threshold or (not exact and score - runner_up < self.margin):
             return Match(phrase, None, None, round(score, 4), suggestions)
-        return Match(phrase, self.names[best], best, round(score, 4), suggestions[1:])
+        others = [s for s in suggestions if s["name"] != self.names[chosen]][:2]
+        return Match(phrase, self.names[chosen], chosen, round(score, 4), others)
 
-    def parse_description(self, text: str) -> tuple[list[str], str | None]:
-        """Split a free-text task description into class phrases and an optional domain."""
-        domain = None
-        found = _DOMAIN_OF.search(text)
-        if found:
-            word = found.group(1).lower().split()[-1]
-            candidate = _DOMAIN_WORDS.get(word)
-            domain = candidate if candidate in self.domains else None
-            text = _DOMAIN_OF.sub(" ", text)
-        text = _LEAD.sub(" ", text)
-        text = _FILLER.sub(" ", text)
-        phrases = [p.strip(" .!?:'\"") for p in _SPLIT.split(text)]
-        return [p for p in phrases if normalise(p)], domain
+    # ---- domains --------------------------------------------------------------------------
+
+    def domain_of(self, style: list[str]) -> str | None:
+        """The domain whose description is most similar to the style words, if similar enough."""
+        if not style or self._domain_emb is None:
+            return None
+        sims = self.encoder.encode([" ".join(dict.fromkeys(style))]) @ self._domain_emb.T
+        best = int(np.argmax(sims[0]))
+        return self.domains[best] if sims[0, best] >= DOMAIN_MIN_SIMILARITY else None
+
+
+def _numbers_only(phrase: str) -> bool:
+    tokens = words(phrase)
+    return bool(tokens) and all(t.rstrip("s").isdigit() for t in tokens)
+
+
+def _distinct(phrases: list[str]) -> list[str]:
+    """Drop repeated mentions ("cat, cat, dog"; "cats … cats again"), first occurrence kept."""
+    seen, out = set(), []
+    for p in phrases:
+        key = tuple(singular_forms(w)[-1] for w in words(p))
+        if key and key not in seen:
+            seen.add(key)
+            out.append(p)
+    return out
+
+
+def _mentions(resolver: ClassResolver, request: Any):
+    """(mentions, domain from style words) of a ``description`` or ``classes`` request."""
+    from service.core.problems import Problem
+
+    if request.classes is not None:
+        for text in request.classes:
+            parsed = parse(text)
+            if parsed.refused or negates(words(text)):
+                why = "contains quotes, markup or code" if parsed.refused else "is negated"
+                raise Problem(422, "unreadable-classes",
+                              f"class {text!r} {why}; name each class you want, plainly")
+        return _distinct(list(request.classes)), None
+    parsed = parse(request.description or "")
+    if parsed.refused:
+        raise Problem(422, "unreadable-description", parsed.refused)
+    return _distinct(parsed.mentions), resolver.domain_of(parsed.style)
 
 
 def resolve_request(
@@ -139,18 +191,22 @@ def resolve_request(
     """A ``description``/``classes`` request → its distinct classes (request order) and domain.
 
     Raises:
-        Problem: 422 ``unknown-domain``, ``unknown-classes`` (with suggestions per phrase) or
+        Problem: 422 ``unreadable-description`` / ``unreadable-classes``, ``unknown-domain``,
+            ``unknown-classes`` (with suggestions per phrase), ``ambiguous-classes`` or
             ``too-few-classes``.
     """
     from service.core.problems import Problem
 
-    if request.classes is not None:
-        phrases, domain = list(request.classes), None
-    else:
-        phrases, domain = resolver.parse_description(request.description or "")
+    phrases, domain = _mentions(resolver, request)
     domain = request.domain or domain
     if domain is not None and domain not in domains:
         raise Problem(422, "unknown-domain", f"unknown domain {domain!r}", domains=domains)
+    clashes = _exact_clashes(resolver, phrases)
+    if clashes:
+        raise Problem(422, "ambiguous-classes",
+                      "these mentions name the same class; keep one of each: " + "; ".join(
+                          f"{', '.join(map(repr, ps))} → {name}" for name, ps in clashes.items()),
+                      same_class=clashes)  # fmt: skip
     matches = resolver.match_many(phrases)
     unknown = [m for m in matches if m.name is None]
     if unknown:
@@ -159,12 +215,18 @@ def resolve_request(
             "no catalogue class matches " + ", ".join(repr(m.phrase) for m in unknown),
             unknown=[{"phrase": m.phrase, "did_you_mean": m.suggestions} for m in unknown],
         )  # fmt: skip
-    unique: list[Match] = []  # first occurrence of each class, in request order
-    for m in matches:
-        if all(u.index != m.index for u in unique):
-            unique.append(m)
-    if len(unique) < 2:
+    if len(matches) < 2:
         raise Problem(422, "too-few-classes",
                       "a task needs at least 2 distinct classes; resolved: "
-                      + ", ".join(str(m.name) for m in unique))  # fmt: skip
-    return unique, domain
+                      + ", ".join(str(m.name) for m in matches))  # fmt: skip
+    return matches, domain
+
+
+def _exact_clashes(resolver: ClassResolver, phrases: list[str]) -> dict[str, list[str]]:
+    """Class name → the different mentions that all name it exactly (two or more)."""
+    by_class: dict[str, list[str]] = {}
+    for p in phrases:
+        idx = resolver.exact(p)
+        if idx is not None:
+            by_class.setdefault(resolver.names[idx], []).append(p)
+    return {name: ps for name, ps in by_class.items() if len(ps) > 1}

@@ -142,7 +142,8 @@ class TaperKind(ModelKind):
         match = None
         if resolver:
             encoder = load_text_encoder(settings.text_encoder, "cpu")
-            match = ClassResolver(bundle.catalogue, encoder, settings.match_threshold)
+            match = ClassResolver(bundle.catalogue, encoder, settings.match_threshold,
+                                  settings.match_margin)  # fmt: skip
         return cls(bundle=bundle, device=device, resolver=match, metrics=metrics)
 
     # ---- the artifact's own evaluation ----------------------------------------------------

@@ -1,23 +1,54 @@
-"""Phrase → class resolution with the real bundled MiniLM text encoder."""
+"""Request → classes and domain with the real bundled MiniLM (issue 13: one test per failure
+class of the old resolver, each of which it got wrong)."""
 
 from __future__ import annotations
 
 import pytest
 
-from service.kinds.resolution import ClassResolver
+from service.core.problems import Problem
+from service.core.schemas import PersonalizeCreate
+from service.core.settings import Settings
+from service.kinds.parsing import parse
+from service.kinds.resolution import ClassResolver, resolve_request
 
 NAMES = ["zero", "seven", "T-shirt/top", "Trouser", "Bag", "Ankle boot", "cat", "dog", "horse"]
-CATALOGUE = {
+SMALL = {
     "classes": [{"name": n, "group": "g", "definition": None} for n in NAMES],
     "domains": ["photo", "art_painting", "cartoon", "sketch"],
 }
 
 
 @pytest.fixture(scope="module")
-def resolver():
+def encoder():
     from service.kinds.taper import load_text_encoder
 
-    return ClassResolver(CATALOGUE, load_text_encoder(None, "cpu"), threshold=0.55)
+    return load_text_encoder(None, "cpu")
+
+
+@pytest.fixture(scope="module")
+def resolver(encoder):
+    return ClassResolver(SMALL, encoder, threshold=0.55)
+
+
+@pytest.fixture(scope="module")
+def pacs(encoder):
+    """The Tailor-PACS catalogue (aliases, definitions) at the service's default settings."""
+    from trainer.data.catalogue import catalogue_json
+
+    s = Settings()
+    return ClassResolver(catalogue_json(), encoder, s.match_threshold, s.match_margin)
+
+
+def _resolve(resolver, **request) -> tuple[list[str], str | None]:
+    matches, domain = resolve_request(resolver, PersonalizeCreate(**request), resolver.domains)
+    return [m.name for m in matches], domain
+
+
+def _refused(resolver, **request) -> Problem:
+    with pytest.raises(Problem) as err:
+        resolve_request(resolver, PersonalizeCreate(**request), resolver.domains)
+    assert err.value.status == 422
+    return err.value
 
 
 def test_exact_and_plural_matches(resolver):
@@ -37,9 +68,69 @@ def test_unknown_phrase_gets_suggestions(resolver):
     assert m.name is None and m.score < 0.55 and len(m.suggestions) == 3
 
 
-def test_description_parsing(resolver):
-    phrases, domain = resolver.parse_description("Classify sketches of cats, dogs and horses.")
-    assert domain == "sketch"
-    assert [m.name for m in resolver.match_many(phrases)] == ["cat", "dog", "horse"]
-    phrases, domain = resolver.parse_description("tell apart bags vs trousers")
-    assert domain is None and [m.name for m in resolver.match_many(phrases)] == ["Bag", "Trouser"]
+def test_instruction_clauses_are_not_glued_to_a_class(pacs):
+    assert _resolve(pacs, description="I need to tell apart sneakers, sandals and ankle boots") \
+        == (["sneaker", "sandal", "ankle boot"], None)  # fmt: skip
+    assert _resolve(pacs, description="which one is the bear and which one is the elephant")[0] \
+        == ["bear", "elephant"]  # fmt: skip
+    assert parse("is it a cat or a dog?").mentions == ["cat", "dog"]
+
+
+def test_numerals_and_number_words(pacs):
+    assert _resolve(pacs, description="recognise handwritten 3, 5 and 8")[0] == \
+        ["three", "five", "eight"]  # fmt: skip
+    assert _resolve(pacs, description="tell 1 from 7")[0] == ["one", "seven"]
+    assert _resolve(pacs, description="painted 4s and 9s") == (["four", "nine"], "art_painting")
+    assert _resolve(pacs, description="the four digits 2, 4, 6 and 8")[0] == \
+        ["two", "four", "six", "eight"]  # fmt: skip
+    _refused(pacs, description="classify 11 and 12")  # numbers that are no class
+
+
+def test_synonyms_and_hyponyms_through_aliases(pacs):
+    assert _resolve(pacs, description="classify calves and lambs")[0] == ["cow", "sheep"]
+    assert _resolve(pacs, description="tell trainers from sandals")[0] == ["sneaker", "sandal"]
+    assert _resolve(pacs, description="felines versus canines")[0] == ["cat", "dog"]
+
+
+def test_style_words_choose_the_domain_by_similarity(pacs):
+    cases = {"charcoal drawings of horses and cows": "sketch",
+             "oil paintings of sheep and cows": "art_painting",
+             "comics featuring cats and dogs": "cartoon",
+             "snapshots of birds and bears": "photo"}  # fmt: skip
+    for text, domain in cases.items():
+        assert _resolve(pacs, description=text)[1] == domain, text
+    assert _resolve(pacs, description="recognise handwritten 3 and 5")[1] is None
+
+
+def test_definition_only_classes(pacs):
+    got, _ = _resolve(pacs, classes=["a feathered creature with a beak that can fly",
+                                     "a farm animal kept for its milk",
+                                     "a heavy jacket for winter weather"])  # fmt: skip
+    assert got == ["bird", "cow", "coat"]  # the old resolver: 422 (jacket matched nothing)
+
+
+def test_negations_never_resolve(pacs):
+    for text in ("not a cat at all", "a cat or not a cat", "anything but dogs and cats",
+                 "no cats and no dogs"):  # fmt: skip
+        _refused(pacs, description=text)
+    assert _resolve(pacs, description="tell cats from dogs, not horses")[0] == ["cat", "dog"]
+    _refused(pacs, classes=["not a cat", "dog"])
+
+
+def test_injection_like_strings_never_resolve(pacs):
+    for text in ('cat" OR 1=1 --', "'; DROP TABLE models; --", "<script>x</script> and dogs"):
+        assert _refused(pacs, description=text).slug == "unreadable-description"
+    assert _refused(pacs, classes=['cat" OR 1=1 --', "dog"]).slug == "unreadable-classes"
+
+
+def test_duplicate_mentions_collapse_and_clashes_are_asked_back(pacs):
+    assert _resolve(pacs, description="cat, cat, dog")[0] == ["cat", "dog"]
+    assert _resolve(pacs, description="classify cats, dogs and cats again")[0] == ["cat", "dog"]
+    clash = _refused(pacs, description="kittens, cats and dogs")
+    assert clash.slug == "ambiguous-classes" and "cat" in clash.detail
+
+
+def test_joint_assignment_gives_distinct_classes(pacs):  # behaviour, not an old failure
+    matches = pacs.match_many(["a wild african animal like a horse with black and white stripes",
+                               "horse"])  # fmt: skip
+    assert [m.name for m in matches] == ["zebra", "horse"]

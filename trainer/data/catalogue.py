@@ -55,6 +55,36 @@ _ANIMALS = {
     "zebra": "An African wild equine with bold black and white stripes.",
 }
 _DEFINITIONS = {"digit": _DIGITS, "clothing": _CLOTHING, "animal": _ANIMALS}
+# Other words people use for a class (synonyms, hyponyms, young and sexed forms): the request
+# resolver matches them exactly. Written as a catalogue author would, from common usage.
+_ALIASES = {
+    "zero": ["nought", "naught", "nil"],
+    "t-shirt": ["tee", "tee shirt", "tshirt"],
+    "trouser": ["trousers", "pants", "slacks", "jeans", "chinos"],
+    "pullover": ["sweater", "jumper", "jersey", "sweatshirt"],
+    "dress": ["gown", "frock", "sundress"],
+    "coat": ["jacket", "overcoat", "parka", "raincoat", "anorak"],
+    "sandal": ["flip flop", "slide", "slipper sandal"],
+    "shirt": ["blouse", "button down", "dress shirt"],
+    "sneaker": ["trainer", "running shoe", "tennis shoe", "sports shoe", "kicks"],
+    "bag": ["handbag", "purse", "tote", "backpack", "satchel", "shoulder bag"],
+    "ankle boot": ["boot", "bootie", "chelsea boot"],
+    "bear": ["grizzly", "brown bear", "polar bear", "cub"],
+    "bird": ["songbird", "sparrow", "parrot", "pigeon", "eagle", "owl", "robin", "chick"],
+    "cat": ["kitten", "kitty", "feline", "tomcat", "moggy"],
+    "cow": ["cattle", "calf", "bull", "ox", "heifer", "steer", "bovine"],
+    "dog": ["puppy", "pup", "hound", "canine", "doggy", "doggie", "pooch"],
+    "elephant": ["pachyderm"],
+    "horse": ["pony", "stallion", "mare", "foal", "colt"],
+    "sheep": ["lamb", "ewe", "ram"],
+}
+# What each domain looks like in words (the resolver matches a request's style words to these).
+DOMAIN_DESCRIPTIONS = {
+    "photo": "photographs and snapshots taken with a camera, real life pictures",
+    "art_painting": "paintings and artworks: oil paintings, watercolours, painted on canvas",
+    "cartoon": "cartoons, comics, comic strips and animated drawings",
+    "sketch": "sketches: pencil, charcoal and line drawings, doodles",
+}
 
 # Frozen output of prototype_neighbours on the full sources (see module docstring).
 _NEIGHBOURS = {
@@ -140,6 +170,7 @@ CLASSES: list[dict[str, Any]] = [
         "group": group,
         "prompts": class_prompts(name),
         "definition": definition,
+        "aliases": list(_ALIASES.get(name, [])),
         "neighbours": _split_neighbours(_NEIGHBOURS[name]),
     }
     for group in GROUPS
@@ -161,7 +192,7 @@ def catalogue_for(names: Sequence[str]) -> list[dict[str, Any]]:
         base = _BY_NAME.get(name)
         if base is None:
             entries.append({"name": name, "group": None, "prompts": class_prompts(name),
-                            "definition": "", "neighbours": []})
+                            "definition": "", "aliases": [], "neighbours": []})
             continue
         entry = dict(base)
         entry["neighbours"] = [n for n in base["neighbours"] if n in present]
@@ -171,7 +202,8 @@ def catalogue_for(names: Sequence[str]) -> list[dict[str, Any]]:
 
 def catalogue_json(names: Sequence[str] = CLASS_NAMES) -> dict[str, Any]:
     """The `catalogue.json` document of a TAPER artifact (docs/architecture.md)."""
-    return {"classes": catalogue_for(names), "groups": list(GROUPS), "domains": list(DOMAINS)}
+    return {"classes": catalogue_for(names), "groups": list(GROUPS), "domains": list(DOMAINS),
+            "domain_descriptions": dict(DOMAIN_DESCRIPTIONS)}
 
 
 def prototype_neighbours(
