@@ -56,19 +56,27 @@ def _metrics_across_workers(workers: int) -> None:
     """With N > 1 workers, give them one fresh prometheus multiprocess directory (inherited
     through the environment by every spawned worker), so /metrics reports all of them.
 
-    An operator's own ``PROMETHEUS_MULTIPROC_DIR`` is kept but emptied: files of a previous
-    run would otherwise be added to this one's totals.
+    An operator's own ``PROMETHEUS_MULTIPROC_DIR`` is kept, its metric files (``*.db``) of a
+    previous run removed (they would be added to this one's totals); a directory holding
+    anything else is refused rather than touched.
     """
     import os
-    import shutil
     import tempfile
+    from pathlib import Path
 
     chosen = os.environ.get("PROMETHEUS_MULTIPROC_DIR")
     if workers <= 1 and not chosen:
         return
     if chosen:
-        shutil.rmtree(chosen, ignore_errors=True)
-        os.makedirs(chosen)
+        folder = Path(chosen)
+        folder.mkdir(parents=True, exist_ok=True)
+        others = [p.name for p in folder.iterdir() if p.suffix != ".db"]
+        if others:
+            raise typer.BadParameter(f"PROMETHEUS_MULTIPROC_DIR={chosen} holds other files "
+                                     f"({', '.join(others[:3])}); give the metrics their own "
+                                     "directory")  # fmt: skip
+        for stale in folder.glob("*.db"):
+            stale.unlink()
     else:
         os.environ["PROMETHEUS_MULTIPROC_DIR"] = tempfile.mkdtemp(prefix="tailor-metrics-")
 

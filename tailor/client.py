@@ -144,10 +144,10 @@ class TailorClient:
         """``model.safetensors`` + ``config.json`` of a model in directory ``out``."""
         out = Path(out)
         out.mkdir(parents=True, exist_ok=True)
-        config = out / "config.json"
+        weights = self.download_weights(model_id, out / "model.safetensors", dtype)
+        config = out / "config.json"  # after the weights: their digest is recorded by then
         config.write_text(json.dumps(self.config(model_id), indent=2) + "\n")
-        return {"weights": self.download_weights(model_id, out / "model.safetensors", dtype),
-                "config": config}  # fmt: skip
+        return {"weights": weights, "config": config}
 
     def predict_once(
         self, images: list[str | Path | bytes], top_k: int = 1, **request: Any

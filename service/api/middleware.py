@@ -10,13 +10,12 @@ import asyncio
 import json
 import logging
 import re
-import threading
 import time
-from urllib.parse import parse_qsl
+from urllib.parse import parse_qsl, unquote_plus
 
 from starlette.exceptions import HTTPException
 
-from service.cache.writebehind import RESPONSE_GATE
+from service.cache.writebehind import RESPONSE_GATE, ResponseGate
 from service.core.metrics import Metrics
 from service.core.problems import MEDIA_TYPE, TYPE_BASE
 
@@ -69,19 +68,25 @@ class BodyLimitMiddleware:
         if declared is not None and declared.isdigit() and int(declared) > self.limit:
             return await _send_problem(scope, send, 413, "payload-too-large", "Payload too large",
                                        f"request body exceeds the limit of {self.limit} bytes")
-        seen, started = 0, False
+        seen, started, complete = 0, False, False
         deadline = time.monotonic() + self.timeout_s
 
         async def limited_receive():
-            nonlocal seen
-            try:
-                message = await asyncio.wait_for(receive(), max(deadline - time.monotonic(), 0))
+            nonlocal seen, complete
+            if complete:  # after the body: a streaming response listening for a disconnect
+                return await receive()
+            try:  # the floor: a body uvicorn already holds is never refused for a late read
+                left = max(deadline - time.monotonic(), 0.1)
+                message = await asyncio.wait_for(receive(), left)
             except TimeoutError:
                 raise BodyTimedOut(self.timeout_s) from None
             if message["type"] == "http.request":
                 seen += len(message.get("body", b""))
                 if seen > self.limit:
                     raise BodyTooLarge(self.limit)
+                complete = not message.get("more_body", False)
+            else:
+                complete = True  # http.disconnect
             return message
 
         async def tracking_send(message):
@@ -100,6 +105,19 @@ class BodyLimitMiddleware:
 _SLUG_TITLE = {413: ("payload-too-large", "Payload too large"),
                408: ("request-timeout", "Request timeout")}  # fmt: skip
 CREDENTIAL_PARAM = re.compile(r"key|token|secret|passw|auth|bearer|signature", re.IGNORECASE)
+
+
+def redact(path: str) -> str:
+    """``path?query`` with the value of every credential-like parameter replaced."""
+    base, sep, query = path.partition("?")
+    if not sep:
+        return path
+    pairs = []
+    for pair in query.split("&"):
+        name, eq, _ = pair.partition("=")
+        secret = CREDENTIAL_PARAM.search(unquote_plus(name))
+        pairs.append(f"{name}{eq}[redacted]" if secret and eq else pair)
+    return f"{base}?{'&'.join(pairs)}"
 
 
 class NoCredentialsInUrlMiddleware:
@@ -127,15 +145,13 @@ class NoCredentialsInUrlMiddleware:
 
 
 class RedactQuery(logging.Filter):
-    """Blank the values of credential-like query parameters in uvicorn's access log lines."""
-
-    _VALUE = re.compile(r"([?&][^=&#]*(?:" + CREDENTIAL_PARAM.pattern + r")[^=&#]*=)[^&#\s]*",
-                        re.IGNORECASE)  # fmt: skip
+    """Blank the values of credential-like query parameters in uvicorn's access log lines
+    (names compared URL-decoded, as the application reads them: ``k%65y`` is ``key``)."""
 
     def filter(self, record: logging.LogRecord) -> bool:
         args = record.args
         if isinstance(args, tuple) and len(args) >= 3 and isinstance(args[2], str):
-            record.args = (*args[:2], self._VALUE.sub(r"\1[redacted]", args[2]), *args[3:])
+            record.args = (*args[:2], redact(args[2]), *args[3:])
         return True
 
     @classmethod
@@ -157,18 +173,18 @@ class ResponseGateMiddleware:
     async def __call__(self, scope, receive, send) -> None:
         if scope["type"] != "http":
             return await self.app(scope, receive, send)
-        gate = threading.Event()
+        gate = ResponseGate()
         token = RESPONSE_GATE.set(gate)
 
         async def opening_send(message):
             await send(message)
             if message["type"] == "http.response.body" and not message.get("more_body"):
-                gate.set()
+                gate.open()
 
         try:
             await self.app(scope, receive, opening_send)
         finally:
-            gate.set()
+            gate.open()
             RESPONSE_GATE.reset(token)
 
 

@@ -30,12 +30,11 @@ class HeaderDeadlineProtocol(HttpToolsProtocol):
     """Close the connection when a request's headers are not complete in time.
 
     A request's headers are complete when uvicorn starts its request/response ``cycle``; the
-    timer is armed whenever the protocol waits for a new request and cancelled when ``cycle``
-    changes.
+    timer runs only while no cycle is in progress (none yet, or the last one answered), so a
+    pipelined request that started before the previous response finished is never cut off.
     """
 
     _timer: asyncio.TimerHandle | None = None
-    _waiting_after: object = None
 
     def __init__(self, config, *args, **kwargs) -> None:
         super().__init__(config, *args, **kwargs)
@@ -51,21 +50,23 @@ class HeaderDeadlineProtocol(HttpToolsProtocol):
         self._check_headers()
 
     def on_response_complete(self) -> None:
+        super().on_response_complete()  # may start a pipelined request's cycle
         self._expect_headers()
-        super().on_response_complete()
-        self._check_headers()  # a pipelined request may have started inside the call
 
     def connection_lost(self, exc: Exception | None) -> None:
         self._cancel()
         super().connection_lost(exc)
 
+    def _in_progress(self) -> bool:
+        return self.cycle is not None and not self.cycle.response_complete
+
     def _expect_headers(self) -> None:
         self._cancel()
-        self._waiting_after = self.cycle
-        self._timer = self.loop.call_later(self.header_timeout_s, self._expired)
+        if not self._in_progress():
+            self._timer = self.loop.call_later(self.header_timeout_s, self._expired)
 
     def _check_headers(self) -> None:
-        if self._timer is not None and self.cycle is not self._waiting_after:
+        if self._timer is not None and self._in_progress():
             self._cancel()
 
     def _cancel(self) -> None:

@@ -12,13 +12,15 @@ mean, is decided by the resolver (``service.kinds.resolution``) with the text en
 from __future__ import annotations
 
 import re
+import unicodedata
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 NUMERALS = dict(zip("0123456789", ("zero", "one", "two", "three", "four", "five", "six",
                                      "seven", "eight", "nine"), strict=True))  # fmt: skip
-_INJECTION = re.compile(
-    r"[\"<>={}\[\]\\|`]|--|/\*|\b(select|drop|insert|delete|update|union|truncate)\s+\w", re.I
-)
+# Quotes, markup and comment syntax: what injection attempts need and task wording never does
+# (plain words such as "select" or "update" are not refused).
+_INJECTION = re.compile(r"[\"<>={}\[\]\\|`]|--|/\*")
 _SEPARATORS = re.compile(r",|;|&|\+|/|\band\b|\bor\b|\bnor\b|\bvs\b\.?|\bversus\b|\bfrom\b", re.I)
 _HEADER = re.compile(r"^(.*)(?::|\s[—–-]\s)(.*)$", re.S)  # "pets: cat and dog", "paintings — …"
 _COUNT = re.compile(
@@ -67,21 +69,31 @@ class Parsed:
 
 
 def words(text: str) -> list[str]:
-    """Lower-case word tokens (apostrophes dropped, hyphens split): "kid's T-shirts" →
-    ``["kids", "t", "shirts"]``."""
-    return re.sub(r"[^0-9a-z]+", " ", text.lower().replace("'", "")).split()
+    """Lower-case word tokens, accents folded (apostrophes dropped, hyphens split): "kid's
+    T-shirts" → ``["kids", "t", "shirts"]``, "ÉLÉPHANTS" → ``["elephants"]``."""
+    folded = unicodedata.normalize("NFKD", text.lower()).encode("ascii", "ignore").decode()
+    return re.sub(r"[^0-9a-z]+", " ", folded.replace("'", "")).split()
 
 
-def parse(text: str) -> Parsed:
-    """Split ``text`` into class mentions and style words (see the module docstring)."""
+def parse(text: str, names_a_class: Callable[[str], bool] | None = None) -> Parsed:
+    """Split ``text`` into class mentions and style words (see the module docstring).
+
+    ``names_a_class`` tells a header ("farm animals: cows, sheep") from a first mention ("cats:
+    dogs, horses"): text before a colon or dash that names a class is a mention like the rest.
+    """
     if _INJECTION.search(text):
         return Parsed([], refused="the description contains quotes, markup or code; describe the "
                       "task in plain words, e.g. 'classify cats and dogs'")  # fmt: skip
     style: list[str] = []
     header = _HEADER.match(text)
     if header and words(header.group(2)):
-        style += [w for w in words(header.group(1)) if w in STYLE_WORDS]
-        text = header.group(2)
+        head, rest = header.group(1), header.group(2)
+        if names_a_class is not None and any(names_a_class(_content(c))
+                                             for c in _SEPARATORS.split(head)):  # fmt: skip
+            text = f"{head}, {rest}"
+        else:
+            style += [w for w in words(head) if w in STYLE_WORDS]
+            text = rest
     text = _PRONOUN_ONE.sub(" ", _COUNT.sub(" ", text))
     mentions, negated = [], []
     for chunk in _SEPARATORS.split(text):
@@ -90,10 +102,14 @@ def parse(text: str) -> Parsed:
             negated.append(" ".join(tokens))
             continue
         style += [t for t in tokens if t in STYLE_WORDS]
-        kept = [t for t in tokens if t not in STYLE_WORDS and t not in FILLER]
-        if kept:
-            mentions.append(" ".join(kept))
+        if kept := _content(chunk):
+            mentions.append(kept)
     return Parsed(mentions, style, negated)
+
+
+def _content(text: str) -> str:
+    """The words of ``text`` that can name a class (no filler, no style words)."""
+    return " ".join(t for t in words(text) if t not in STYLE_WORDS and t not in FILLER)
 
 
 def negates(tokens: list[str]) -> bool:

@@ -91,12 +91,13 @@ class ClassResolver:
     # ---- mentions -------------------------------------------------------------------------
 
     def exact(self, phrase: str) -> int | None:
-        """The class a short phrase names outright (longest n-gram first), else None."""
+        """The class a short phrase names outright (longest n-gram first; of equal ones the
+        last, the head noun: "two horses" is horses, "house cats" cats), else None."""
         tokens = words(phrase)
         for n in range(len(tokens), 0, -1):
             if len(tokens) - n > 1:  # more than one word besides the name: a description
                 return None
-            for start in range(len(tokens) - n + 1):
+            for start in reversed(range(len(tokens) - n + 1)):
                 *head, last = tokens[start : start + n]
                 for form in singular_forms(last):
                     idx = self._lexicon.get(" ".join([*head, form]))
@@ -122,17 +123,17 @@ class ClassResolver:
         for i, e in enumerate(exact):
             if e is not None:
                 scores[i, e] = 1.0
-        if len(phrases) > len(self.names):
-            assigned = scores.argmax(axis=1)
-        else:
-            rows, cols = linear_sum_assignment(-scores)
-            assigned = cols[np.argsort(rows)]
+        assigned = np.full(len(phrases), -1)  # more mentions than classes: some get none
+        rows, cols = linear_sum_assignment(-scores)
+        assigned[rows] = cols
         return [self._match(p, scores[i], int(assigned[i]), exact[i] is not None)
                 for i, p in enumerate(phrases)]  # fmt: skip
 
     def _match(self, phrase: str, scores: np.ndarray, chosen: int, exact: bool) -> Match:
         order = [int(i) for i in np.argsort(-scores)[:3]]
         suggestions = [{"name": self.names[i], "score": round(float(scores[i]), 4)} for i in order]
+        if chosen < 0:
+            return Match(phrase, None, None, -1.0, suggestions)
         score = float(scores[chosen])
         runner_up = float(np.delete(scores, chosen).max()) if len(scores) > 1 else -1.0
         if score < self.threshold or (not exact and score - runner_up < self.margin):
@@ -174,12 +175,13 @@ def _mentions(resolver: ClassResolver, request: Any):
     if request.classes is not None:
         for text in request.classes:
             parsed = parse(text)
-            if parsed.refused or negates(words(text)):
-                why = "contains quotes, markup or code" if parsed.refused else "is negated"
+            if parsed.refused or negates(words(text)) or not words(text):
+                why = ("contains quotes, markup or code" if parsed.refused else
+                       "is negated" if words(text) else "has no letters or digits to match")
                 raise Problem(422, "unreadable-classes",
                               f"class {text!r} {why}; name each class you want, plainly")
         return _distinct(list(request.classes)), None
-    parsed = parse(request.description or "")
+    parsed = parse(request.description or "", lambda t: resolver.exact(t) is not None)
     if parsed.refused:
         raise Problem(422, "unreadable-description", parsed.refused)
     return _distinct(parsed.mentions), resolver.domain_of(parsed.style)

@@ -181,34 +181,33 @@ def test_write_behind_waits_by_key_and_swallows_failures(caplog):
     writer.close()
 
 
-def test_write_behind_waits_for_the_response_unless_the_request_itself_waits():
+def test_write_behind_holds_jobs_until_the_response_without_blocking_the_writer():
     import contextvars
     import time
 
-    from service.cache.writebehind import RESPONSE_GATE, WriteBehind
+    from service.cache.writebehind import RESPONSE_GATE, ResponseGate, WriteBehind
 
     writer, done = WriteBehind(), []
-    response_sent = threading.Event()
+    response = ResponseGate()
 
     def request() -> None:  # what a route does while its response is still being made
-        RESPONSE_GATE.set(response_sent)
+        RESPONSE_GATE.set(response)
         writer.submit("a", lambda: done.append("a"))
 
     contextvars.copy_context().run(request)
-    time.sleep(0.2)
-    assert done == [], "the write started before the response was sent"
-    response_sent.set()
+    writer.submit("b", lambda: done.append("b"))  # not held: the writer thread is free for it
+    deadline = time.monotonic() + 5
+    while "b" not in done and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert done == ["b"], "a held job blocked the writer, or ran before its response was sent"
+    response.open()
     writer.wait("a")
-    assert done == ["a"]
+    assert done == ["b", "a"]
 
-    own_gate = threading.Event()
-
-    def request_that_downloads() -> None:  # queues a write, then needs its bytes itself
-        RESPONSE_GATE.set(own_gate)
-        writer.submit("b", lambda: done.append("b"))
-        writer.wait("b")  # opens its own gate instead of waiting GATE_TIMEOUT_S for itself
-
+    slow = ResponseGate()  # another request's response is slow: whoever waits opens its gate
+    contextvars.copy_context().run(lambda: (RESPONSE_GATE.set(slow),
+                                            writer.submit("c", lambda: done.append("c"))))
     t0 = time.perf_counter()
-    contextvars.copy_context().run(request_that_downloads)
-    assert done == ["a", "b"] and time.perf_counter() - t0 < 1.0
+    writer.wait("c")
+    assert done[-1] == "c" and time.perf_counter() - t0 < 1.0
     writer.close()

@@ -190,3 +190,45 @@ def test_docs_page_renders_offline_in_headless_chromium(live, tmp_path):
     assert "/v1/personalize" in dom and "/v1/models/{model_id}/predict" in dom
     with Image.open(shot) as im:
         assert im.size == (1280, 1600) and np.unique(np.asarray(im.convert("L"))).size > 8
+
+
+def test_streamed_downloads_outlive_the_body_deadline(run_live, make_settings, tmp_path):
+    """The deadline is for the request body; a long download afterwards is not cut off."""
+    settings = make_settings(f"sqlite:///{tmp_path}/dl.db", body_timeout_s=0.5)
+    with run_live(settings) as live:
+        model = live.http.post("/v1/personalize", json={"classes": ["cat", "dog"]}).json()
+        got = 0
+        with live.http.stream("GET", model["weights_url"]) as resp:
+            assert resp.status_code == 200
+            for chunk in resp.iter_bytes(1 << 20):
+                got += len(chunk)
+                time.sleep(0.1)  # a slow reader: ~45 chunks, well past the 0.5 s deadline
+        assert got == int(resp.headers["content-length"])
+
+
+def test_pipelined_requests_are_not_cut_off_by_the_header_deadline(make_settings, serve_app,
+                                                                   tmp_path):  # fmt: skip
+    app = create_app(make_settings(f"sqlite:///{tmp_path}/pipe.db"))
+    with serve_app(app, http=HeaderDeadlineProtocol, header_timeout_s=0.05) as server:
+        sock = _connect(server.port)  # a cold personalize takes longer than 0.05 s
+        auth = b"Authorization: Bearer " + ADMIN_KEY.encode() + b"\r\n"
+        body = b'{"classes": ["cat", "dog"]}'
+        slow = (b"POST /v1/personalize HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                + auth + b"Content-Length: %d\r\n\r\n" % len(body) + body)  # fmt: skip
+        sock.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n" + slow)  # the slow one queued
+        got, deadline = b"", time.monotonic() + 60
+        while got.count(b"HTTP/1.1 200") < 2 and time.monotonic() < deadline:
+            chunk = sock.recv(65536)
+            if not chunk:
+                break
+            got += chunk
+        sock.close()
+        assert got.count(b"HTTP/1.1 200") == 2, got[:300]
+
+
+def test_encoded_credential_names_are_redacted_too():
+    from service.api.middleware import redact
+
+    assert redact("/v1/models?k%65y=SECRET&limit=5") == "/v1/models?k%65y=[redacted]&limit=5"
+    assert redact("/v1/models?access_token=abc") == "/v1/models?access_token=[redacted]"
+    assert redact("/v1/models?limit=5") == "/v1/models?limit=5"

@@ -134,3 +134,17 @@ def test_joint_assignment_gives_distinct_classes(pacs):  # behaviour, not an old
     matches = pacs.match_many(["a wild african animal like a horse with black and white stripes",
                                "horse"])  # fmt: skip
     assert [m.name for m in matches] == ["zebra", "horse"]
+
+
+def test_review_findings_counts_headers_scripts_and_too_many_mentions(pacs):
+    assert _resolve(pacs, description="two horses and a dog")[0] == ["horse", "dog"]
+    assert _resolve(pacs, classes=["3 cats", "dog"])[0] == ["cat", "dog"]
+    assert _resolve(pacs, description="Tell apart cats: dogs, horses")[0] == \
+        ["cat", "dog", "horse"]  # a colon after a class is no header  # fmt: skip
+    assert _resolve(pacs, description="pets: cat and dog")[0] == ["cat", "dog"]
+    assert _resolve(pacs, description="ÉLÉPHANTS and giraffes")[0] == ["elephant", "giraffe"]
+    for odd in ("猫", "!!!"):
+        assert _refused(pacs, classes=["cat", "dog", odd]).slug == "unreadable-classes"
+    crowd = [n for n in pacs.names if n != "cat"] + ["feline", "housecat"]  # 31 mentions
+    assert _refused(pacs, classes=crowd).slug == "unknown-classes"
+    assert _resolve(pacs, description="help me select between cats and dogs")[0] == ["cat", "dog"]
