@@ -102,14 +102,7 @@ def _cycle(graph: dict[str, set[str]]) -> list[str] | None:
     return None
 
 
-@pytest.mark.parametrize(
-    "package",
-    [
-        *[p for p in PACKAGES if p != "trainer"],
-        pytest.param("trainer", marks=pytest.mark.xfail(
-            strict=True, reason="trainer/federated has a known cycle (issue 15 untangles it)")),
-    ],
-)
+@pytest.mark.parametrize("package", PACKAGES)
 def test_no_import_cycles_inside_a_package(package: str) -> None:
     cycle = _cycle(_graph(package))
     assert cycle is None, f"import cycle in {package}: {' -> '.join(cycle or [])}"

@@ -14,6 +14,7 @@ import numpy as np
 from model_store.clip import IMAGE_TOWERS, build_default_clip
 from model_store.foundation import save_foundation
 from trainer.federated import foundation as fnd
+from trainer.federated.data import load_backbone
 
 
 def load_public(args: argparse.Namespace) -> tuple[np.ndarray, np.ndarray, list[str], str]:
@@ -104,46 +105,6 @@ def foundation_main(argv: list[str] | None = None) -> dict[str, Any]:
         summary["version"], summary["path"] = ref.version, str(ref.path)
     print(json.dumps(summary), flush=True)
     return summary
-
-
-def load_pacs(args: argparse.Namespace) -> Any:
-    """Tailor-PACS (``trainer.data.pacs.build_pacs``) or an ``--pacs-npz`` with the same arrays
-    (``images, labels, domains, class_names, domain_names``) for tests and custom data."""
-    if args.pacs_npz:
-        with np.load(args.pacs_npz) as z:
-            return argparse.Namespace(
-                images=z["images"], labels=z["labels"].astype(np.int64), domains=z["domains"],
-                class_names=[str(c) for c in z["class_names"]],
-                domain_names=[str(d) for d in z["domain_names"]],
-                fingerprint=f"npz:{Path(args.pacs_npz).name}")
-    try:
-        from trainer.data.catalogue import DOMAINS
-        from trainer.data.pacs import build_pacs
-    except ImportError as exc:
-        raise SystemExit("trainer.data.pacs.build_pacs is not available yet; "
-                         "pass --pacs-npz") from exc
-    data = build_pacs(args.data_dir, size=args.size)
-    if not hasattr(data, "domain_names"):
-        data.domain_names = list(getattr(data, "domain_names", DOMAINS))
-    return data
-
-
-def load_backbone(spec: str, store: str, device: str | None) -> tuple[Any, dict[str, Any]]:
-    """``latest`` / ``foundation:<version>`` (store artifact), ``default`` (unaligned towers) or
-    any open_clip ``local-dir:`` bundle; returns the backbone and where it came from."""
-    from model_store.artifacts import open_artifact
-    from model_store.clip import load_clip
-
-    if spec == "default":
-        bb = build_default_clip(device=device)
-        return bb, {"spec": "default", "sha256": bb.fingerprint}
-    if spec == "latest" or spec.startswith("foundation:"):
-        version = "latest" if spec == "latest" else spec.split(":", 1)[1]
-        art = open_artifact(store, fnd.KIND, version)
-        bb = load_clip(f"local-dir:{art.path}", device=device)
-        return bb, {"kind": fnd.KIND, "version": art.version, "sha256": bb.fingerprint}
-    bb = load_clip(spec, device=device)
-    return bb, {"spec": spec, "sha256": bb.fingerprint}
 
 
 def _federated_parser() -> argparse.ArgumentParser:

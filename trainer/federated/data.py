@@ -6,6 +6,9 @@ train/val/test. Each source image is rendered into exactly one domain, so domain
 share a source image. The Dirichlet setting instead pools the domains and gives each client a
 label distribution drawn from ``Dirichlet(alpha)`` per class (smaller alpha = more skew).
 
+Loaders (``load_pacs``, ``load_backbone``, ``domain_features``) bring the dataset, the frozen
+backbone and every image's features; the CLI, the simulation runner and the deployment share them.
+
 Features: the backbone is frozen, so a client computes its image features once; the cache key
 hashes the backbone's weights (:attr:`ClipBackbone.fingerprint`), the feature kind and the exact
 client images, so a retrained foundation can never be served stale features.
@@ -13,6 +16,7 @@ client images, so a retrained foundation can never be served stale features.
 
 from __future__ import annotations
 
+import argparse
 import hashlib
 from dataclasses import dataclass
 from pathlib import Path
@@ -142,3 +146,65 @@ def client_arrays(split: ClientSplit, feats: np.ndarray, labels: np.ndarray
         out[f"y_{which}"] = labels[idx].astype(np.int64)
         start += len(idx)
     return out
+
+
+# ---- loaders: the dataset, the frozen backbone, every image's features -------------------
+
+
+def load_pacs(args: argparse.Namespace) -> Any:
+    """Tailor-PACS (``trainer.data.pacs.build_pacs``) or an ``--pacs-npz`` with the same arrays
+    (``images, labels, domains, class_names, domain_names``) for tests and custom data."""
+    if args.pacs_npz:
+        with np.load(args.pacs_npz) as z:
+            return argparse.Namespace(
+                images=z["images"], labels=z["labels"].astype(np.int64), domains=z["domains"],
+                class_names=[str(c) for c in z["class_names"]],
+                domain_names=[str(d) for d in z["domain_names"]],
+                fingerprint=f"npz:{Path(args.pacs_npz).name}")
+    try:
+        from trainer.data.catalogue import DOMAINS
+        from trainer.data.pacs import build_pacs
+    except ImportError as exc:
+        raise SystemExit("trainer.data.pacs.build_pacs is not available yet; "
+                         "pass --pacs-npz") from exc
+    data = build_pacs(args.data_dir, size=args.size)
+    if not hasattr(data, "domain_names"):
+        data.domain_names = list(getattr(data, "domain_names", DOMAINS))
+    return data
+
+
+def load_backbone(spec: str, store: str, device: str | None) -> tuple[Any, dict[str, Any]]:
+    """``latest`` / ``foundation:<version>`` (store artifact), ``default`` (unaligned towers) or
+    any open_clip ``local-dir:`` bundle; returns the backbone and where it came from."""
+    from model_store.artifacts import open_artifact
+    from model_store.clip import build_default_clip, load_clip
+    from model_store.kinds import FOUNDATION
+
+    if spec == "default":
+        bb = build_default_clip(device=device)
+        return bb, {"spec": "default", "sha256": bb.fingerprint}
+    if spec == "latest" or spec.startswith("foundation:"):
+        version = "latest" if spec == "latest" else spec.split(":", 1)[1]
+        art = open_artifact(store, FOUNDATION, version)
+        bb = load_clip(f"local-dir:{art.path}", device=device)
+        return bb, {"kind": FOUNDATION, "version": art.version, "sha256": bb.fingerprint}
+    bb = load_clip(spec, device=device)
+    return bb, {"spec": spec, "sha256": bb.fingerprint}
+
+
+def domain_features(backbone: Any, cache: FeatureCache, data: Any) -> dict[str, np.ndarray]:
+    """Features of every image, computed per domain client (each client's images once)."""
+    doms = np.asarray(data.domains)
+    ids = np.asarray([data.domain_names.index(str(d)) for d in doms]) \
+        if doms.dtype.kind not in "iu" else doms
+    full: dict[str, np.ndarray] = {}
+    for kind in ("embed", "trunk"):
+        parts = {}
+        for d in range(len(data.domain_names)):
+            idx = np.flatnonzero(ids == d)
+            parts[d] = (idx, cache.features(backbone, data.images[idx], kind))
+        dim = next(iter(parts.values()))[1].shape[1]
+        full[kind] = np.zeros((len(ids), dim), np.float32)
+        for idx, f in parts.values():
+            full[kind][idx] = f
+    return full

@@ -10,7 +10,8 @@ features, the projection init). ``tailor train federated-prepare`` (:func:`prepa
 - ``<out>/deployment.json``: those node configs and the ``flwr run --run-config`` string.
 
 A deployed ServerApp runs in a subprocess of the SuperLink, so it reports through files:
-:func:`save_outputs` writes ``global.safetensors``, ``personal_<client>.safetensors`` and
+:func:`trainer.federated.report.save_outputs` writes ``global.safetensors``,
+``personal_<client>.safetensors`` and
 ``result.json`` (per-round communication, per-client evaluation and personalisation) to the
 run config's ``out-dir``; ``tailor train federated-register`` (:func:`register_main`) turns
 that into the ``fedclip`` artifact the service serves. This module is imported by the ServerApp
@@ -76,28 +77,6 @@ def node_config(partition_id: int, fed_dir: str) -> str:
     return config_string({"partition-id": partition_id, "fed-dir": fed_dir})
 
 
-def save_outputs(out_dir: Path, cfg: dict[str, Any], sink: dict[str, Any],
-                 client_names: list[str]) -> dict[str, Any]:
-    """Write what a deployed federation produced (see the module docstring); return the JSON."""
-    from safetensors.torch import save_file
-
-    out_dir.mkdir(parents=True, exist_ok=True)
-    save_file({k: v.contiguous() for k, v in sink["global_state"].items()},
-              str(out_dir / "global.safetensors"))
-    for pid, rec in sink.get("personal", {}).items():
-        save_file({k: v.contiguous() for k, v in rec["state"].items()},
-                  str(out_dir / f"personal_{client_names[pid]}.safetensors"))
-    result = {
-        "config": cfg, "clients": client_names, "rounds": sink["rounds"],
-        "client_eval": [{client_names[p]: m for p, m in e.items()} for e in sink["client_eval"]],
-        "personal": {client_names[p]: r["metrics"] for p, r in sink.get("personal", {}).items()},
-        "errors": sink["errors"]}
-    tmp = out_dir / "result.json.tmp"
-    tmp.write_text(json.dumps(result, indent=1))
-    tmp.replace(out_dir / "result.json")  # readers polling for result.json never see half
-    return result
-
-
 def suggested_run_config(info: dict[str, Any], method: str, kind: str, seed: int,
                          out_dir: Path) -> dict[str, Any]:
     """The ``flwr run --run-config`` values for a prepared deployment (every key must be
@@ -136,10 +115,15 @@ def prepare_main(argv: list[str] | None = None) -> dict[str, Any]:
     Returns:
         The ``deployment.json`` payload (also printed): folders, node configs, run config.
     """
-    from trainer.federated.cli import load_backbone, load_pacs
-    from trainer.federated.data import FeatureCache, client_arrays, domain_clients
+    from trainer.federated.data import (
+        FeatureCache,
+        client_arrays,
+        domain_clients,
+        domain_features,
+        load_backbone,
+        load_pacs,
+    )
     from trainer.federated.experiment import method_spec, shared_inputs
-    from trainer.federated.run import domain_features
 
     args = _parser().parse_args(argv)
     data = load_pacs(args)

@@ -28,9 +28,13 @@ import torch
 from model_store.adapters import adapter_logits
 from model_store.clip import ClipBackbone
 from trainer.federated.data import ClientSplit, FeatureCache, client_arrays, domain_clients
-from trainer.federated.foundation import _pooled_prompts, text_features
-from trainer.federated.simulation import _unseen_evaluator
-from trainer.federated.task import ClientData, build_model, save_federation_inputs
+from trainer.federated.foundation import pooled_prompts, text_features
+from trainer.federated.task import (
+    ClientData,
+    build_model,
+    save_federation_inputs,
+    unseen_evaluator,
+)
 
 METHODS = ("fedclip", "fedavg", "fedprox")
 
@@ -49,7 +53,7 @@ def extract(backbone: ClipBackbone, cache: FeatureCache, images: np.ndarray, lab
 
 def shared_inputs(backbone: ClipBackbone, class_names: list[str]) -> dict[str, dict]:
     """Model inputs every client shares: class text for the adapter and for the proj baselines."""
-    pooled = _pooled_prompts(backbone, class_names).mean(1)
+    pooled = pooled_prompts(backbone, class_names).mean(1)
     model = backbone.model
     return {
         "embed": {"text": text_features(backbone, class_names).numpy()},
@@ -96,7 +100,7 @@ def make_job(method: str, participants: list[ClientData], unseen: ClientData | N
         job_cfg = {**cfg, "lr": lr, "method": "fedprox" if method == "fedprox" else "fedavg",
                    "num_clients": len(participants), "fed-dir": str(fed_dir)}
         return {"cfg": job_cfg, "initial_state": init.exchanged(),
-                "evaluate_fn": _unseen_evaluator(str(fed_dir), unseen, sink)}
+                "evaluate_fn": unseen_evaluator(str(fed_dir), unseen, sink)}
 
     return {"prepare": prepare, "sink": sink}
 

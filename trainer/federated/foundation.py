@@ -76,7 +76,7 @@ def class_prompts(class_names: list[str]) -> list[list[str]]:
     return [[t.format(c) for t in TEMPLATES] for c in class_names]
 
 
-def _pooled_prompts(backbone: ClipBackbone, class_names: list[str]) -> torch.Tensor:
+def pooled_prompts(backbone: ClipBackbone, class_names: list[str]) -> torch.Tensor:
     """Frozen MiniLM mean-pooled outputs, (C, P, 384), computed once."""
     prompts = class_prompts(class_names)
     flat = [p for ps in prompts for p in ps]
@@ -86,7 +86,7 @@ def _pooled_prompts(backbone: ClipBackbone, class_names: list[str]) -> torch.Ten
 
 def text_features(backbone: ClipBackbone, class_names: list[str]) -> torch.Tensor:
     """Class text features as used for zero-shot and the adapters: mean over templates."""
-    pooled = _pooled_prompts(backbone, class_names).to(backbone.device)
+    pooled = pooled_prompts(backbone, class_names).to(backbone.device)
     with torch.no_grad():
         feats = F.normalize(backbone.model.text.proj(pooled), dim=-1).mean(1)
     return F.normalize(feats, dim=-1).cpu()
@@ -121,7 +121,7 @@ def train_foundation(backbone: ClipBackbone, images: np.ndarray, labels: np.ndar
     model = backbone.model
     for p in model.text.transformer.parameters():
         p.requires_grad_(False)
-    pooled = _pooled_prompts(backbone, class_names).to(backbone.device)
+    pooled = pooled_prompts(backbone, class_names).to(backbone.device)
     params = [p for p in model.parameters() if p.requires_grad]
     opt = torch.optim.AdamW(params, lr=float(cfg["lr"]), weight_decay=float(cfg["weight_decay"]))
     steps, bs = int(cfg["steps"]), int(cfg["batch_size"])

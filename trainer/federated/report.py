@@ -143,3 +143,25 @@ def write_report(out_dir: Path, payload: dict[str, Any], domains: list[str],
     if payload["rows"]:
         curves_png(payload["rows"], out_dir / "curves.png")
     return out_dir / "report.md"
+
+
+def save_outputs(out_dir: Path, cfg: dict[str, Any], sink: dict[str, Any],
+                 client_names: list[str]) -> dict[str, Any]:
+    """Write what a deployed federation produced (see the module docstring); return the JSON."""
+    from safetensors.torch import save_file
+
+    out_dir.mkdir(parents=True, exist_ok=True)
+    save_file({k: v.contiguous() for k, v in sink["global_state"].items()},
+              str(out_dir / "global.safetensors"))
+    for pid, rec in sink.get("personal", {}).items():
+        save_file({k: v.contiguous() for k, v in rec["state"].items()},
+                  str(out_dir / f"personal_{client_names[pid]}.safetensors"))
+    result = {
+        "config": cfg, "clients": client_names, "rounds": sink["rounds"],
+        "client_eval": [{client_names[p]: m for p, m in e.items()} for e in sink["client_eval"]],
+        "personal": {client_names[p]: r["metrics"] for p, r in sink.get("personal", {}).items()},
+        "errors": sink["errors"]}
+    tmp = out_dir / "result.json.tmp"
+    tmp.write_text(json.dumps(result, indent=1))
+    tmp.replace(out_dir / "result.json")  # readers polling for result.json never see half
+    return result

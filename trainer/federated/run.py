@@ -13,8 +13,15 @@ import numpy as np
 import torch
 
 from model_store.adapters import write_fedclip_artifact
-from trainer.federated.cli import load_backbone, load_pacs
-from trainer.federated.data import FeatureCache, client_arrays, dirichlet_clients, domain_clients
+from trainer.federated.data import (
+    FeatureCache,
+    client_arrays,
+    dirichlet_clients,
+    domain_clients,
+    domain_features,
+    load_backbone,
+    load_pacs,
+)
 from trainer.federated.experiment import (
     lodo_jobs,
     make_job,
@@ -27,24 +34,6 @@ from trainer.federated.experiment import (
 from trainer.federated.report import write_report
 from trainer.federated.simulation import simulate
 from trainer.federated.task import ClientData
-
-
-def domain_features(backbone: Any, cache: FeatureCache, data: Any) -> dict[str, np.ndarray]:
-    """Features of every image, computed per domain client (each client's images once)."""
-    doms = np.asarray(data.domains)
-    ids = np.asarray([data.domain_names.index(str(d)) for d in doms]) \
-        if doms.dtype.kind not in "iu" else doms
-    full: dict[str, np.ndarray] = {}
-    for kind in ("embed", "trunk"):
-        parts = {}
-        for d in range(len(data.domain_names)):
-            idx = np.flatnonzero(ids == d)
-            parts[d] = (idx, cache.features(backbone, data.images[idx], kind))
-        dim = next(iter(parts.values()))[1].shape[1]
-        full[kind] = np.zeros((len(ids), dim), np.float32)
-        for idx, f in parts.values():
-            full[kind][idx] = f
-    return full
 
 
 def _clients(splits: list, full: dict[str, np.ndarray], labels: np.ndarray

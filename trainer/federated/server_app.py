@@ -168,7 +168,7 @@ def deployment_app() -> ServerApp:
     (server-side folder with ``spec.json`` + ``shared.npz``; the server never sees client data),
     ``image-dim``, ``method``, ``weighting``, ``rounds``, ``num-clients``, ``lr``,
     ``local-epochs``, ``batch-size``, ``weight-decay``, ``mu``, ``personal-epochs``, ``seed`` and
-    ``out-dir`` (where the result is written, see :func:`trainer.federated.deploy.save_outputs`:
+    ``out-dir`` (where the result is written, see :func:`trainer.federated.report.save_outputs`:
     a deployed ServerApp runs in a SuperLink subprocess, so files are its only output).
     Each SuperNode passes ``--node-config "partition-id=<i> fed-dir='<its folder>'"``.
     """
@@ -186,7 +186,7 @@ def deployment_app() -> ServerApp:
         run_job(grid, cfg, model.exchanged(), sink)
         context.state["comm"] = ConfigRecord({"bytes_up": [r["bytes_up"] for r in sink["rounds"]]})
         if str(context.run_config.get("out-dir", "")):
-            from trainer.federated.deploy import save_outputs
+            from trainer.federated.report import save_outputs
 
             save_outputs(Path(str(context.run_config["out-dir"])), cfg, sink,
                          load_shared(fed_dir)[0]["clients"])

@@ -19,12 +19,16 @@ from pathlib import Path
 from typing import Any
 
 import torch
-from flwr.app import ArrayRecord, MetricRecord
 from flwr.simulation import run_simulation
 
 from trainer.federated.client_app import make_client_app
 from trainer.federated.server_app import make_server_app
-from trainer.federated.task import ClientData, accuracy, build_model, save_federation_inputs
+from trainer.federated.task import (
+    ClientData,
+    build_model,
+    save_federation_inputs,
+    unseen_evaluator,
+)
 
 
 def _ray_env(num_cpus: int) -> dict[str, Any]:
@@ -37,21 +41,6 @@ def _ray_env(num_cpus: int) -> dict[str, Any]:
         "init_args": {"num_cpus": num_cpus, "logging_level": logging.ERROR,
                       "log_to_driver": False},
     }
-
-
-def _unseen_evaluator(fed_dir: str, unseen: ClientData | None, sink: dict[str, Any]):
-    """Server-side evaluation of each round's global weights on the held-out client's test."""
-    if unseen is None:
-        return None
-
-    def evaluate(server_round: int, arrays: ArrayRecord) -> MetricRecord:
-        model = build_model(fed_dir, unseen.arrays["x_test"].shape[1])
-        model.load_state_dict(arrays.to_torch_state_dict(), strict=False)
-        acc = accuracy(model, *unseen.split("test"))
-        sink.setdefault("unseen_curve", []).append((server_round, acc))
-        return MetricRecord({"unseen_test_acc": acc})
-
-    return evaluate
 
 
 def run_federation(fed_dir: Path, clients: list[ClientData], spec: dict[str, Any],
@@ -79,7 +68,7 @@ def run_federation(fed_dir: Path, clients: list[ClientData], spec: dict[str, Any
     sink: dict[str, Any] = {}
     job = {"cfg": {**cfg, "num_clients": len(clients), "fed-dir": fed},
            "initial_state": init.exchanged(), "sink": sink,
-           "evaluate_fn": _unseen_evaluator(fed, unseen, sink)}
+           "evaluate_fn": unseen_evaluator(fed, unseen, sink)}
     seconds = simulate([job], num_nodes=len(clients), num_cpus=num_cpus)
     sink["seconds"] = seconds
     return sink

@@ -188,3 +188,20 @@ def personalize(model: FeatureModel, data: ClientData, cfg: dict[str, Any]) -> d
     model.load_state_dict(best["state"], strict=False)
     best["test_acc"] = accuracy(model, *data.split("test"))
     return best
+
+
+def unseen_evaluator(fed_dir: str, unseen: ClientData | None, sink: dict[str, Any]):
+    """Server-side evaluation of each round's global weights on the held-out client's test."""
+    if unseen is None:
+        return None
+
+    from flwr.app import MetricRecord
+
+    def evaluate(server_round: int, arrays) -> MetricRecord:
+        model = build_model(fed_dir, unseen.arrays["x_test"].shape[1])
+        model.load_state_dict(arrays.to_torch_state_dict(), strict=False)
+        acc = accuracy(model, *unseen.split("test"))
+        sink.setdefault("unseen_curve", []).append((server_round, acc))
+        return MetricRecord({"unseen_test_acc": acc})
+
+    return evaluate
