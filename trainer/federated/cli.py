@@ -4,39 +4,11 @@ federated`` (:func:`federated_main`), each ``main(argv)`` so a test can run a ti
 from __future__ import annotations
 
 import argparse
-import json
 import os
-from pathlib import Path
 from typing import Any
 
-import numpy as np
-
-from model_store.clip import IMAGE_TOWERS, build_default_clip
-from model_store.foundation import save_foundation
+from model_store.clip import IMAGE_TOWERS
 from trainer.federated import foundation as fnd
-from trainer.federated.data import load_backbone
-
-
-def load_public(args: argparse.Namespace) -> tuple[np.ndarray, np.ndarray, list[str], str]:
-    """``(gray images (n,h,w) uint8, labels, class names, fingerprint)`` of the public set.
-
-    ``--public-npz`` (arrays ``images``, ``labels``, ``class_names``) is for tests and for users
-    with their own public data; otherwise ``trainer.data.pacs.build_public`` provides the images
-    that no Tailor-PACS client holds.
-    """
-    if args.public_npz:
-        with np.load(args.public_npz) as z:
-            return (z["images"], z["labels"].astype(np.int64),
-                    [str(c) for c in z["class_names"]], f"npz:{Path(args.public_npz).name}")
-    try:
-        from trainer.data.pacs import build_public
-    except ImportError as exc:
-        raise SystemExit("trainer.data.pacs.build_public is not available yet; "
-                         "pass --public-npz") from exc
-    pub = build_public(args.data_dir, size=args.size)
-    images = pub.images if pub.images.ndim == 3 else pub.images[..., 0]
-    return (images, np.asarray(pub.labels, np.int64), list(pub.class_names),
-            str(getattr(pub, "fingerprint", "unknown")))
 
 
 def _foundation_parser() -> argparse.ArgumentParser:
@@ -63,48 +35,8 @@ def _foundation_parser() -> argparse.ArgumentParser:
 
 
 def foundation_main(argv: list[str] | None = None) -> dict[str, Any]:
-    """Train the default foundation CLIP on public data and save it as an artifact.
-
-    Returns:
-        Summary dict (also printed as JSON): zero-shot accuracy on held-out public images
-        before and after training, timing, and the artifact version.
-    """
-    args = _foundation_parser().parse_args(argv)
-    images, labels, names, fingerprint = load_public(args)
-    rng = np.random.default_rng(args.seed)
-    perm = rng.permutation(len(labels))
-    n_val = max(1, int(args.val_fraction * len(labels)))
-    val, train = perm[:n_val], perm[n_val:]
-    val_images = fnd.augment(images[val], np.random.default_rng(10_000 + args.seed))
-    if args.init:
-        spec = args.init if args.init.startswith("local-dir:") or args.init == "latest" \
-            else f"foundation:{args.init}"
-        backbone, source = load_backbone(spec, args.store, args.device)
-        args.image_tower = backbone.model_cfg["vision_cfg"].get("timm_model_name", "custom")
-    else:
-        backbone = build_default_clip(args.image_tower, args.embed_dim, args.image_size,
-                                      args.device)
-        source = {"spec": "default"}
-    before = fnd.zero_shot_accuracy(backbone, val_images, labels[val], names)
-    cfg = {k: getattr(args, k) for k in ("steps", "batch_size", "lr", "weight_decay", "seed",
-                                         "image_tower", "embed_dim", "image_size")}
-    log = fnd.train_foundation(backbone, images[train], labels[train], names, cfg)
-    after = fnd.zero_shot_accuracy(backbone, val_images, labels[val], names)
-    summary: dict[str, Any] = {
-        "image_tower": args.image_tower, "public_val_zero_shot_before": before,
-        "public_val_zero_shot_after": after, "train_seconds": round(log["seconds"], 1),
-        "images_seen": log["images_seen"], "public_train_images": int(len(train)),
-        "public_fingerprint": fingerprint, "init": source,
-    }
-    if not args.no_save:
-        ref = save_foundation(
-            args.store, backbone, image_tower=args.image_tower, class_names=names,
-            prompts=fnd.class_prompts(names),
-            metadata={"metrics": summary, "training": {**cfg, "log": log["log"]},
-                      "dataset_fingerprint": fingerprint})
-        summary["version"], summary["path"] = ref.version, str(ref.path)
-    print(json.dumps(summary), flush=True)
-    return summary
+    """``tailor train foundation``: parse the options, then ``foundation.run_foundation``."""
+    return fnd.run_foundation(_foundation_parser().parse_args(argv))
 
 
 def _federated_parser() -> argparse.ArgumentParser:

@@ -173,6 +173,28 @@ def load_pacs(args: argparse.Namespace) -> Any:
     return data
 
 
+def load_public(args: argparse.Namespace) -> tuple[np.ndarray, np.ndarray, list[str], str]:
+    """``(gray images (n,h,w) uint8, labels, class names, fingerprint)`` of the public set.
+
+    ``--public-npz`` (arrays ``images``, ``labels``, ``class_names``) is for tests and for users
+    with their own public data; otherwise ``trainer.data.pacs.build_public`` provides the images
+    that no Tailor-PACS client holds.
+    """
+    if args.public_npz:
+        with np.load(args.public_npz) as z:
+            return (z["images"], z["labels"].astype(np.int64),
+                    [str(c) for c in z["class_names"]], f"npz:{Path(args.public_npz).name}")
+    try:
+        from trainer.data.pacs import build_public
+    except ImportError as exc:
+        raise SystemExit("trainer.data.pacs.build_public is not available yet; "
+                         "pass --public-npz") from exc
+    pub = build_public(args.data_dir, size=args.size)
+    images = pub.images if pub.images.ndim == 3 else pub.images[..., 0]
+    return (images, np.asarray(pub.labels, np.int64), list(pub.class_names),
+            str(getattr(pub, "fingerprint", "unknown")))
+
+
 def load_backbone(spec: str, store: str, device: str | None) -> tuple[Any, dict[str, Any]]:
     """``latest`` / ``foundation:<version>`` (store artifact), ``default`` (unaligned towers) or
     any open_clip ``local-dir:`` bundle; returns the backbone and where it came from."""

@@ -144,3 +144,52 @@ def train_foundation(backbone: ClipBackbone, images: np.ndarray, labels: np.ndar
             print(json.dumps(log[-1]), flush=True)
     model.eval()
     return {"log": log, "seconds": time.perf_counter() - t0, "images_seen": steps * bs}
+
+
+def run_foundation(args: Any) -> dict[str, Any]:
+    """Train the default foundation CLIP on public data (``args``: ``tailor train foundation``'s
+    options) and save it as an artifact unless ``args.no_save``.
+
+    Returns:
+        Summary dict (also printed as JSON): zero-shot accuracy on held-out public images
+        before and after training, timing, and the artifact version.
+    """
+    from model_store.clip import build_default_clip
+    from model_store.foundation import save_foundation
+    from trainer.federated.data import load_backbone, load_public
+
+    images, labels, names, fingerprint = load_public(args)
+    rng = np.random.default_rng(args.seed)
+    perm = rng.permutation(len(labels))
+    n_val = max(1, int(args.val_fraction * len(labels)))
+    val, train = perm[:n_val], perm[n_val:]
+    val_images = augment(images[val], np.random.default_rng(10_000 + args.seed))
+    if args.init:
+        spec = args.init if args.init.startswith("local-dir:") or args.init == "latest" \
+            else f"foundation:{args.init}"
+        backbone, source = load_backbone(spec, args.store, args.device)
+        args.image_tower = backbone.model_cfg["vision_cfg"].get("timm_model_name", "custom")
+    else:
+        backbone = build_default_clip(args.image_tower, args.embed_dim, args.image_size,
+                                      args.device)
+        source = {"spec": "default"}
+    before = zero_shot_accuracy(backbone, val_images, labels[val], names)
+    cfg = {k: getattr(args, k) for k in ("steps", "batch_size", "lr", "weight_decay", "seed",
+                                         "image_tower", "embed_dim", "image_size")}
+    log = train_foundation(backbone, images[train], labels[train], names, cfg)
+    after = zero_shot_accuracy(backbone, val_images, labels[val], names)
+    summary: dict[str, Any] = {
+        "image_tower": args.image_tower, "public_val_zero_shot_before": before,
+        "public_val_zero_shot_after": after, "train_seconds": round(log["seconds"], 1),
+        "images_seen": log["images_seen"], "public_train_images": int(len(train)),
+        "public_fingerprint": fingerprint, "init": source,
+    }
+    if not args.no_save:
+        ref = save_foundation(
+            args.store, backbone, image_tower=args.image_tower, class_names=names,
+            prompts=class_prompts(names),
+            metadata={"metrics": summary, "training": {**cfg, "log": log["log"]},
+                      "dataset_fingerprint": fingerprint})
+        summary["version"], summary["path"] = ref.version, str(ref.path)
+    print(json.dumps(summary), flush=True)
+    return summary
