@@ -17,7 +17,7 @@ from starlette.exceptions import HTTPException
 
 from service.cache.writebehind import RESPONSE_GATE, ResponseGate
 from service.core.metrics import Metrics
-from service.core.problems import MEDIA_TYPE, TYPE_BASE
+from service.core.problems import MEDIA_TYPE, TYPE_BASE, Problem, for_status
 
 
 class BodyTooLarge(HTTPException):
@@ -38,19 +38,21 @@ class BodyTimedOut(HTTPException):
         super().__init__(408, f"the request body did not arrive within {seconds:g} s")
 
 
-async def _send_problem(scope, send, status: int, slug: str, title: str, detail: str) -> None:
+async def _send_problem(scope, send, problem: Problem) -> None:
+    """A problem response sent by middleware (no app below to render it); closes the
+    connection, since the request body may not have been read."""
     body = json.dumps(
         {
-            "type": TYPE_BASE + slug,
-            "title": title,
-            "status": status,
-            "detail": detail,
+            "type": TYPE_BASE + problem.slug,
+            "title": problem.title,
+            "status": problem.status,
+            "detail": problem.detail,
             "instance": scope.get("path", ""),
         }
     ).encode()
     headers = [(b"content-type", MEDIA_TYPE.encode()), (b"content-length", str(len(body)).encode())]
     headers.append((b"connection", b"close"))
-    await send({"type": "http.response.start", "status": status, "headers": headers})
+    await send({"type": "http.response.start", "status": problem.status, "headers": headers})
     await send({"type": "http.response.body", "body": body})
 
 
@@ -66,8 +68,8 @@ class BodyLimitMiddleware:
             return await self.app(scope, receive, send)
         declared = dict(scope.get("headers", [])).get(b"content-length")
         if declared is not None and declared.isdigit() and int(declared) > self.limit:
-            return await _send_problem(scope, send, 413, "payload-too-large", "Payload too large",
-                                       f"request body exceeds the limit of {self.limit} bytes")
+            return await _send_problem(scope, send, for_status(
+                413, f"request body exceeds the limit of {self.limit} bytes"))
         seen, started, complete = 0, False, False
         deadline = time.monotonic() + self.timeout_s
 
@@ -98,12 +100,9 @@ class BodyLimitMiddleware:
             await self.app(scope, limited_receive, tracking_send)
         except (BodyTooLarge, BodyTimedOut) as exc:
             if not started:
-                slug, title = _SLUG_TITLE[exc.status_code]
-                await _send_problem(scope, send, exc.status_code, slug, title, exc.detail)
+                await _send_problem(scope, send, for_status(exc.status_code, exc.detail))
 
 
-_SLUG_TITLE = {413: ("payload-too-large", "Payload too large"),
-               408: ("request-timeout", "Request timeout")}  # fmt: skip
 CREDENTIAL_PARAM = re.compile(r"key|token|secret|passw|auth|bearer|signature", re.IGNORECASE)
 
 
@@ -136,11 +135,9 @@ class NoCredentialsInUrlMiddleware:
             query = scope["query_string"].decode("latin-1")
             names = [k for k, _ in parse_qsl(query, keep_blank_values=True)]
             if any(CREDENTIAL_PARAM.search(n) for n in names):
-                return await _send_problem(
-                    scope, send, 400, "credentials-in-url", "Credentials in URL",
-                    "API keys are accepted only in the Authorization header "
-                    "(Authorization: Bearer <key>), never in the query string",
-                )  # fmt: skip
+                return await _send_problem(scope, send, Problem(
+                    400, "credentials-in-url", "API keys are accepted only in the Authorization "
+                    "header (Authorization: Bearer <key>), never in the query string"))
         return await self.app(scope, receive, send)
 
 

@@ -90,14 +90,17 @@ async def _on_problem(request: Request, exc: Exception) -> JSONResponse:
     return problem_response(request, exc)
 
 
+def for_status(status: int, detail: str, headers: dict[str, str] | None = None) -> Problem:
+    """The problem for a plain HTTP status (framework errors, middleware refusals)."""
+    return Problem(status, _SLUGS.get(status, "http-error"), detail, headers=headers)
+
+
 async def _on_http(request: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, StarletteHTTPException)
-    slug = _SLUGS.get(exc.status_code, "http-error")
     detail = exc.detail if isinstance(exc.detail, str) else _TITLES.get(exc.status_code, "")
     if exc.status_code == 404 and detail == "Not Found":
         detail = f"no route matches {request.method} {request.url.path}"
-    headers = dict(exc.headers or {})
-    return problem_response(request, Problem(exc.status_code, slug, detail, headers=headers))
+    return problem_response(request, for_status(exc.status_code, detail, dict(exc.headers or {})))
 
 
 async def _on_validation(request: Request, exc: Exception) -> JSONResponse:

@@ -132,25 +132,23 @@ class Federation:
         for name, t in tensors.items():
             t = t.detach().to("cpu")
             out[name] = (t.half() if dtype == "fp16" else t.float()).contiguous()
-        meta = {
-            "format": WEIGHTS_FORMAT, "adapter_id": adapter_id, "artifact_version": self.version,
-            "adapter": self.config["adapter"], "logit_scale": self.classifier.scale,
-            "classes": self.class_names, "backbone": self.config.get("backbone", {}),
-            "logits": "logit_scale * cos(adapter(image_embedding), text_features)",
-        }  # fmt: skip
+        meta = {**self._description(adapter_id), "classes": self.class_names}
         return st_save(out, metadata={"tailor": json.dumps(meta, sort_keys=True)})
 
-    def config(self, adapter_id: str) -> dict[str, Any]:
-        """``config.json`` of an adapter: what :meth:`payload` holds, in the download's form."""
+    def _description(self, adapter_id: str) -> dict[str, Any]:
+        """How to run an adapter: the weights' ``tailor`` metadata and ``config.json``'s block."""
         return {
-            "architecture": "tailor-fedclip-adapter", "num_classes": len(self.class_names),
-            "label_names": self.class_names,
-            "tailor": {"kind": KIND, "format": WEIGHTS_FORMAT, "adapter_id": adapter_id,
-                       "artifact_version": self.version, "adapter": self.config["adapter"],
-                       "logit_scale": self.classifier.scale,
-                       "backbone": self.config.get("backbone", {}),
-                       "logits": "logit_scale * cos(adapter(image_embedding), text_features)"},
+            "format": WEIGHTS_FORMAT, "adapter_id": adapter_id, "artifact_version": self.version,
+            "adapter": self.config["adapter"], "logit_scale": self.classifier.scale,
+            "backbone": self.config.get("backbone", {}),
+            "logits": "logit_scale * cos(adapter(image_embedding), text_features)",
         }  # fmt: skip
+
+    def model_config(self, adapter_id: str) -> dict[str, Any]:
+        """``config.json`` of an adapter: what :meth:`payload` holds, in the download's form."""
+        return {"architecture": "tailor-fedclip-adapter", "num_classes": len(self.class_names),
+                "label_names": self.class_names,
+                "tailor": {"kind": KIND, **self._description(adapter_id)}}  # fmt: skip
 
     def method_accuracy(self, adapter_id: str) -> float | None:
         """Accuracy recorded by training: a client's personalised test accuracy; for ``global``
@@ -280,7 +278,7 @@ class FedClipKind(ModelKind):
         return self._serving(row).payload(served.adapter_id, adapter, dtype)
 
     def config(self, row: PersonalizedModel) -> dict[str, Any]:
-        return self._serving(row).config(row.recipe["adapter"])
+        return self._serving(row).model_config(row.recipe["adapter"])
 
     def public(self, row: PersonalizedModel) -> dict[str, Any]:
         """Training-time accuracy of the row's adapter, when its artifact is the deployed one."""

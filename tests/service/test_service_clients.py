@@ -170,6 +170,12 @@ def test_weights_download_runs_on_the_backbone_and_reproduces_predictions(fed, f
     with safe_open(str(path), "pt") as f:
         meta = json.loads(f.metadata()["tailor"])
     assert meta["classes"] == CLASSES and meta["adapter_id"] == "photo"
+    config = photo.get(f"/v1/models/{model['id']}/config").json()  # the same facts, config.json
+    assert config["label_names"] == CLASSES and config["num_classes"] == len(CLASSES)
+    assert {k: v for k, v in config["tailor"].items()
+            if k not in ("kind", "model_id", "weights_sha256")} == \
+        {k: v for k, v in meta.items() if k != "classes"}  # fmt: skip
+    assert config["tailor"]["model_id"] == model["id"] and config["tailor"]["kind"] == "fedclip"
     adapter = build_adapter(meta["adapter"])
     adapter.load_state_dict({k.removeprefix("adapter."): v for k, v in tensors.items()
                              if k.startswith("adapter.")})  # fmt: skip
