@@ -27,16 +27,9 @@ from typing import Any
 import numpy as np
 from scipy.optimize import linear_sum_assignment
 
+from model_store.domains import DOMAIN_DESCRIPTIONS
 from service.kinds.parsing import NUMERALS, negates, parse, singular_forms, words
 
-# What a style phrase is compared with when the catalogue describes no domains (artifacts from
-# before catalogues had ``domain_descriptions``: the same text as trainer/data/catalogue.py).
-DOMAIN_DESCRIPTIONS = {
-    "photo": "photographs and snapshots taken with a camera, real life pictures",
-    "art_painting": "paintings and artworks: oil paintings, watercolours, painted on canvas",
-    "cartoon": "cartoons, comics, comic strips and animated drawings",
-    "sketch": "sketches: pencil, charcoal and line drawings, doodles",
-}
 DOMAIN_MIN_SIMILARITY = 0.25
 
 

@@ -15,7 +15,8 @@ from typing import Any
 
 import numpy as np
 
-DOMAINS = ("photo", "art_painting", "cartoon", "sketch")
+from model_store.domains import DOMAIN_DESCRIPTIONS, DOMAINS
+
 GROUPS = ("digit", "clothing", "animal")
 
 _DIGITS = {
@@ -77,13 +78,6 @@ _ALIASES = {
     "elephant": ["pachyderm"],
     "horse": ["pony", "stallion", "mare", "foal", "colt"],
     "sheep": ["lamb", "ewe", "ram"],
-}
-# What each domain looks like in words (the resolver matches a request's style words to these).
-DOMAIN_DESCRIPTIONS = {
-    "photo": "photographs and snapshots taken with a camera, real life pictures",
-    "art_painting": "paintings and artworks: oil paintings, watercolours, painted on canvas",
-    "cartoon": "cartoons, comics, comic strips and animated drawings",
-    "sketch": "sketches: pencil, charcoal and line drawings, doodles",
 }
 
 # Frozen output of prototype_neighbours on the full sources (see module docstring).
