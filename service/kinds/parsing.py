@@ -4,7 +4,7 @@
 "3s", "ankle boots"]``, style words ``["sketches"]``. The instruction ("I need to tell apart"),
 filler ("the", "pictures of", "which one is") and counts ("the four digits") are dropped
 *before* matching, so they cannot stay glued to a class phrase; a mention under a negation
-("not horses", "anything but cats") is dropped and reported; an injection-like string (quotes,
+("not horses", "anything but cats") is dropped; an injection-like string (quotes,
 SQL, markup) is refused outright. Which class a mention means, and which domain the style words
 mean, is decided by the resolver (``service.kinds.resolution``) with the text encoder.
 """
@@ -53,18 +53,16 @@ FILLER = {
     "only", "also", "again", "too", "here", "there", "users", "user", "upload", "uploads", "sell",
     "run", "shop", "reader", "kid", "kids", "childrens", "children", "shows", "show", "showing",
     "featuring", "digit", "digits", "number", "numbers", "numeral", "numerals", "handwritten",
-    "knows", "know", "if", "question", "task", "classes", "class", "categories",
-    "versus", "vs", "from", "and", "or", "s",
+    "knows", "know", "if", "question", "task", "classes", "class", "categories", "s",
 }  # fmt: skip
 
 
 @dataclass
 class Parsed:
-    """A description, read: its class mentions (request order), style words, what was dropped."""
+    """A description, read: its class mentions (request order), style words, or why refused."""
 
     mentions: list[str]
     style: list[str] = field(default_factory=list)
-    negated: list[str] = field(default_factory=list)
     refused: str | None = None
 
 
@@ -95,16 +93,15 @@ def parse(text: str, names_a_class: Callable[[str], bool] | None = None) -> Pars
             style += [w for w in words(head) if w in STYLE_WORDS]
             text = rest
     text = _PRONOUN_ONE.sub(" ", _COUNT.sub(" ", text))
-    mentions, negated = [], []
+    mentions = []
     for chunk in _SEPARATORS.split(text):
         tokens = words(chunk)
-        if negates(tokens):
-            negated.append(" ".join(tokens))
+        if negates(tokens):  # "not horses": that class is not asked for
             continue
         style += [t for t in tokens if t in STYLE_WORDS]
         if kept := _content(chunk):
             mentions.append(kept)
-    return Parsed(mentions, style, negated)
+    return Parsed(mentions, style)
 
 
 def _content(text: str) -> str:
