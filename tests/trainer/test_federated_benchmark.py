@@ -59,6 +59,7 @@ def run(tmp_path_factory):
             "--methods",
             "fedclip",
             "fedclip_r4",
+            "fedavg",
             "fedprox",
             "--seeds",
             "0",
@@ -68,7 +69,9 @@ def run(tmp_path_factory):
             "1",
             "--dirichlet-alpha",
             "1.0",
-            "--select-lr",
+            "--select",
+            "--max-rounds",
+            "3",
         ]
     )
     return tmp, payload
@@ -78,12 +81,12 @@ def test_report_has_all_tables_and_every_task(run):
     tmp, payload = run
     rows = payload["rows"]
     assert {(r["method"], r["held_out"]) for r in rows} == {
-        (m, d) for m in ("fedclip", "fedclip_r4", "fedprox") for d in DOMAINS
+        (m, d) for m in ("fedclip", "fedclip_r4", "fedavg", "fedprox") for d in DOMAINS
     }
     for r in rows:
         assert r["held_out"] not in r["participants"] and len(r["participants"]) == 3
-        assert [x for x, _ in r["unseen_curve"]] == [0, 1, 2]
-        assert len(r["comm"]) == 2
+        assert [x for x, _ in r["unseen_curve"]] == list(range(r["rounds"] + 1))
+        assert len(r["comm"]) == r["rounds"] and 1 <= r["rounds"] <= 3
     report = (tmp / "out" / "report.md").read_text()
     for title in ("Table 1", "Table 2", "Table 3", "Communication per round"):
         assert title in report
@@ -92,13 +95,26 @@ def test_report_has_all_tables_and_every_task(run):
     assert saved["zero_shot"][0]["acc"].keys() == set(DOMAINS)
 
 
-def test_lr_selected_on_participants_val_from_the_grid(run):
+def test_settings_chosen_per_task_on_its_participants_val_only(run):
     _, payload = run
-    sel = payload["lr_selection"]
-    assert sel["fedclip"] in (3e-4, 1e-3, 3e-3) and sel["fedprox"] in (3e-5, 1e-4, 3e-4)
-    assert set(sel["_scores"]["fedclip_r4"]) == {3e-4, 1e-3, 3e-3}
-    assert sel["fedclip"] == max(sel["_scores"]["fedclip"], key=sel["_scores"]["fedclip"].get)
-    assert all(r["lr"] == sel[r["method"]] for r in payload["rows"])
+    sel = payload["selection"]
+    chosen, tried = sel["chosen"], sel["chosen"]["_tried"]
+    assert sel["grids"]["embed"] == [3e-4, 1e-3, 3e-3] and sel["grids"]["mu"] == [1e-3, 1e-2, 0.1]
+    for held in DOMAINS:
+        for method in ("fedclip", "fedclip_r4", "fedavg", "fedprox"):
+            cands = tried[f"{held}/{method}"]
+            assert len(cands) == 3  # the same number of candidates for every method
+            assert all(held not in c["participants"] for c in cands)
+            best = chosen[f"{held}/{method}"]
+            assert best["val"] == max(c["val"] for c in cands)
+            assert best["rounds"] == 1 + best["curve"].index(max(best["curve"]))
+        fedavg_lr = chosen[f"{held}/fedavg"]["lr"]
+        assert {c["lr"] for c in tried[f"{held}/fedprox"]} == {fedavg_lr}
+        assert {c["mu"] for c in tried[f"{held}/fedprox"]} == {1e-3, 1e-2, 0.1}
+    for r in payload["rows"]:
+        best = chosen[f"{r['held_out']}/{r['method']}"]
+        assert (r["lr"], r["mu"], r["rounds"]) == (best["lr"], best["mu"], best["rounds"])
+        assert set(r["personal_acc"]) == set(r["participants"])  # FedAvg + fine-tuning too
     assert not any(r.get("selection") for r in payload["rows"])
 
 

@@ -62,9 +62,12 @@ def _federated_parser() -> argparse.ArgumentParser:
     p.add_argument("--personal-epochs", type=int, default=5)
     p.add_argument("--dirichlet-alpha", type=float, default=0.5)
     p.add_argument("--no-deploy", action="store_true", help="skip the 4-client artifact run")
-    p.add_argument("--select-lr", action="store_true",
-                   help="pick each method's lr from {0.3, 1, 3} x its default on participants' "
-                        "val (seed 0, first task) before the benchmark")
+    p.add_argument("--select", "--select-lr", dest="select", action="store_true",
+                   help="choose lr (from {0.3, 1, 3} x its default), FedProx's mu and the number "
+                        "of rounds per task, on that task's participants' val splits (seed 0)")
+    p.add_argument("--max-rounds", type=int, default=12,
+                   help="with --select: rounds each candidate runs; the best round on val is kept")
+    p.add_argument("--mu-grid", type=float, nargs="+", default=[0.001, 0.01, 0.1])
     p.add_argument("--device", default=None)
     return p
 

@@ -27,8 +27,8 @@ import torch
 
 from model_store.adapters import adapter_logits
 from model_store.clip import ClipBackbone
-from trainer.federated.data import ClientSplit, FeatureCache, client_arrays, domain_clients
 from trainer.federated.foundation import pooled_prompts, text_features
+from trainer.federated.selection import candidates, chosen, record, resolve
 from trainer.federated.task import (
     ClientData,
     build_model,
@@ -37,18 +37,6 @@ from trainer.federated.task import (
 )
 
 METHODS = ("fedclip", "fedavg", "fedprox")
-
-
-def extract(backbone: ClipBackbone, cache: FeatureCache, images: np.ndarray, labels: np.ndarray,
-            splits: list[ClientSplit]) -> dict[str, list[ClientData]]:
-    """Per-client cached features: ``embed`` (adapter, zero-shot) and ``trunk`` (proj baselines)."""
-    out: dict[str, list[ClientData]] = {"embed": [], "trunk": []}
-    for s in splits:
-        imgs = images[s.all()]
-        for kind in out:
-            feats = cache.features(backbone, imgs, kind)
-            out[kind].append(ClientData(s.name, client_arrays(s, feats, labels)))
-    return out
 
 
 def shared_inputs(backbone: ClipBackbone, class_names: list[str]) -> dict[str, dict]:
@@ -85,58 +73,64 @@ def method_spec(method: str, scale: float, rank: int | None) -> tuple[str, dict[
 def make_job(method: str, participants: list[ClientData], unseen: ClientData | None,
              shared: dict[str, np.ndarray], spec: dict[str, Any], cfg: dict[str, Any],
              root: Path, meta: dict[str, Any]) -> dict[str, Any]:
-    """One federation as a ServerApp job; inputs are written only when its turn comes."""
+    """One federation as a ServerApp job; inputs are written only when its turn comes.
+
+    ``cfg`` values may be lazy (:func:`trainer.federated.selection.chosen`): they are read when
+    the job starts, after the selection jobs before it in the same simulation have finished.
+    """
     sink: dict[str, Any] = {"meta": meta}
 
     def prepare() -> dict[str, Any]:
-        lr = cfg["lr"]
-        if isinstance(lr, dict):  # a table filled by earlier selection jobs (see select_lr_jobs)
-            lr = lr[method]
-        sink["meta"]["lr"] = lr
+        job_cfg = resolve(cfg)
+        sink["meta"].update(lr=job_cfg["lr"], mu=job_cfg["mu"], rounds=job_cfg["rounds"])
         fed_dir = Path(tempfile.mkdtemp(prefix=f"{method}-", dir=root))
         save_federation_inputs(fed_dir, participants, spec, shared)
-        torch.manual_seed(int(cfg["seed"]))
+        torch.manual_seed(int(job_cfg["seed"]))
         init = build_model(str(fed_dir), participants[0].arrays["x_train"].shape[1])
-        job_cfg = {**cfg, "lr": lr, "method": "fedprox" if method == "fedprox" else "fedavg",
-                   "num_clients": len(participants), "fed-dir": str(fed_dir)}
+        job_cfg.update(method="fedprox" if method == "fedprox" else "fedavg",
+                       num_clients=len(participants), **{"fed-dir": str(fed_dir)})
         return {"cfg": job_cfg, "initial_state": init.exchanged(),
                 "evaluate_fn": unseen_evaluator(str(fed_dir), unseen, sink)}
 
     return {"prepare": prepare, "sink": sink}
 
 
-def lodo_jobs(features: dict[str, list[ClientData]], shared: dict[str, dict], scale: float,
+def task_jobs(task: str, participants: dict[str, list[ClientData]],
+              unseen: dict[str, ClientData] | None, shared: dict[str, dict], scale: float,
               cfg: dict[str, Any], methods: list[str], root: Path, seed: int,
-              lr_table: dict[str, float] | None = None, held_out: list[int] | None = None,
-              ) -> list[dict[str, Any]]:
-    """Jobs for every held-out domain x method of one seed (3 participants each).
+              table: dict[str, Any] | None = None) -> list[dict[str, Any]]:
+    """One federation per method on one task's participants, at the task's chosen settings.
 
-    ``lr_table`` (method -> lr), when given, is read when each job starts, so selection jobs
-    earlier in the same simulation can fill it.
+    Args:
+        task: The held-out domain (leave-one-out) or the name of a 4-client setting.
+        participants: Per feature kind (``embed``/``trunk``), the federating clients.
+        unseen: Per feature kind, the held-out client scored after every round (or ``None``).
+        table: Filled by :func:`selection_jobs` (lr, mu, rounds per task and method); ``None``
+            uses ``cfg``'s defaults. Every method is personalised afterwards (FedAvg + local
+            fine-tuning is the baseline for the personalised FedCLIP).
     """
     jobs = []
-    names = [c.name for c in features["embed"]]
-    for held in held_out if held_out is not None else range(len(names)):
-        for method in methods:
-            rank = int(method.split("_r")[1]) if "_r" in method else None
-            kind, spec = method_spec(method, scale, rank)
-            parts = [c for i, c in enumerate(features[kind]) if i != held]
-            lr = lr_table if lr_table is not None else \
-                cfg["lr_adapter" if kind == "embed" else "lr_proj"]
-            mcfg = {**cfg, "seed": seed, "lr": lr,
-                    "personal_epochs": cfg["personal_epochs"] if kind == "embed" else 0}
-            meta = {"seed": seed, "held_out": names[held], "method": method,
-                    "participants": [c.name for c in parts]}
-            jobs.append(make_job(method, parts, features[kind][held], shared[kind], spec, mcfg,
-                                 root, meta))
+    for method in methods:
+        rank = int(method.split("_r")[1]) if "_r" in method else None
+        kind, spec = method_spec(method, scale, rank)
+        default_lr = cfg["lr_adapter" if kind == "embed" else "lr_proj"]
+        mcfg = {**cfg, "seed": seed,
+                **{key: chosen(table, task, method, key, default)
+                   for key, default in (("lr", default_lr), ("mu", cfg["mu"]),
+                                        ("rounds", cfg["rounds"]))}}
+        meta = {"seed": seed, "held_out": task, "method": method,
+                "participants": [c.name for c in participants[kind]]}
+        jobs.append(make_job(method, participants[kind], unseen[kind] if unseen else None,
+                             shared[kind], spec, mcfg, root, meta))
     return jobs
 
 
-def seed_features(backbone: ClipBackbone, cache: FeatureCache, data: Any, domain_names: list[str],
-                  seed: int) -> dict[str, list[ClientData]]:
-    """Domain clients of one seed with their cached features."""
-    splits = domain_clients(np.asarray(data.domains), domain_names, seed)
-    return extract(backbone, cache, data.images, np.asarray(data.labels), splits)
+def lodo_tasks(features: dict[str, list[ClientData]]):
+    """``(held-out name, participants per kind, unseen per kind)`` for every domain."""
+    names = [c.name for c in features["embed"]]
+    for held, name in enumerate(names):
+        parts = {k: [c for i, c in enumerate(v) if i != held] for k, v in features.items()}
+        yield name, parts, {k: v[held] for k, v in features.items()}
 
 
 def summarize_job(job: dict[str, Any]) -> dict[str, Any]:
@@ -159,31 +153,28 @@ def summarize_job(job: dict[str, Any]) -> dict[str, Any]:
     return row
 
 
-def select_lr_jobs(features: dict[str, list[ClientData]], shared: dict[str, dict], scale: float,
-                   cfg: dict[str, Any], methods: list[str], root: Path,
-                   grids: dict[str, list[float]], lr_table: dict[str, float]
-                   ) -> list[dict[str, Any]]:
-    """Learning-rate selection on the participants' VALIDATION splits (seed 0, first task).
+def selection_jobs(task: str, participants: dict[str, list[ClientData]], shared: dict[str, dict],
+                   scale: float, cfg: dict[str, Any], methods: list[str], root: Path,
+                   grids: dict[str, list[float]], table: dict[str, Any]) -> list[dict[str, Any]]:
+    """Candidate federations of one task, scored on its participants' val (see ``selection``).
 
-    The held-out domain's data is never looked at: each candidate federates the three
-    participants of the first leave-one-out task and is scored by their mean val accuracy after
-    the last round; ``lr_table[method]`` ends up at the best candidate.
+    No candidate has an unseen client, so the held-out domain is never loaded; each records its
+    score in ``table`` when done. ``cfg["max_rounds"]`` is how long each candidate runs.
     """
-    scores: dict[str, dict[float, float]] = {m: {} for m in methods}
+    if "fedprox" in methods and "fedavg" not in methods:
+        raise ValueError("FedProx is tuned at FedAvg's chosen lr: select fedavg too")
     jobs = []
-    for method in methods:
-        kind = method_spec(method, scale, None)[0]
-        for lr in grids["embed" if kind == "embed" else "trunk"]:
-            (job,) = lodo_jobs(features, shared, scale, {**cfg, "personal_epochs": 0}, [method],
-                               root, seed=0, lr_table={method: lr}, held_out=[0])
-            job["sink"]["meta"]["selection"] = True
-
-            def done(j: dict[str, Any], m: str = method, r: float = lr) -> None:
-                last = j["sink"]["client_eval"][-1]
-                scores[m][r] = float(np.mean([v["val_acc"] for v in last.values()]))
-                lr_table[m] = max(scores[m], key=scores[m].get)
-
-            job["on_done"] = done
+    for method in sorted(methods, key=lambda m: m == "fedprox"):  # FedProx reads FedAvg's lr
+        rank = int(method.split("_r")[1]) if "_r" in method else None
+        kind, spec = method_spec(method, scale, rank)
+        for setting in candidates(method, grids):
+            lr = setting.get("lr") or chosen(table, task, setting.get("lr_from", ""), "lr", None)
+            mcfg = {**cfg, "seed": 0, "lr": lr, "mu": setting.get("mu", cfg["mu"]),
+                    "rounds": cfg["max_rounds"], "personal_epochs": 0}
+            meta = {"seed": 0, "held_out": task, "method": method, "selection": True,
+                    "participants": [c.name for c in participants[kind]]}
+            job = make_job(method, participants[kind], None, shared[kind], spec, mcfg, root, meta)
+            job["on_done"] = (lambda j, m=method, s=setting:
+                              record(table, task, m, s, j["sink"]))  # fmt: skip
             jobs.append(job)
-    lr_table["_scores"] = scores  # type: ignore[assignment]
     return jobs

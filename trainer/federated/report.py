@@ -66,7 +66,7 @@ def tables(rows: list[dict[str, Any]], zero: list[dict[str, Any]], domains: list
     out = _table("Table 1 — generalisation: accuracy on the unseen (held-out) domain",
                  all_methods, domains, lambda m, d: idx["unseen"].get((m, d), []))
     out += ["### Table 2 — personalisation: participants' test accuracy per task", ""]
-    pmethods = all_methods + [m + "+personal" for m in methods if m.startswith("fedclip")]
+    pmethods = all_methods + [m + "+personal" for m in methods]
     for held in domains:
         parts = [d for d in domains if d != held]
         out += _table(f"held out: {held}", pmethods, parts,
@@ -77,23 +77,44 @@ def tables(rows: list[dict[str, Any]], zero: list[dict[str, Any]], domains: list
 
 
 def comm_table(rows: list[dict[str, Any]], full_counts: dict[str, int]) -> str:
-    """Parameters and bytes exchanged per round, and the ratio to full-backbone FedAvg."""
+    """Parameters and bytes exchanged per round, as ratios three ways (issue 15).
+
+    "Fewer parameters than full fine-tuning" depends on what full means: both towers (the text
+    tower is frozen MiniLM here, most of the count), the image tower alone, or the projection-only
+    FedAvg that this benchmark actually trains; all three ratios are printed.
+    """
     per: dict[str, dict[str, Any]] = {}
     for r in rows:
         if r["comm"] and r["method"] not in per:
             c = r["comm"][0]
             per[r["method"]] = {"params": c["params_per_client"], "clients": c["clients"],
                                 "bytes_round": c["bytes_up"] + c["bytes_down"]}
+    proj = per.get("fedavg", {}).get("params")
     lines = ["### Communication per round", "",
              "| method | params per client per direction | bytes per round (all clients, up+down) "
-             "| full-backbone FedAvg / method |", "|---|---|---|---|"]
-    full = full_counts["both_towers"]
+             "| both towers / method | image tower / method | projection FedAvg / method |",
+             "|---|---|---|---|---|---|"]
     for m, c in per.items():
-        lines.append(f"| {m} | {c['params']:,} | {c['bytes_round']:,} | "
-                     f"{full / c['params']:.0f}× |")
+        ratios = [f"{full_counts[k] / c['params']:.1f}×" for k in ("both_towers", "image_tower")]
+        ratios.append(f"{proj / c['params']:.2f}×" if proj else "–")
+        lines.append(f"| {m} | {c['params']:,} | {c['bytes_round']:,} | " + " | ".join(ratios)
+                     + " |")
     for name, n in full_counts.items():
         lines.append(f"| full-backbone FedAvg ({name}, analytic, not trained) | {n:,} | "
-                     f"{2 * 3 * 4 * n:,} (fp32, 3 clients) | {full / n:.1f}× |")
+                     f"{2 * 3 * 4 * n:,} (fp32, 3 clients) | – | – | – |")
+    return "\n".join(lines + [""])
+
+
+def selection_table(chosen: dict[str, Any]) -> str:
+    """What each task chose on its participants' val: lr, mu, rounds and the val score."""
+    lines = ["### Settings chosen per task on the participants' validation splits", "",
+             "| task / method | lr | mu | rounds | val acc | candidates |",
+             "|---|---|---|---|---|---|"]
+    for key, c in chosen.items():
+        if not key.startswith("_"):
+            tried = len(chosen.get("_tried", {}).get(key, []))
+            lines.append(f"| {key} | {c['lr']:.3g} | {c['mu']:.3g} | {c['rounds']} | "
+                         f"{100 * c['val']:.1f} | {tried} |")
     return "\n".join(lines + [""])
 
 
@@ -136,6 +157,8 @@ def write_report(out_dir: Path, payload: dict[str, Any], domains: list[str],
           "```", json.dumps(payload["config"], indent=1, default=str), "```", "",
           tables(payload["rows"], payload["zero_shot"], domains, methods),
           comm_table(payload["rows"], payload["full_backbone_params"])]
+    if payload.get("selection", {}).get("chosen"):
+        md.append(selection_table(payload["selection"]["chosen"]))
     if payload.get("extra"):
         md += ["### Other settings", "", "```", json.dumps(payload["extra"], indent=1,
                                                          default=float), "```"]

@@ -23,12 +23,11 @@ from trainer.federated.data import (
     load_pacs,
 )
 from trainer.federated.experiment import (
-    lodo_jobs,
-    make_job,
-    method_spec,
-    select_lr_jobs,
+    lodo_tasks,
+    selection_jobs,
     shared_inputs,
     summarize_job,
+    task_jobs,
     zero_shot,
 )
 from trainer.federated.report import write_report
@@ -46,23 +45,17 @@ def _train_cfg(args: argparse.Namespace) -> dict[str, Any]:
     return {"rounds": args.rounds, "local_epochs": args.local_epochs,
             "batch_size": args.batch_size, "lr_adapter": args.lr_adapter,
             "lr_proj": args.lr_proj, "weight_decay": args.weight_decay, "mu": args.mu,
-            "weighting": args.weighting, "personal_epochs": args.personal_epochs}
+            "weighting": args.weighting, "personal_epochs": args.personal_epochs,
+            "max_rounds": args.max_rounds}
 
 
-def four_client_jobs(clients: dict[str, list[ClientData]], shared: dict, scale: float,
-                     cfg: dict[str, Any], root: Path, setting: str,
-                     lr_table: dict[str, Any] | None = None) -> list[dict[str, Any]]:
-    """FedCLIP (+ personalisation) and FedAvg over all 4 clients of a setting, no held-out."""
-    jobs = []
-    for method in ("fedclip", "fedavg"):
-        kind, spec = method_spec(method, scale, None)
-        lr = (lr_table or {}).get(method, cfg["lr_adapter" if kind == "embed" else "lr_proj"])
-        mcfg = {**cfg, "seed": 0, "lr": lr,
-                "personal_epochs": cfg["personal_epochs"] if kind == "embed" else 0}
-        meta = {"seed": 0, "held_out": setting, "method": method,
-                "participants": [c.name for c in clients[kind]]}
-        jobs.append(make_job(method, clients[kind], None, shared[kind], spec, mcfg, root, meta))
-    return jobs
+def _grids(args: argparse.Namespace) -> dict[str, list[float]] | None:
+    """Candidate values (``--select``): {0.3, 1, 3} x each default lr, and FedProx's mu grid."""
+    if not args.select:
+        return None
+    return {"embed": [float(f"{args.lr_adapter * f:.3g}") for f in (0.3, 1, 3)],
+            "trunk": [float(f"{args.lr_proj * f:.3g}") for f in (0.3, 1, 3)],
+            "mu": list(args.mu_grid)}
 
 
 def _save_adapters(args, job, backbone_src, shared, scale, class_names, payload) -> str:
@@ -92,19 +85,19 @@ def run_benchmark(args: argparse.Namespace) -> dict[str, Any]:
     scale, cfg = backbone.logit_scale, _train_cfg(args)
     root = Path(tempfile.mkdtemp(prefix="tailor-fed-"))
     zero, jobs = [], []
-    lr_table: dict[str, Any] | None = None
+    grids = _grids(args)
+    table: dict[str, Any] | None = {} if grids else None
     for seed in args.seeds:
         splits = domain_clients(np.asarray(data.domains), list(data.domain_names), seed)
         feats = _clients(splits, full, labels)
         zero.append({"seed": seed, "acc": zero_shot(feats["embed"], shared["embed"]["text"],
                                                     scale)})
-        if args.select_lr and lr_table is None:
-            lr_table = {}
-            grids = {"embed": [float(f"{args.lr_adapter * f:.3g}") for f in (0.3, 1, 3)],
-                     "trunk": [float(f"{args.lr_proj * f:.3g}") for f in (0.3, 1, 3)]}
-            jobs += select_lr_jobs(feats, shared, scale, cfg, list(args.methods), root, grids,
-                                   lr_table)
-        jobs += lodo_jobs(feats, shared, scale, cfg, list(args.methods), root, seed, lr_table)
+        for task, parts, unseen in lodo_tasks(feats):
+            if table is not None and seed == args.seeds[0]:  # chosen once per task
+                jobs += selection_jobs(task, parts, shared, scale, cfg, list(args.methods),
+                                       root, grids, table)
+            jobs += task_jobs(task, parts, unseen, shared, scale, cfg, list(args.methods), root,
+                              seed, table)
     t_feat = time.perf_counter() - t0
     sim_seconds = simulate(jobs, num_nodes=len(data.domain_names) - 1) if jobs else 0.0
     payload: dict[str, Any] = {
@@ -113,7 +106,7 @@ def run_benchmark(args: argparse.Namespace) -> dict[str, Any]:
                    "logit_scale": scale, "data": str(getattr(data, "fingerprint", "")),
                    "num_images": int(len(labels))},
         "rows": [summarize_job(j) for j in jobs if not j["sink"]["meta"].get("selection")],
-        "lr_selection": lr_table or {}, "zero_shot": zero,
+        "selection": {"grids": grids, "chosen": table or {}}, "zero_shot": zero,
         "full_backbone_params": {
             "both_towers": sum(p.numel() for p in backbone.model.parameters()),
             "image_tower": sum(p.numel() for p in backbone.model.visual.parameters())},
@@ -121,7 +114,7 @@ def run_benchmark(args: argparse.Namespace) -> dict[str, Any]:
         "feature_cache": {"hits": cache.hits, "misses": cache.misses}, "extra": {}}
     if not args.no_deploy:
         _deploy_and_dirichlet(args, data, full, labels, shared, scale, cfg, root, source,
-                              payload, lr_table)
+                              payload, grids)
     payload["seconds"]["total"] = time.perf_counter() - t0
     write_report(Path(args.out), payload, list(data.domain_names), list(args.methods))
     shutil.rmtree(root, ignore_errors=True)
@@ -129,18 +122,33 @@ def run_benchmark(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def _deploy_and_dirichlet(args, data, full, labels, shared, scale, cfg, root, source,
-                          payload, lr_table=None) -> None:
-    """4-client runs: the deployable federation of all domains, and Dirichlet label skew."""
-    dom = _clients(domain_clients(np.asarray(data.domains), list(data.domain_names), 0),
-                   full, labels)
-    skew = _clients(dirichlet_clients(labels, 4, args.dirichlet_alpha, seed=0), full, labels)
-    jobs = four_client_jobs(dom, shared, scale, cfg, root, "all-domains", lr_table)
-    jobs += four_client_jobs(skew, shared, scale, cfg, root, f"dirichlet-{args.dirichlet_alpha}",
-                             lr_table)
+                          payload, grids=None) -> None:
+    """4-client runs: the deployable federation of all domains, and Dirichlet label skew.
+
+    Each setting chooses its own settings on its 4 clients' val splits (as a leave-one-out task
+    does), FedCLIP and FedAvg only.
+    """
+    settings = {
+        "all-domains": domain_clients(np.asarray(data.domains), list(data.domain_names), 0),
+        f"dirichlet-{args.dirichlet_alpha}": dirichlet_clients(labels, 4, args.dirichlet_alpha,
+                                                               seed=0)}
+    table: dict[str, Any] | None = {} if grids else None
+    jobs: list[dict[str, Any]] = []
+    for name, splits in settings.items():
+        clients = _clients(splits, full, labels)
+        if table is not None:
+            jobs += selection_jobs(name, clients, shared, scale, cfg, ["fedclip", "fedavg"],
+                                   root, grids, table)
+        jobs += task_jobs(name, clients, None, shared, scale, cfg, ["fedclip", "fedavg"], root,
+                          0, table)
     payload["seconds"]["four_client_simulation"] = simulate(jobs, num_nodes=4)
+    done = [j for j in jobs if not j["sink"]["meta"].get("selection")]
     payload["extra"] = {
         "four_client_runs": [{k: v for k, v in summarize_job(j).items()
-                              if k not in ("unseen_curve", "comm")} for j in jobs],
-        "zero_shot_per_domain_seed0": zero_shot(dom["embed"], shared["embed"]["text"], scale)}
-    payload["fedclip_artifact"] = _save_adapters(args, jobs[0], source, shared, scale,
+                              if k not in ("unseen_curve", "comm")} for j in done],
+        "four_client_selection": table or {},
+        "zero_shot_per_domain_seed0": zero_shot(_clients(settings["all-domains"], full,
+                                                         labels)["embed"],
+                                                shared["embed"]["text"], scale)}
+    payload["fedclip_artifact"] = _save_adapters(args, done[0], source, shared, scale,
                                                  list(data.class_names), payload)
