@@ -34,8 +34,9 @@ import torch.nn.functional as F
 
 from model_store.device import pick_device
 from model_store.text import bundled_model_path
+from model_store.vit import VIT, encode_pre_projection, is_vit, project, reinit_vit, vit_vision_cfg
 
-IMAGE_TOWERS = ("efficientnet_lite0", "resnet18")
+IMAGE_TOWERS = ("efficientnet_lite0", "resnet18", VIT)
 MINILM_NAME = "all-MiniLM-L6-v2"
 CONFIG_FILE = "open_clip_config.json"
 WEIGHTS_FILE = "open_clip_model.safetensors"
@@ -55,15 +56,16 @@ def default_model_config(
     if image_tower not in IMAGE_TOWERS:
         raise ValueError(f"unknown image tower {image_tower!r}; expected one of {IMAGE_TOWERS}")
     text = text_path or bundled_model_path()
+    vision = vit_vision_cfg(image_size) if image_tower == VIT else {
+        "image_size": int(image_size),
+        "timm_model_name": image_tower,
+        "timm_model_pretrained": False,
+        "timm_pool": "avg",
+        "timm_proj": "linear",
+    }
     return {
         "embed_dim": int(embed_dim),
-        "vision_cfg": {
-            "image_size": int(image_size),
-            "timm_model_name": image_tower,
-            "timm_model_pretrained": False,
-            "timm_pool": "avg",
-            "timm_proj": "linear",
-        },
+        "vision_cfg": vision,
         "text_cfg": {
             "hf_model_name": text,
             "hf_tokenizer_name": text,
@@ -221,7 +223,8 @@ class ClipBackbone:
         for i in range(0, len(images), batch_size):
             x = self.preprocess(images[i : i + batch_size])
             if pre_projection:
-                out.append(self.model.visual.trunk(x))
+                visual = self.model.visual
+                out.append(encode_pre_projection(visual, x) if is_vit(visual) else visual.trunk(x))
             else:
                 out.append(F.normalize(self.model.encode_image(x), dim=-1))
         return torch.cat(out).float().cpu().numpy()
@@ -231,13 +234,22 @@ class ClipBackbone:
         """Normalised embeddings from cached pre-projection features (no second trunk pass).
 
         Only for towers whose head is the projection alone (timm ``avg`` pool + ``linear``
-        proj, Tailor's default); other towers raise so nobody gets silently wrong features.
+        proj, Tailor's default, or a native ViT's ``proj``); other towers raise so nobody gets
+        silently wrong features.
         """
-        head = getattr(self.model.visual, "head", None)
+        visual = self.model.visual
+        x = torch.from_numpy(trunk_features).to(self.device)
+        if is_vit(visual):
+            return F.normalize(project(visual, x), dim=-1).float().cpu().numpy()
+        head = getattr(visual, "head", None)
         if head is None or not hasattr(head, "proj"):
             raise ValueError("this image tower has no separable projection head")
-        x = torch.from_numpy(trunk_features).to(self.device)
         return F.normalize(head(x), dim=-1).float().cpu().numpy()
+
+    def image_projection(self) -> torch.Tensor:
+        """The image tower's projection as an ``nn.Linear`` weight (embed_dim, pre-proj dim)."""
+        visual = self.model.visual
+        return visual.proj.detach().T if is_vit(visual) else visual.head.proj.weight.detach()
 
     @torch.no_grad()
     def encode_text(self, texts: list[str], pre_projection: bool = False) -> np.ndarray:
@@ -275,18 +287,23 @@ def build_default_clip(
     device: Any = None,
     seed: int = 0,
 ) -> ClipBackbone:
-    """Tailor's unaligned default: ImageNet image trunk (Lite0) + pretrained MiniLM towers.
+    """Tailor's unaligned default: an image tower (ImageNet Lite0, or a from-scratch ResNet-18
+    or ViT) + the pretrained MiniLM text tower.
 
-    The randomly initialised parts (projections, a ResNet trunk) are re-drawn from ``seed``
-    after loading, so the same call rebuilds bit-identical weights (same fingerprint) anywhere.
+    The randomly initialised parts (projections, a ResNet or ViT tower) are re-drawn from
+    ``seed`` after loading, so the same call rebuilds bit-identical weights (same fingerprint)
+    anywhere.
     """
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     cfg = default_model_config(image_tower, embed_dim, image_size)
     model = _create(cfg, checkpoint=None, pretrained_text=True)
+    if image_tower == VIT:
+        reinit_vit(model.visual, seed)
     with torch.random.fork_rng(devices=[]):  # HF loading consumes the global RNG unevenly
         torch.manual_seed(seed)
-        trunk = [model.visual.trunk] if image_tower != "efficientnet_lite0" else []
-        for module in [*trunk, model.visual.head.proj, model.text.proj]:
+        visual = [] if image_tower == VIT else [model.visual.head.proj]
+        trunk = [model.visual.trunk] if image_tower == "resnet18" else []
+        for module in [*trunk, *visual, model.text.proj]:
             for m in module.modules():
                 if hasattr(m, "reset_parameters"):
                     m.reset_parameters()

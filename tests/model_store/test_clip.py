@@ -109,7 +109,7 @@ def test_fingerprint_changes_with_weights(backbone, bundle):
 
 def test_clear_errors(tmp_path, backbone):
     with pytest.raises(ValueError, match="unknown image tower"):
-        default_model_config("vit")
+        default_model_config("vit_huge")
     with pytest.raises(FileNotFoundError, match="missing open_clip_config.json"):
         load_clip(f"local-dir:{tmp_path}")
     with pytest.raises(FileNotFoundError, match="weights file not found"):

@@ -82,3 +82,20 @@ def test_foundation_main_trains_and_saves_an_open_clip_bundle(tmp_path):
     assert open_artifact(tmp_path / "store", "foundation").version == again["version"]
     newer = load_clip(f"local-dir:{open_artifact(tmp_path / 'store', 'foundation').path}")
     assert newer.fingerprint != bb.fingerprint  # training continued from the saved weights
+
+
+def test_vit_foundation_learns_the_public_shapes_and_continues_as_a_vit(tmp_path):
+    images, labels = _shapes(16)
+    npz = tmp_path / "public.npz"
+    np.savez(npz, images=images, labels=labels, class_names=np.array(["dash", "pipe", "box"]))
+    common = ["--public-npz", str(npz), "--store", str(tmp_path / "store"), "--device", "cpu",
+              "--batch-size", "16", "--val-fraction", "0.25"]
+    summary = foundation_main([*common, "--arch", "vit", "--embed-dim", "16", "--steps", "40",
+                               "--lr", "1e-3"])
+    art = open_artifact(tmp_path / "store", "foundation")
+    log = art.metadata["training"]["log"]
+    assert summary["image_tower"] == "vit" and art.config["image_tower"] == "vit"
+    assert log[-1]["loss"] < 0.8 * log[0]["loss"], log  # it learns, not just runs
+    again = foundation_main([*common, "--init", "latest", "--steps", "2"])
+    assert again["image_tower"] == "vit"
+    assert load_clip(f"local-dir:{art.path}").model_cfg["vision_cfg"]["width"] == 192

@@ -18,7 +18,10 @@ def _foundation_parser() -> argparse.ArgumentParser:
     p.add_argument("--store", default=os.environ.get("TAILOR_STORE_DIR", ".tailor/store"))
     p.add_argument("--public-npz", default=None)
     p.add_argument("--size", default="default", choices=("default", "tiny"))
-    p.add_argument("--image-tower", default="efficientnet_lite0", choices=IMAGE_TOWERS)
+    p.add_argument("--image-tower", "--arch", dest="image_tower", default="efficientnet_lite0",
+                   choices=IMAGE_TOWERS,
+                   help="image tower; 'vit' is open_clip's ViT (32x32, patch 4, width 192, "
+                        "6 blocks), trained from scratch")
     p.add_argument("--init", default=None,
                    help="continue from a foundation: 'latest', a version, or local-dir:/path")
     p.add_argument("--embed-dim", type=int, default=256)

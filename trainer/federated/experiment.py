@@ -46,7 +46,7 @@ def shared_inputs(backbone: ClipBackbone, class_names: list[str]) -> dict[str, d
     return {
         "embed": {"text": text_features(backbone, class_names).numpy()},
         "trunk": {"text": pooled.numpy(),
-                  "image_proj": model.visual.head.proj.weight.detach().cpu().numpy(),
+                  "image_proj": backbone.image_projection().cpu().numpy(),
                   "text_proj": model.text.proj.weight.detach().cpu().numpy()},
     }
 

@@ -168,7 +168,9 @@ def run_foundation(args: Any) -> dict[str, Any]:
         spec = args.init if args.init.startswith("local-dir:") or args.init == "latest" \
             else f"foundation:{args.init}"
         backbone, source = load_backbone(spec, args.store, args.device)
-        args.image_tower = backbone.model_cfg["vision_cfg"].get("timm_model_name", "custom")
+        vision = backbone.model_cfg["vision_cfg"]
+        args.image_tower = vision.get("timm_model_name") or ("vit" if "width" in vision
+                                                             else "custom")
     else:
         backbone = build_default_clip(args.image_tower, args.embed_dim, args.image_size,
                                       args.device)
