@@ -101,7 +101,8 @@ class AnytimeViT(nn.Module):
         if adapter_rank:  # drawn last, so a seed gives the same heads with or without PA
             for block in blocks:
                 block.mlp = ParallelAdapter(block.mlp, width, adapter_rank)
-        self.blocks_run = 0  # blocks computed by the last forward: the depth-budget audit
+        self.blocks_run = 0  # blocks computed by the last forward
+        self.deepest_run = 0  # the most blocks any forward computed: the depth-budget audit
 
     def trainable_names(self) -> list[str]:
         """Parameter names a client trains and exchanges (the frozen backbone's are absent)."""
@@ -127,6 +128,7 @@ class AnytimeViT(nn.Module):
         for depth, block in enumerate(self.visual.transformer.resblocks[:max_exit], start=1):
             z = block(z)
             self.blocks_run += 1
+            self.deepest_run = max(self.deepest_run, self.blocks_run)
             cls = z[:, 0]
             if self.method != "accumulator":
                 logits.append(self.heads[depth - 1](cls))

@@ -52,6 +52,7 @@ def _strategy_class(method: str) -> type[FedAvg]:
             self.sink["last_uploads"] = [
                 (r.content["arrays"].to_torch_state_dict(),
                  float(r.content["metrics"]["num-examples"])) for r in ok]
+            self.sink["train_metrics"] = [dict(r.content["metrics"]) for r in ok]
             self.sink["errors"] += [r.error.reason for r in replies if r.has_error()]
             return super().aggregate_train(server_round, replies)
 
@@ -92,7 +93,7 @@ def run_job(grid: Grid, cfg: dict[str, Any], initial_state: dict, sink: dict[str
         cfg: ``method`` (fedavg|fedprox), ``weighting`` (samples|uniform), ``rounds``,
             ``num_clients``, ``mu``, ``personal_epochs`` (0 skips personalisation), ``fed-dir``
             and the client train config (``lr``, ``local_epochs``, ``batch_size``,
-            ``weight_decay``, ``seed``).
+            ``weight_decay``, ``seed``; anytime clients also ``exit_mode``, ``personal_part``).
         initial_state: Starting values of the exchanged parameters.
         sink: Filled with ``rounds`` (accounting), ``last_uploads``, ``client_eval``,
             ``result`` (Flower's Result), ``global_state`` and ``personal``.
@@ -107,7 +108,8 @@ def run_job(grid: Grid, cfg: dict[str, Any], initial_state: dict, sink: dict[str
         weighted_by_key=WEIGHT_KEYS[cfg.get("weighting", "samples")],
         evaluate_metrics_aggr_fn=_per_client_aggr(sink), **kwargs)
     strategy.sink = sink
-    keys = ("lr", "local_epochs", "batch_size", "weight_decay", "seed", "fed-dir")
+    keys = ("lr", "local_epochs", "batch_size", "weight_decay", "seed", "fed-dir",
+            "exit_mode", "personal_part")  # the last two: anytime clients (trainer.anytime)
     train_cfg = ConfigRecord({k: cfg[k] for k in keys if k in cfg})
     eval_cfg = ConfigRecord({k: cfg[k] for k in ("fed-dir",) if k in cfg})
     result = strategy.start(grid=grid, initial_arrays=ArrayRecord(initial_state),

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import torch
+from flwr.clientapp import ClientApp
 from flwr.simulation import run_simulation
 
 from trainer.federated.client_app import make_client_app
@@ -74,14 +75,18 @@ def run_federation(fed_dir: Path, clients: list[ClientData], spec: dict[str, Any
     return sink
 
 
-def simulate(jobs: list[dict[str, Any]], num_nodes: int, num_cpus: int = 2) -> float:
+def simulate(jobs: list[dict[str, Any]], num_nodes: int, num_cpus: int = 2,
+             client_app: ClientApp | None = None) -> float:
     """Run ``jobs`` (see :func:`make_server_app`) in one Flower simulation; return seconds.
+
+    ``client_app`` defaults to FedCLIP's; the anytime trainer passes its own (the server side,
+    FedAvg with accounting, is the same for both).
 
     Raises:
         RuntimeError: A job did not finish (a client failed or timed out).
     """
     t0 = time.perf_counter()
-    run_simulation(server_app=make_server_app(jobs), client_app=make_client_app(),
+    run_simulation(server_app=make_server_app(jobs), client_app=client_app or make_client_app(),
                    num_supernodes=num_nodes, backend_name="ray",
                    backend_config=_ray_env(num_cpus))
     for job in jobs:

@@ -1,0 +1,116 @@
+"""Anytime federated learning in a real Flower simulation (Ray) with 4 multi-tier clients
+on a tiny ViT foundation: the aggregate, what travels, and the depth budgets."""
+
+from __future__ import annotations
+
+import copy
+
+import numpy as np
+import pytest
+import torch
+
+from model_store.clip import ClipBackbone, _create, _tokenizer, default_model_config
+from model_store.foundation import save_foundation
+from model_store.vit import reinit_vit, vit_vision_cfg
+from trainer.anytime.federation import run_anytime
+from trainer.anytime.task import build_model, exchanged, personal_params, train_local
+from trainer.federated.task import ClientData, client_seed, load_shared
+
+C, DEPTH = 3, 3
+SIZES = (30, 12, 20, 40)  # unequal: sample weighting differs from uniform
+TIERS = (1, 2, 3, 3)  # multi-tier: clients 0 and 1 may not run the deeper blocks
+
+
+def _tiny_foundation(store) -> str:
+    cfg = default_model_config("vit", embed_dim=8)
+    cfg["vision_cfg"] = vit_vision_cfg(16, width=32, layers=DEPTH, head_width=16)
+    model = _create(cfg, checkpoint=None)
+    reinit_vit(model.visual, seed=0)
+    backbone = ClipBackbone(model, cfg, _tokenizer(cfg, None), device="cpu")
+    ref = save_foundation(store, backbone, image_tower="vit", class_names=["a", "b", "c"],
+                          prompts=[["a"], ["b"], ["c"]], metadata={})
+    return f"local-dir:{ref.path}"
+
+
+def _client(i: int, n: int) -> ClientData:
+    rng = np.random.default_rng(50 + i)
+    arrays = {}
+    for split, m in (("train", n), ("val", 9), ("test", 9)):
+        y = rng.integers(0, C, m)
+        x = rng.normal(size=(m, 3, 16, 16)).astype(np.float32)
+        x[np.arange(m), y % 3, :8] += 1.5  # the class lights one channel's top half
+        arrays[f"x_{split}"], arrays[f"y_{split}"] = x, y.astype(np.int64)
+    return ClientData(f"c{i}", arrays)
+
+
+@pytest.fixture(scope="module")
+def federation(tmp_path_factory):
+    spec = {"foundation": _tiny_foundation(tmp_path_factory.mktemp("store")),
+            "method": "accumulator", "adapter_rank": 4, "num_classes": C}
+    cfg = {"method": "fedavg", "weighting": "samples", "rounds": 1, "lr": 3e-3,
+           "local_epochs": 1, "batch_size": 8, "weight_decay": 0.05, "seed": 5,
+           "exit_mode": "anytime", "personal_part": "client_token", "personal_epochs": 1}
+    clients = [_client(i, n) for i, n in enumerate(SIZES)]
+    fed_dir = tmp_path_factory.mktemp("fed")
+    sink = run_anytime(fed_dir, clients, list(TIERS), spec, cfg)
+    return str(fed_dir), clients, cfg, sink
+
+
+def test_aggregate_is_the_sample_weighted_mean_of_independent_local_updates(federation):
+    fed_dir, clients, cfg, sink = federation
+    torch.set_num_threads(1)  # as on the simulated clients
+    torch.manual_seed(cfg["seed"])
+    init = exchanged(build_model(fed_dir))
+    states = []
+    for c, tier in zip(clients, TIERS, strict=True):  # round 1, reproduced outside Flower
+        model = build_model(fed_dir)
+        model.load_state_dict(init, strict=False)
+        train_local(model, c, tier, {**cfg, "seed": client_seed(cfg["seed"], 1, c.num("train"))})
+        states.append(exchanged(model))
+    w = torch.tensor(SIZES, dtype=torch.float64) / sum(SIZES)
+    got = sink["global_state"]
+    assert set(got) == set(init)
+    for k in got:
+        expected = sum(wi * s[k].double() for wi, s in zip(w, states, strict=True))
+        torch.testing.assert_close(got[k].double(), expected, atol=2e-5, rtol=1e-4)
+    uniform = sum(s["head.3.weight"].double() for s in states) / len(states)
+    assert not torch.allclose(got["head.3.weight"].double(), uniform, atol=1e-4)
+    moved = [k for k in got if not torch.allclose(got[k], init[k], atol=1e-6)]
+    assert "accumulator.client_token" in moved and "head.3.weight" in moved
+
+
+def test_only_the_accumulator_head_and_adapters_travel(federation):
+    fed_dir, _, _, sink = federation
+    names = set(sink["global_state"])
+    assert {n.split(".")[0] for n in names} == {"accumulator", "head", "visual"}
+    assert all(".mlp.down." in n or ".mlp.up." in n for n in names if n.startswith("visual."))
+    full = sum(p.numel() for p in build_model(fed_dir).parameters())
+    (rnd,) = sink["rounds"]
+    assert rnd["params_per_client"] == sum(v.numel() for v in sink["global_state"].values())
+    assert rnd["params_per_client"] < full
+
+
+def test_multi_tier_clients_never_compute_past_their_depth(federation):
+    _, _, _, sink = federation
+    for m in sink["train_metrics"]:
+        assert 1 <= m["deepest_block"] <= TIERS[int(m["partition-id"])], m
+    for pid, m in sink["client_eval"][-1].items():
+        exits = sorted(int(k.removeprefix("test_acc_exit")) for k, v in m.items()
+                       if "test_acc_exit" in k and not np.isnan(v))
+        assert exits == list(range(1, TIERS[pid] + 1)) and m["deepest_block"] == TIERS[pid]
+
+
+def test_personalisation_tunes_only_the_client_token_and_never_loses_on_val(federation):
+    fed_dir, _, _, sink = federation
+    assert set(sink["personal"]) == set(range(4))
+    for pid, p in sink["personal"].items():
+        glob = sink["client_eval"][-1][pid]
+        glob_val = np.mean([glob[f"val_acc_exit{e}"] for e in range(1, TIERS[pid] + 1)])
+        assert p["metrics"]["val_acc"] >= glob_val - 1e-9
+        changed = [k for k in p["state"]
+                   if not torch.equal(p["state"][k], sink["global_state"][k])]
+        assert set(changed) <= {"accumulator.client_token"}
+    model = build_model(fed_dir)
+    assert personal_params(model, "client_token") == [model.accumulator.client_token]
+    assert load_shared(fed_dir)[0]["tiers"] == list(TIERS)
+    assert copy.deepcopy(model).depth == DEPTH

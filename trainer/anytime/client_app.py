@@ -1,0 +1,87 @@
+"""Flower ClientApp of anytime federated learning: local rounds, per-exit evaluation,
+personalisation. Thin, as FedCLIP's (:mod:`trainer.federated.client_app`): the ML is in
+:mod:`trainer.anytime.task`; a node finds its data and depth budget by ``partition-id``.
+
+A client never runs past its budget ``L_i``: training draws exits from ``1..L_i`` and
+evaluation scores exits ``1..L_i`` only (what the multi-tier test counts).
+"""
+
+from __future__ import annotations
+
+import torch
+from flwr.app import ArrayRecord, ConfigRecord, Context, Message, MetricRecord, RecordDict
+from flwr.clientapp import ClientApp
+
+from trainer.anytime.task import build_model, exchanged, exit_accuracies, load, personalize
+from trainer.anytime.task import train_local as train_anytime
+from trainer.federated.task import client_seed
+
+
+def _setup(msg: Message, context: Context, fed_dir: str | None):
+    """This node's data, budget, and a model holding the server's weights."""
+    torch.set_num_threads(1)  # several simulated clients share a small machine
+    cfg = msg.content.config_records.get("config", {})
+    fed_dir = str(cfg.get("fed-dir") or fed_dir or context.node_config.get("fed-dir")
+                  or context.run_config["fed-dir"])
+    pid = int(context.node_config["partition-id"])
+    data, tier = load(fed_dir, pid)
+    model = build_model(fed_dir)
+    model.load_state_dict(msg.content["arrays"].to_torch_state_dict(), strict=False)
+    return data, tier, model, pid
+
+
+def _count_round(context: Context) -> int:
+    rec = context.state.config_records.get("client", ConfigRecord({"rounds": 0}))
+    rec["rounds"] = int(rec["rounds"]) + 1
+    context.state["client"] = rec
+    return int(rec["rounds"])
+
+
+def _reply(msg: Message, model, metrics: dict) -> Message:
+    content = RecordDict({"arrays": ArrayRecord(exchanged(model)),
+                          "metrics": MetricRecord(metrics)})
+    return Message(content=content, reply_to=msg)
+
+
+def make_client_app(fed_dir: str | None = None) -> ClientApp:
+    """The ClientApp; ``fed_dir`` overrides the run config's ``fed-dir``."""
+    app = ClientApp()
+
+    @app.train()
+    def train(msg: Message, context: Context) -> Message:
+        """One FedAvg round within this client's depth budget."""
+        data, tier, model, _ = _setup(msg, context, fed_dir)
+        cfg = dict(msg.content["config"])
+        cfg["seed"] = client_seed(cfg.get("seed", 0), _count_round(context), data.num("train"))
+        loss = train_anytime(model, data, tier, cfg)
+        return _reply(msg, model, {"num-examples": data.num("train"), "unit": 1,
+                                   "train_loss": loss, "deepest_block": model.deepest_run,
+                                   "partition-id": int(context.node_config["partition-id"])})
+
+    @app.train("personalize")
+    def train_personalize(msg: Message, context: Context) -> Message:
+        """Fine-tune locally (client token or all), select the epoch on val, keep it."""
+        data, tier, model, pid = _setup(msg, context, fed_dir)
+        best = personalize(model, data, tier, dict(msg.content["config"]))
+        context.state["personal"] = ArrayRecord(best["state"])
+        return _reply(msg, model, {"num-examples": data.num("train"), "unit": 1,
+                                   "best_epoch": best["epoch"], "val_acc": best["val_acc"],
+                                   "test_acc": best["test_acc"], "partition-id": pid})
+
+    @app.evaluate()
+    def evaluate(msg: Message, context: Context) -> Message:
+        """Per-exit val/test accuracy of the global weights, exits 1..L_i only."""
+        data, tier, model, pid = _setup(msg, context, fed_dir)
+        metrics = {"num-examples": data.num("test"), "unit": 1, "partition-id": pid,
+                   "tier": tier}
+        for split in ("val", "test"):  # every client sends the same keys (Flower requires it):
+            accs = exit_accuracies(model, *data.split(split), tier)  # NaN = beyond the budget
+            for e in range(1, model.depth + 1):
+                metrics[f"{split}_acc_exit{e}"] = accs[e - 1] if e <= tier else float("nan")
+        metrics["deepest_block"] = model.deepest_run
+        return Message(content=RecordDict({"metrics": MetricRecord(metrics)}), reply_to=msg)
+
+    return app
+
+
+app = make_client_app()

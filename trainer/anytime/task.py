@@ -1,0 +1,157 @@
+"""Model, data and local train/evaluate of anytime federated learning (Accumulator paper §4.3).
+
+Every client holds preprocessed images (``x_<split>`` float32 (n, 3, H, W), ``y_<split>``) in
+``<fed_dir>/client_<i>.npz`` (written by :func:`trainer.federated.task.save_federation_inputs`,
+the same layout as FedCLIP's federations) and a depth budget ``tiers[i]`` in ``spec.json``.
+Unlike FedCLIP nothing can be cached past the patch embedding: the Accumulator rewrites the
+CLS token that every later block reads, so each step runs the frozen blocks up to its exit.
+
+Exit schedules (``exit_mode`` in the train config; paper §4.3 and §5):
+- ``last``: every step trains the client's deepest exit ``L_i`` (conventional FL when
+  ``L_i = L``, scheme (a) of multi-tier FL otherwise);
+- ``anytime``: every step trains one exit drawn uniformly from ``1..L_i`` (scheme (b)).
+"""
+
+from __future__ import annotations
+
+import copy
+import functools
+from typing import Any
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+
+from model_store.adapters import make_optimizer
+from model_store.anytime import AnytimeViT
+from trainer.federated.task import ClientData, load_client, load_shared
+
+EXIT_MODES = ("last", "anytime")
+PERSONAL_PARTS = ("client_token", "all")
+
+
+@functools.lru_cache(maxsize=2)
+def _frozen_visual(bundle: str) -> torch.nn.Module:
+    """The foundation's image tower, loaded once per process (copied per model).
+
+    Loading runs under a forked RNG: open_clip draws random weights before the checkpoint
+    overwrites them, and whether that happened (a cache miss) must not change the draws of
+    the model built next.
+    """
+    from model_store.clip import load_clip
+
+    with torch.random.fork_rng(devices=[]):
+        return load_clip(bundle, device="cpu").model.visual
+
+
+def build_model(fed_dir: str) -> AnytimeViT:
+    """The federation's model: frozen foundation ViT + this method's exits, freshly drawn
+    from the global torch RNG (the server overwrites every exchanged weight)."""
+    spec, _ = load_shared(fed_dir)
+    visual = copy.deepcopy(_frozen_visual(spec["foundation"]))
+    return AnytimeViT(visual, int(spec["num_classes"]), spec["method"],
+                      int(spec.get("adapter_rank", 0)))
+
+
+def exchanged(model: AnytimeViT) -> dict[str, torch.Tensor]:
+    """What a round sends: every trainable tensor (never the frozen backbone's)."""
+    names = set(model.trainable_names())
+    return {k: v.detach().clone() for k, v in model.named_parameters() if k in names}
+
+
+def client_tier(fed_dir: str, index: int) -> int:
+    """Client ``index``'s depth budget ``L_i`` (the deepest block it may run)."""
+    return int(load_shared(fed_dir)[0]["tiers"][index])
+
+
+def load(fed_dir: str, index: int) -> tuple[ClientData, int]:
+    """A client's data and depth budget."""
+    return load_client(fed_dir, index), client_tier(fed_dir, index)
+
+
+def train_local(model: AnytimeViT, data: ClientData, tier: int, cfg: dict[str, Any],
+                params: list[torch.nn.Parameter] | None = None) -> float:
+    """Local epochs of AdamW on the trainable parts, one exit per step (see ``exit_mode``).
+
+    Returns:
+        Mean training loss of the last epoch.
+    """
+    mode = str(cfg.get("exit_mode", "last"))
+    if mode not in EXIT_MODES:
+        raise ValueError(f"exit_mode must be one of {EXIT_MODES}, got {mode!r}")
+    x, y = data.split("train")
+    seed = int(cfg.get("seed", 0))
+    gen, rng = torch.Generator().manual_seed(seed), np.random.default_rng(seed)
+    params = params if params is not None else [p for p in model.parameters() if p.requires_grad]
+    opt = make_optimizer(params, lr=float(cfg["lr"]),
+                         weight_decay=float(cfg.get("weight_decay", 0.05)))
+    bs, last = int(cfg.get("batch_size", 32)), 0.0
+    model.train()
+    for _ in range(int(cfg.get("local_epochs", 1))):
+        perm, total = torch.randperm(len(y), generator=gen), 0.0
+        for start in range(0, len(y), bs):
+            idx = perm[start:start + bs]
+            exit_ = tier if mode == "last" else int(rng.integers(1, tier + 1))
+            loss = F.cross_entropy(model(x[idx], exit_), y[idx])
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            total += float(loss.detach()) * len(idx)
+        last = total / max(len(y), 1)
+    return last
+
+
+@torch.no_grad()
+def exit_accuracies(model: AnytimeViT, x: torch.Tensor, y: torch.Tensor, max_exit: int,
+                    batch_size: int = 256) -> list[float]:
+    """Top-1 accuracy at every exit ``1..max_exit`` (one pass per batch; NaN when empty)."""
+    if len(y) == 0:
+        return [float("nan")] * max_exit
+    model.eval()
+    hits = torch.zeros(max_exit)
+    for start in range(0, len(y), batch_size):
+        logits = model.forward_exits(x[start:start + batch_size], max_exit)
+        hits += torch.tensor([float((lg.argmax(1) == y[start:start + batch_size]).sum())
+                              for lg in logits])
+    return (hits / len(y)).tolist()
+
+
+def score(model: AnytimeViT, data: ClientData, tier: int, split: str, mode: str) -> float:
+    """The number a client selects on: accuracy at ``L_i`` (``last``) or the mean over its
+    exits ``1..L_i`` (``anytime``)."""
+    accs = exit_accuracies(model, *data.split(split), tier)
+    return float(np.mean(accs)) if mode == "anytime" else accs[-1]
+
+
+def personal_params(model: AnytimeViT, part: str) -> list[torch.nn.Parameter]:
+    """Parameters personalisation tunes: the client token only, or every trainable part."""
+    if part not in PERSONAL_PARTS:
+        raise ValueError(f"personal part must be one of {PERSONAL_PARTS}, got {part!r}")
+    if part == "client_token":
+        if model.method != "accumulator":
+            raise ValueError("only the Accumulator has a client token to personalise")
+        return [model.accumulator.client_token]
+    return [p for p in model.parameters() if p.requires_grad]
+
+
+def personalize(model: AnytimeViT, data: ClientData, tier: int,
+                cfg: dict[str, Any]) -> dict[str, Any]:
+    """Fine-tune locally for ``personal_epochs``; keep the epoch best on the client's val.
+
+    Epoch 0 (the global model) is a candidate, so validation can only improve; test may not,
+    and the report shows both.
+    """
+    mode, part = str(cfg.get("exit_mode", "last")), str(cfg.get("personal_part", "all"))
+    params = personal_params(model, part)
+    best = {"epoch": 0, "val_acc": score(model, data, tier, "val", mode),
+            "state": exchanged(model)}
+    step_cfg = {**cfg, "local_epochs": 1}
+    for epoch in range(1, int(cfg.get("personal_epochs", 5)) + 1):
+        step_cfg["seed"] = int(cfg.get("seed", 0)) * 1000 + epoch
+        train_local(model, data, tier, step_cfg, params)
+        val = score(model, data, tier, "val", mode)
+        if val > best["val_acc"]:
+            best = {"epoch": epoch, "val_acc": val, "state": exchanged(model)}
+    model.load_state_dict(best["state"], strict=False)
+    best["test_acc"] = score(model, data, tier, "test", mode)
+    return best
