@@ -166,16 +166,21 @@ TINY_CLIP_CONFIG: dict[str, Any] = {
 }  # fmt: skip
 
 
-def make_tiny_foundation(store: str | os.PathLike[str], seed: int = 0) -> tuple[ArtifactRef, Any]:
-    """Write a random-init tiny CLIP as a ``foundation`` artifact; returns it and the backbone."""
+def make_tiny_foundation(store: str | os.PathLike[str], seed: int = 0,
+                         layers: int = 1) -> tuple[ArtifactRef, Any]:
+    """Write a random-init tiny CLIP as a ``foundation`` artifact; returns it and the backbone.
+
+    ``layers``: ViT blocks (the anytime tests want several exits).
+    """
     from model_store.artifacts import write_artifact
     from model_store.clip import ClipBackbone, _create, _tokenizer, bundle_files
 
+    cfg = {**TINY_CLIP_CONFIG, "vision_cfg": {**TINY_CLIP_CONFIG["vision_cfg"], "layers": layers}}
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(seed)
-        model = _create(TINY_CLIP_CONFIG, checkpoint=None)
-    tokenizer = _tokenizer(TINY_CLIP_CONFIG, None)
-    backbone = ClipBackbone(model, TINY_CLIP_CONFIG, tokenizer, device="cpu")
+        model = _create(cfg, checkpoint=None)
+    tokenizer = _tokenizer(cfg, None)
+    backbone = ClipBackbone(model, cfg, tokenizer, device="cpu")
     tensors, json_files = bundle_files(backbone)
     ref = write_artifact(store, FOUNDATION, tensors=tensors, json_files=json_files,
                          config={"image_tower": "tiny-vit", "random_init": True})  # fmt: skip

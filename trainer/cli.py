@@ -81,6 +81,14 @@ def federated(ctx: typer.Context) -> None:
     federated_main(list(ctx.args))
 
 
+@train_app.command("anytime", **_PASSTHROUGH)
+def anytime(ctx: typer.Context) -> None:
+    """Run the anytime federated benchmark (Accumulator + baselines, ViT; see `--help`)."""
+    from trainer.anytime.cli import anytime_main
+
+    anytime_main(list(ctx.args))
+
+
 @train_app.command("federated-prepare", **_PASSTHROUGH)
 def federated_prepare(ctx: typer.Context) -> None:
     """Write per-machine folders for a Flower SuperLink/SuperNode deployment (see `--help`)."""

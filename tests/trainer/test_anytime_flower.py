@@ -9,9 +9,7 @@ import numpy as np
 import pytest
 import torch
 
-from model_store.clip import ClipBackbone, _create, _tokenizer, default_model_config
-from model_store.foundation import save_foundation
-from model_store.vit import reinit_vit, vit_vision_cfg
+from model_store.testing import make_tiny_foundation
 from trainer.anytime.federation import run_anytime
 from trainer.anytime.task import build_model, exchanged, personal_params, train_local
 from trainer.federated.task import ClientData, client_seed, load_shared
@@ -22,13 +20,7 @@ TIERS = (1, 2, 3, 3)  # multi-tier: clients 0 and 1 may not run the deeper block
 
 
 def _tiny_foundation(store) -> str:
-    cfg = default_model_config("vit", embed_dim=8)
-    cfg["vision_cfg"] = vit_vision_cfg(16, width=32, layers=DEPTH, head_width=16)
-    model = _create(cfg, checkpoint=None)
-    reinit_vit(model.visual, seed=0)
-    backbone = ClipBackbone(model, cfg, _tokenizer(cfg, None), device="cpu")
-    ref = save_foundation(store, backbone, image_tower="vit", class_names=["a", "b", "c"],
-                          prompts=[["a"], ["b"], ["c"]], metadata={})
+    ref, _ = make_tiny_foundation(store, layers=DEPTH)
     return f"local-dir:{ref.path}"
 
 
@@ -37,8 +29,8 @@ def _client(i: int, n: int) -> ClientData:
     arrays = {}
     for split, m in (("train", n), ("val", 9), ("test", 9)):
         y = rng.integers(0, C, m)
-        x = rng.normal(size=(m, 3, 16, 16)).astype(np.float32)
-        x[np.arange(m), y % 3, :8] += 1.5  # the class lights one channel's top half
+        x = rng.normal(size=(m, 3, 32, 32)).astype(np.float32)
+        x[np.arange(m), y % 3, :16] += 1.5  # the class lights one channel's top half
         arrays[f"x_{split}"], arrays[f"y_{split}"] = x, y.astype(np.int64)
     return ClientData(f"c{i}", arrays)
 

@@ -89,22 +89,25 @@ def run_job(grid: Grid, cfg: dict[str, Any], initial_state: dict, sink: dict[str
     """Run one federation (one method on one client set) on the connected nodes.
 
     Args:
-        grid: Flower grid of connected nodes (all of them take part).
+        grid: Flower grid of connected nodes.
         cfg: ``method`` (fedavg|fedprox), ``weighting`` (samples|uniform), ``rounds``,
-            ``num_clients``, ``mu``, ``personal_epochs`` (0 skips personalisation), ``fed-dir``
-            and the client train config (``lr``, ``local_epochs``, ``batch_size``,
-            ``weight_decay``, ``seed``; anytime clients also ``exit_mode``, ``personal_part``).
+            ``num_clients``, ``fraction_train`` (partial participation: the share of clients
+            Flower samples per round, default 1), ``mu``, ``personal_epochs`` (0 skips
+            personalisation), ``fed-dir`` and the client train config (``lr``,
+            ``local_epochs``, ``batch_size``, ``weight_decay``, ``seed``; anytime clients also
+            ``exit_mode``, ``personal_part``).
         initial_state: Starting values of the exchanged parameters.
         sink: Filled with ``rounds`` (accounting), ``last_uploads``, ``client_eval``,
             ``result`` (Flower's Result), ``global_state`` and ``personal``.
         evaluate_fn: Server-side evaluation per round (the unseen client's test split).
     """
     sink.update(rounds=[], last_uploads=[], client_eval=[], errors=[], personal={})
-    n = int(cfg["num_clients"])
+    n, frac = int(cfg["num_clients"]), float(cfg.get("fraction_train", 1.0))
     kwargs: dict[str, Any] = {"proximal_mu": float(cfg["mu"])} if cfg["method"] == "fedprox" \
         else {}
     strategy = _strategy_class(cfg["method"])(
-        min_train_nodes=n, min_evaluate_nodes=n, min_available_nodes=n,
+        fraction_train=frac, min_train_nodes=max(1, int(frac * n)),
+        min_evaluate_nodes=n, min_available_nodes=n,
         weighted_by_key=WEIGHT_KEYS[cfg.get("weighting", "samples")],
         evaluate_metrics_aggr_fn=_per_client_aggr(sink), **kwargs)
     strategy.sink = sink

@@ -1,0 +1,69 @@
+"""`tailor train anytime` end to end on a tiny ViT foundation and a tiny PACS-shaped set:
+the same clients for every method, multi-tier budgets, FLOPs per exit, and the report."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from model_store.testing import make_tiny_foundation
+from trainer.anytime.cli import anytime_main
+from trainer.anytime.experiment import subsample, tiers_for
+
+C, DEPTH = 3, 3
+
+
+@pytest.fixture(scope="module")
+def run(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("anytime")
+    ref, _ = make_tiny_foundation(tmp / "store", layers=DEPTH)
+    rng = np.random.default_rng(0)
+    labels = np.repeat(np.arange(C), 24)
+    images = rng.integers(0, 60, (len(labels), 32, 32, 3)).astype(np.uint8)
+    images[np.arange(len(labels)), :16, :, labels] = 220  # the class lights one channel
+    np.savez(tmp / "pacs.npz", images=images, labels=labels, domains=np.zeros_like(labels),
+             class_names=np.array(["r", "g", "b"]), domain_names=np.array(["photo"]))
+    payload = anytime_main([
+        "--pacs-npz", str(tmp / "pacs.npz"), "--backbone", f"local-dir:{ref.path}",
+        "--out", str(tmp / "out"), "--methods", "accumulator", "lw_linear",
+        "--settings", "conventional", "multitier", "--seeds", "0", "--per-class", "20",
+        "--num-clients", "3", "--fraction", "0.67", "--rounds", "2", "--batch-size", "16",
+        "--lr", "3e-3", "--personal-epochs", "1"])
+    return tmp / "out", payload
+
+
+def test_report_json_and_plots_are_written(run):
+    out, payload = run
+    assert {"report.md", "results.json", "conventional.png", "multitier.png"} <= {
+        p.name for p in out.iterdir()}
+    assert json.loads((out / "results.json").read_text())["rows"] == payload["rows"]
+    report = (out / "report.md").read_text()
+    assert "| accumulator |" in report and "| lw_linear |" in report
+    assert len(payload["rows"]) == 4
+    for row in payload["rows"]:
+        assert 0.0 <= row["headline"] <= 1.0 and len(row["exit_acc"]) == DEPTH
+        assert row["clients_per_round"] == 2  # partial participation: 2 of 3 per round
+
+
+def test_budgets_exchange_and_flops(run):
+    _, payload = run
+    rows = {(r["method"], r["setting"]): r for r in payload["rows"]}
+    assert rows[("accumulator", "multitier")]["tiers"] == tiers_for("multitier", 3, DEPTH)
+    assert rows[("accumulator", "conventional")]["tiers"] == [DEPTH] * 3
+    assert rows[("lw_linear", "conventional")]["params_per_round"] == DEPTH * (32 * C + C)
+    assert rows[("accumulator", "conventional")]["params_per_round"] < payload["full_params"]
+    for flops in payload["flops"].values():
+        assert all(b > a for a, b in zip(flops, flops[1:], strict=False))  # deeper costs more
+    multitier = rows[("accumulator", "multitier")]
+    assert not np.isnan(multitier["exit_acc"][-1])  # one client reaches the last exit
+
+
+def test_tiers_and_subsample_helpers():
+    assert tiers_for("multitier", 5, 6) == [2, 4, 6, 2, 4]
+    assert tiers_for("anytime", 2, 6) == [6, 6]
+    labels = np.repeat(np.arange(4), [5, 9, 2, 30])
+    idx = subsample(labels, 4, seed=1)
+    assert np.bincount(labels[idx]).tolist() == [4, 4, 2, 4]
+    assert idx.tolist() == subsample(labels, 4, seed=1).tolist()

@@ -1,0 +1,51 @@
+"""``tailor train anytime``: argument parsing only; the work is in
+:func:`trainer.anytime.experiment.run_benchmark`."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shlex
+import sys
+from typing import Any
+
+from trainer.anytime.experiment import METHODS, SETTINGS, run_benchmark
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="tailor train anytime",
+                                description="Anytime federated benchmark (Accumulator + "
+                                            "baselines) on a ViT foundation, on Flower.")
+    p.add_argument("--data-dir", default=os.environ.get("TAILOR_DATA_DIR", ".tailor/data"))
+    p.add_argument("--store", default=os.environ.get("TAILOR_STORE_DIR", ".tailor/store"))
+    p.add_argument("--out", default="benchmarks/results/anytime")
+    p.add_argument("--pacs-npz", default=None)
+    p.add_argument("--size", default="default", choices=("default", "tiny"))
+    p.add_argument("--backbone", default="latest",
+                   help="a ViT foundation: 'latest', foundation:<version> or local-dir:/path")
+    p.add_argument("--methods", nargs="+", default=list(METHODS), choices=list(METHODS))
+    p.add_argument("--settings", nargs="+", default=list(SETTINGS), choices=list(SETTINGS))
+    p.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
+    p.add_argument("--per-class", type=int, default=60,
+                   help="images per class drawn from Tailor-PACS (a CPU budget)")
+    p.add_argument("--num-clients", type=int, default=8)
+    p.add_argument("--alpha", type=float, default=1.0, help="Dirichlet label skew")
+    p.add_argument("--fraction", type=float, default=0.5, help="clients sampled per round")
+    p.add_argument("--rounds", type=int, default=10)
+    p.add_argument("--local-epochs", type=int, default=1)
+    p.add_argument("--batch-size", type=int, default=32)
+    p.add_argument("--lr", type=float, default=1e-3)
+    p.add_argument("--lr-finetune", type=float, default=1e-4)
+    p.add_argument("--weight-decay", type=float, default=0.05)
+    p.add_argument("--adapter-rank", type=int, default=16)
+    p.add_argument("--personal-epochs", type=int, default=5)
+    p.add_argument("--num-cpus", type=int, default=2)
+    return p
+
+
+def anytime_main(argv: list[str] | None = None) -> dict[str, Any]:
+    """Run the benchmark and write ``report.md``, ``results.json`` and PNGs under ``--out``."""
+    argv = sys.argv[1:] if argv is None else list(argv)
+    args = _parser().parse_args(argv)
+    args.command = "tailor train anytime " + shlex.join(argv)
+    return run_benchmark(args)

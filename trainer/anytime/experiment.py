@@ -1,0 +1,174 @@
+"""The anytime benchmark (Accumulator paper §5): methods x settings x seeds on Tailor-PACS.
+
+Clients: Tailor-PACS (all four domains pooled) subsampled to ``per_class`` images per class,
+shared out by Dirichlet(``alpha``) label skew over ``num_clients`` clients, each split 60/20/20
+(``trainer.federated.data.dirichlet_clients``, the split FedCLIP's Dirichlet run uses). Every
+method of a seed sees the same clients, splits and test sets.
+
+Settings (paper §5.2): ``conventional`` (everyone trains and is scored at the last exit),
+``anytime`` (a random exit per step; scored at every exit) and ``multitier`` (client ``i`` may
+run ``tiers[i]`` blocks, assigned round-robin at partition time; scored at its own exits).
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+
+from trainer.anytime.federation import client_images, run_anytime
+from trainer.federated.data import dirichlet_clients
+
+#: benchmark name -> (model_store.anytime method, uses parallel adapters)
+METHODS = {
+    "accumulator": ("accumulator", False), "accumulator_pa": ("accumulator", True),
+    "lw_linear": ("linear", False), "lw_linear_pa": ("linear", True),
+    "lw_mlp": ("mlp", False), "lw_mlp_pa": ("mlp", True), "finetune": ("finetune", False),
+}
+SETTINGS = {"conventional": "last", "anytime": "anytime", "multitier": "anytime"}
+
+
+def tiers_for(setting: str, num_clients: int, depth: int) -> list[int]:
+    """Depth budgets: all ``depth`` except in ``multitier`` (thirds of the depth, round-robin)."""
+    if setting != "multitier":
+        return [depth] * num_clients
+    levels = sorted({max(1, math.ceil(depth * k / 3)) for k in (1, 2, 3)})
+    return [levels[i % len(levels)] for i in range(num_clients)]
+
+
+def subsample(labels: np.ndarray, per_class: int, seed: int) -> np.ndarray:
+    """Indices of ``per_class`` images of every class (all of a class if it has fewer)."""
+    rng = np.random.default_rng(10_000 + seed)
+    keep = [rng.permutation(np.flatnonzero(labels == c))[:per_class] for c in np.unique(labels)]
+    return np.sort(np.concatenate(keep))
+
+
+def make_clients(backbone: Any, data: Any, args: Any, seed: int) -> list:
+    """The seed's clients (preprocessed images), identical for every method and setting."""
+    idx = subsample(np.asarray(data.labels), args.per_class, seed)
+    images, labels = np.asarray(data.images)[idx], np.asarray(data.labels)[idx]
+    splits = dirichlet_clients(labels, args.num_clients, args.alpha, seed, min_size=10)
+    return [client_images(backbone, images, labels, s) for s in splits]
+
+
+def job_config(method: str, setting: str, seed: int, args: Any) -> dict[str, Any]:
+    """Server + client config of one federation (same budget for every method)."""
+    lr = args.lr_finetune if method == "finetune" else args.lr
+    part = "client_token" if method.startswith("accumulator") else "all"
+    return {"method": "fedavg", "weighting": "samples", "rounds": args.rounds, "lr": lr,
+            "local_epochs": args.local_epochs, "batch_size": args.batch_size,
+            "weight_decay": args.weight_decay, "seed": seed, "fraction_train": args.fraction,
+            "exit_mode": SETTINGS[setting], "personal_part": part,
+            "personal_epochs": args.personal_epochs}
+
+
+def run_one(fed_dir: Path, clients: list, depth: int, foundation: str, num_classes: int,
+            method: str, setting: str, seed: int, args: Any) -> dict[str, Any]:
+    """Federate one (method, setting, seed) and summarise it."""
+    kind, pa = METHODS[method]
+    spec = {"foundation": foundation, "method": kind, "num_classes": num_classes,
+            "adapter_rank": args.adapter_rank if pa else 0}
+    tiers = tiers_for(setting, len(clients), depth)
+    sink = run_anytime(fed_dir, clients, tiers, spec,
+                       job_config(method, setting, seed, args), num_cpus=args.num_cpus)
+    return summarize(sink, clients, tiers, depth, method, setting, seed)
+
+
+def _weighted(values: list[float], weights: list[int]) -> float:
+    ok = [(v, w) for v, w in zip(values, weights, strict=True) if not math.isnan(v)]
+    return float(sum(v * w for v, w in ok) / max(1, sum(w for _, w in ok))) if ok else math.nan
+
+
+def summarize(sink: dict[str, Any], clients: list, tiers: list[int], depth: int, method: str,
+              setting: str, seed: int) -> dict[str, Any]:
+    """Per-exit test accuracy (test-size weighted over the clients that reach the exit), the
+    setting's headline number, and each client's personalisation gain."""
+    final = sink["client_eval"][-1]
+    sizes = [c.num("test") for c in clients]
+    per_client = [[final[i][f"test_acc_exit{e}"] for e in range(1, depth + 1)]
+                  for i in range(len(clients))]
+    exit_acc = [_weighted([pc[e] for pc in per_client], sizes) for e in range(depth)]
+    own = [float(np.nanmean(pc[:t])) if SETTINGS[setting] == "anytime" else pc[t - 1]
+           for pc, t in zip(per_client, tiers, strict=True)]
+    personal = {i: sink["personal"][i]["metrics"]["test_acc"] for i in sink["personal"]}
+    headline = {"conventional": exit_acc[-1], "anytime": float(np.nanmean(exit_acc)),
+                "multitier": _weighted(own, sizes)}[setting]
+    rounds = sink["rounds"]
+    return {"method": method, "setting": setting, "seed": seed, "tiers": tiers,
+            "headline": headline, "exit_acc": exit_acc, "client_global": own,
+            "client_personal": [personal.get(i, math.nan) for i in range(len(clients))],
+            "params_per_round": rounds[0]["params_per_client"],
+            "bytes_up_per_round": float(np.mean([r["bytes_up"] for r in rounds])),
+            "clients_per_round": rounds[0]["clients"], "seconds": round(sink["seconds"], 1)}
+
+
+def exit_flops(model: torch.nn.Module, image_size: int) -> list[int]:
+    """FLOPs of one image's forward to each exit, counted by torch's FlopCounterMode."""
+    from torch.utils.flop_counter import FlopCounterMode
+
+    x = torch.zeros(1, 3, image_size, image_size)
+    out = []
+    for e in range(1, model.depth + 1):
+        with FlopCounterMode(display=False) as counter, torch.no_grad():
+            model(x, e)
+        out.append(int(counter.get_total_flops()))
+    return out
+
+
+def run_benchmark(args: Any) -> dict[str, Any]:
+    """Every (seed, setting, method) federation; writes the report under ``args.out``."""
+    import copy
+    import tempfile
+    import time
+
+    from tqdm import tqdm
+
+    from model_store.anytime import AnytimeViT
+    from model_store.artifacts import open_artifact
+    from model_store.kinds import FOUNDATION
+    from trainer.anytime.report import write_report
+    from trainer.federated.data import load_backbone, load_pacs
+
+    t0 = time.perf_counter()
+    backbone, source = load_backbone(args.backbone, args.store, "cpu")
+    foundation = args.backbone
+    if "version" in source:
+        foundation = f"local-dir:{open_artifact(args.store, FOUNDATION, source['version']).path}"
+    data = load_pacs(args)
+    depth = len(backbone.model.visual.transformer.resblocks)
+    num_classes = len(data.class_names)
+    flops = {m: exit_flops(AnytimeViT(copy.deepcopy(backbone.model.visual), num_classes, k,
+                                      args.adapter_rank if pa else 0), backbone.image_size)
+             for m, (k, pa) in METHODS.items() if m in args.methods}
+    full = sum(p.numel() for p in backbone.model.visual.parameters())
+    rows, plan = [], [(s, st, m) for s in args.seeds for st in args.settings for m in args.methods]
+    with tempfile.TemporaryDirectory() as tmp, tqdm(total=len(plan), desc="federations") as bar:
+        clients: dict[int, list] = {}
+        for seed, setting, method in plan:
+            if seed not in clients:
+                clients = {seed: make_clients(backbone, data, args, seed)}
+            bar.set_postfix_str(f"seed {seed} {setting} {method}")
+            fed_dir = Path(tmp) / f"{seed}-{setting}-{method}"
+            rows.append(run_one(fed_dir, clients[seed], depth, foundation, num_classes,
+                                method, setting, seed, args))
+            bar.update()
+    payload = {"command": getattr(args, "command", "tailor train anytime"),
+               "foundation": source, "methods": args.methods, "settings": args.settings,
+               "protocol": protocol_text(args), "flops": flops, "full_params": full,
+               "rows": rows, "seconds": time.perf_counter() - t0}
+    write_report(Path(args.out), payload)
+    return payload
+
+
+def protocol_text(args: Any) -> str:
+    """One paragraph of what every method got (the same for all)."""
+    return (f"{args.num_clients} clients, Dirichlet alpha={args.alpha} over "
+            f"{args.per_class} images/class, split 60/20/20; {args.fraction:.0%} of clients per "
+            f"round; {args.rounds} rounds x {args.local_epochs} local epochs, batch "
+            f"{args.batch_size}; lr {args.lr} (finetune {args.lr_finetune}); PA rank "
+            f"{args.adapter_rank}; personalisation {args.personal_epochs} epochs (client token "
+            f"for the Accumulator, everything trainable otherwise), epoch chosen on val; "
+            f"seeds {args.seeds}.")

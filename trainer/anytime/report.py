@@ -1,0 +1,114 @@
+"""Write the anytime benchmark's report: the paper's Tables 1-2 rows, multi-tier, exchange,
+personalisation per client, and accuracy-vs-exit / vs-FLOPs curves (PNG)."""
+
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+
+def _ms(values: list[float]) -> str:
+    v = [x for x in values if not np.isnan(x)]
+    if not v:
+        return "–"
+    return f"{100 * np.mean(v):.1f} ± {100 * np.std(v):.1f}" if len(v) > 1 else f"{100 * v[0]:.1f}"
+
+
+def _by(rows: list[dict[str, Any]]) -> dict[tuple[str, str], list[dict[str, Any]]]:
+    out: dict = defaultdict(list)
+    for r in rows:
+        out[(r["method"], r["setting"])].append(r)
+    return out
+
+
+def headline_table(rows: list[dict[str, Any]], methods: list[str], settings: list[str],
+                   full_params: int) -> list[str]:
+    """Mean ± std over seeds of each setting's headline number, plus what a round exchanges."""
+    groups = _by(rows)
+    head = ["| method | " + " | ".join(settings) + " | params / round | vs full FT |",
+            "|---" * (len(settings) + 3) + "|"]
+    for m in methods:
+        cells = [_ms([r["headline"] for r in groups[(m, s)]]) for s in settings]
+        params = next((r["params_per_round"] for s in settings for r in groups[(m, s)]), 0)
+        head.append(f"| {m} | " + " | ".join(cells)
+                    + f" | {params:,} | {100 * params / full_params:.1f} % |")
+    return head
+
+
+def exit_table(rows: list[dict[str, Any]], methods: list[str], setting: str) -> list[str]:
+    """Test accuracy at every exit (mean ± std over seeds) in one setting."""
+    groups = _by(rows)
+    depth = max(len(r["exit_acc"]) for r in rows)
+    lines = ["| method | " + " | ".join(f"exit {e}" for e in range(1, depth + 1)) + " |",
+             "|---" * (depth + 1) + "|"]
+    for m in methods:
+        runs = groups[(m, setting)]
+        if runs:
+            cells = [_ms([r["exit_acc"][e] for r in runs]) for e in range(depth)]
+            lines.append(f"| {m} | " + " | ".join(cells) + " |")
+    return lines
+
+
+def personal_table(rows: list[dict[str, Any]], methods: list[str], setting: str) -> list[str]:
+    """Personalised minus global test accuracy per client, over seeds: mean, min, share >= 0."""
+    groups = _by(rows)
+    lines = ["| method | mean gain | worst client | clients not worse |", "|---|---|---|---|"]
+    for m in methods:
+        gains = [p - g for r in groups[(m, setting)]
+                 for g, p in zip(r["client_global"], r["client_personal"], strict=True)
+                 if not (np.isnan(g) or np.isnan(p))]
+        if gains:
+            lines.append(f"| {m} | {100 * np.mean(gains):+.1f} | {100 * min(gains):+.1f} | "
+                         f"{sum(g >= 0 for g in gains)}/{len(gains)} |")
+    return lines
+
+
+def plot_exits(rows: list[dict[str, Any]], methods: list[str], setting: str,
+               flops: dict[str, list[int]], path: Path) -> None:
+    """Accuracy vs exit and vs GFLOPs per image, one line per method (mean over seeds)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    groups = _by(rows)
+    fig, axes = plt.subplots(1, 2, figsize=(11, 4))
+    for m in methods:
+        runs = groups[(m, setting)]
+        if not runs:
+            continue
+        acc = 100 * np.nanmean([r["exit_acc"] for r in runs], axis=0)
+        exits = np.arange(1, len(acc) + 1)
+        axes[0].plot(exits, acc, marker="o", label=m)
+        axes[1].plot(np.asarray(flops[m]) / 1e9, acc, marker="o", label=m)
+    axes[0].set(xlabel="exit (blocks run)", ylabel="test accuracy (%)", title=setting)
+    axes[1].set(xlabel="GFLOPs per image", ylabel="test accuracy (%)", title=setting)
+    axes[0].legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
+def write_report(out: Path, payload: dict[str, Any]) -> None:
+    """``results.json``, ``report.md`` and one PNG per setting under ``out``."""
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "results.json").write_text(json.dumps(payload, indent=1))
+    rows, methods, settings = payload["rows"], payload["methods"], payload["settings"]
+    lines = ["# Anytime federated learning on Tailor-PACS (Accumulator paper §5)", "",
+             f"Command: `{payload['command']}`", "",
+             f"Foundation `{payload['foundation']}`; {payload['protocol']}", "",
+             "## Headline per setting (test accuracy, mean ± std over seeds)", "",
+             "conventional: last exit; anytime: mean over exits; multitier: each client at "
+             "its own exits.", "",
+             *headline_table(rows, methods, settings, payload["full_params"]), ""]
+    for s in settings:
+        lines += [f"## Accuracy at every exit — {s}", "", *exit_table(rows, methods, s), "",
+                  f"![{s}]({s}.png)", "", f"## Personalisation gain per client — {s}", "",
+                  *personal_table(rows, methods, s), ""]
+        plot_exits(rows, methods, s, payload["flops"], out / f"{s}.png")
+    lines += ["## Wall time", "", f"{payload['seconds']:.0f} s in total.", ""]
+    (out / "report.md").write_text("\n".join(lines))
