@@ -41,6 +41,7 @@ def test_report_json_and_plots_are_written(run):
     assert json.loads((out / "results.json").read_text())["rows"] == payload["rows"]
     report = (out / "report.md").read_text()
     assert "| accumulator |" in report and "| lw_linear |" in report
+    assert "zero-shot test accuracy" in report and 0 <= payload["zero_shot"][0] <= 1
     assert len(payload["rows"]) == 4
     for row in payload["rows"]:
         assert 0.0 <= row["headline"] <= 1.0 and len(row["exit_acc"]) == DEPTH

@@ -105,6 +105,24 @@ def summarize(sink: dict[str, Any], clients: list, tiers: list[int], depth: int,
             "clients_per_round": rounds[0]["clients"], "seconds": round(sink["seconds"], 1)}
 
 
+@torch.no_grad()
+def zero_shot(backbone: Any, clients: list, class_names: list[str]) -> float:
+    """The foundation's own zero-shot test accuracy over the clients (the control every
+    trained exit should beat): CLIP image embeddings against the class prompts."""
+    from trainer.federated.foundation import class_prompts
+
+    prompts = class_prompts(list(class_names))
+    flat = torch.from_numpy(backbone.encode_text([p for ps in prompts for p in ps]))
+    text = torch.nn.functional.normalize(flat.view(len(prompts), -1, flat.shape[1]).mean(1), dim=-1)
+    hits = total = 0
+    for c in clients:
+        x, y = c.split("test")
+        img = torch.nn.functional.normalize(backbone.model.encode_image(x), dim=-1)
+        hits += int(((img @ text.T).argmax(1) == y).sum())
+        total += len(y)
+    return hits / max(1, total)
+
+
 def exit_flops(model: torch.nn.Module, image_size: int) -> list[int]:
     """FLOPs of one image's forward to each exit, counted by torch's FlopCounterMode."""
     from torch.utils.flop_counter import FlopCounterMode
@@ -147,9 +165,11 @@ def run_benchmark(args: Any) -> dict[str, Any]:
     rows, plan = [], [(s, st, m) for s in args.seeds for st in args.settings for m in args.methods]
     with tempfile.TemporaryDirectory() as tmp, tqdm(total=len(plan), desc="federations") as bar:
         clients: dict[int, list] = {}
+        zero: dict[int, float] = {}
         for seed, setting, method in plan:
             if seed not in clients:
                 clients = {seed: make_clients(backbone, data, args, seed)}
+                zero[seed] = zero_shot(backbone, clients[seed], data.class_names)
             bar.set_postfix_str(f"seed {seed} {setting} {method}")
             fed_dir = Path(tmp) / f"{seed}-{setting}-{method}"
             rows.append(run_one(fed_dir, clients[seed], depth, foundation, num_classes,
@@ -158,7 +178,7 @@ def run_benchmark(args: Any) -> dict[str, Any]:
     payload = {"command": getattr(args, "command", "tailor train anytime"),
                "foundation": source, "methods": args.methods, "settings": args.settings,
                "protocol": protocol_text(args), "flops": flops, "full_params": full,
-               "rows": rows, "seconds": time.perf_counter() - t0}
+               "rows": rows, "zero_shot": zero, "seconds": time.perf_counter() - t0}
     write_report(Path(args.out), payload)
     return payload
 

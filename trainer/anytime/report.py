@@ -104,7 +104,9 @@ def write_report(out: Path, payload: dict[str, Any]) -> None:
              "## Headline per setting (test accuracy, mean ± std over seeds)", "",
              "conventional: last exit; anytime: mean over exits; multitier: each client at "
              "its own exits.", "",
-             *headline_table(rows, methods, settings, payload["full_params"]), ""]
+             *headline_table(rows, methods, settings, payload["full_params"]), "",
+             "Control: the frozen foundation's zero-shot test accuracy over the same clients "
+             f"(CLIP prompts, no training): {_ms(list(payload['zero_shot'].values()))} %.", ""]
     for s in settings:
         lines += [f"## Accuracy at every exit — {s}", "", *exit_table(rows, methods, s), "",
                   f"![{s}]({s}.png)", "", f"## Personalisation gain per client — {s}", "",
