@@ -102,8 +102,8 @@ def write_report(out: Path, payload: dict[str, Any]) -> None:
              f"Command: `{payload['command']}`", "",
              f"Foundation `{payload['foundation']}`; {payload['protocol']}", "",
              "## Headline per setting (test accuracy, mean ± std over seeds)", "",
-             "conventional: last exit; anytime: mean over exits; multitier: each client at "
-             "its own exits.", "",
+             "conventional: last exit; anytime: mean over exits; multitier: each client at its "
+             "own exit (its depth budget).", "",
              *headline_table(rows, methods, settings, payload["full_params"]), "",
              "Control: the frozen foundation's zero-shot test accuracy over the same clients "
              f"(CLIP prompts, no training): {_ms(list(payload['zero_shot'].values()))} %.", ""]
