@@ -28,21 +28,33 @@ def run(tmp_path_factory):
     payload = anytime_main([
         "--pacs-npz", str(tmp / "pacs.npz"), "--backbone", f"local-dir:{ref.path}",
         "--out", str(tmp / "out"), "--methods", "accumulator", "lw_linear",
-        "--settings", "conventional", "multitier", "--seeds", "0", "--per-class", "20",
+        "--settings", "multitier", "--seeds", "0", "--per-class", "20",
         "--num-clients", "3", "--fraction", "0.67", "--rounds", "2", "--batch-size", "16",
-        "--lr", "3e-3", "--personal-epochs", "1"])
+        "--lr", "3e-3", "--personal-epochs", "1", "--select"])
     return tmp / "out", payload
 
 
 def test_report_json_and_plots_are_written(run):
     out, payload = run
-    assert {"report.md", "results.json", "conventional.png", "multitier.png"} <= {
+    assert {"report.md", "results.json", "multitier.png"} <= {
         p.name for p in out.iterdir()}
     assert json.loads((out / "results.json").read_text())["rows"] == payload["rows"]
     report = (out / "report.md").read_text()
     assert "| accumulator |" in report and "| lw_linear |" in report
     assert "zero-shot test accuracy" in report and 0 <= payload["zero_shot"][0] <= 1
-    assert len(payload["rows"]) == 4
+
+
+def test_lr_chosen_on_validation_only_and_used(run):
+    _, payload = run
+    sel = payload["selection"]
+    assert set(sel) == {"multitier/accumulator", "multitier/lw_linear"}
+    for key, choice in sel.items():
+        assert len(choice["val"]) == 3
+        assert choice["val"][f"{choice['lr']:.1e}"] == max(choice["val"].values())
+        setting, method = key.split("/")
+        (row,) = [r for r in payload["rows"] if (r["setting"], r["method"]) == (setting, method)]
+        assert row["lr"] == choice["lr"]
+    assert len(payload["rows"]) == 2
     for row in payload["rows"]:
         assert 0.0 <= row["headline"] <= 1.0 and len(row["exit_acc"]) == DEPTH
         assert row["clients_per_round"] == 2  # partial participation: 2 of 3 per round
@@ -52,9 +64,8 @@ def test_budgets_exchange_and_flops(run):
     _, payload = run
     rows = {(r["method"], r["setting"]): r for r in payload["rows"]}
     assert rows[("accumulator", "multitier")]["tiers"] == tiers_for("multitier", 3, DEPTH)
-    assert rows[("accumulator", "conventional")]["tiers"] == [DEPTH] * 3
-    assert rows[("lw_linear", "conventional")]["params_per_round"] == DEPTH * (32 * C + C)
-    assert rows[("accumulator", "conventional")]["params_per_round"] < payload["full_params"]
+    assert rows[("lw_linear", "multitier")]["params_per_round"] == DEPTH * (32 * C + C)
+    assert rows[("accumulator", "multitier")]["params_per_round"] < payload["full_params"]
     for flops in payload["flops"].values():
         assert all(b > a for a, b in zip(flops, flops[1:], strict=False))  # deeper costs more
     multitier = rows[("accumulator", "multitier")]

@@ -39,6 +39,9 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--weight-decay", type=float, default=0.05)
     p.add_argument("--adapter-rank", type=int, default=16)
     p.add_argument("--personal-epochs", type=int, default=5)
+    p.add_argument("--select", action="store_true",
+                   help="choose each method's lr per setting from {0.3, 1, 3} x its default on "
+                        "the clients' validation splits (first seed), then run every seed")
     p.add_argument("--num-cpus", type=int, default=2)
     return p
 

@@ -55,9 +55,15 @@ def make_clients(backbone: Any, data: Any, args: Any, seed: int) -> list:
     return [client_images(backbone, images, labels, s) for s in splits]
 
 
-def job_config(method: str, setting: str, seed: int, args: Any) -> dict[str, Any]:
+def default_lr(method: str, args: Any) -> float:
+    """The method's lr before selection (``--lr``; ``--lr-finetune`` for full fine-tuning)."""
+    return args.lr_finetune if method == "finetune" else args.lr
+
+
+def job_config(method: str, setting: str, seed: int, args: Any,
+               lr: float | None = None) -> dict[str, Any]:
     """Server + client config of one federation (same budget for every method)."""
-    lr = args.lr_finetune if method == "finetune" else args.lr
+    lr = default_lr(method, args) if lr is None else lr
     part = "client_token" if method.startswith("accumulator") else "all"
     return {"method": "fedavg", "weighting": "samples", "rounds": args.rounds, "lr": lr,
             "local_epochs": args.local_epochs, "batch_size": args.batch_size,
@@ -66,16 +72,38 @@ def job_config(method: str, setting: str, seed: int, args: Any) -> dict[str, Any
             "personal_epochs": args.personal_epochs}
 
 
-def run_one(fed_dir: Path, clients: list, depth: int, foundation: str, num_classes: int,
-            method: str, setting: str, seed: int, args: Any) -> dict[str, Any]:
-    """Federate one (method, setting, seed) and summarise it."""
+def run_one(fed_dir: Path, clients: list, bench: dict[str, Any], method: str, setting: str,
+            seed: int, lr: float | None = None) -> dict[str, Any]:
+    """Federate one (method, setting, seed) and summarise it (``bench``: see run_benchmark)."""
+    args, depth = bench["args"], bench["depth"]
     kind, pa = METHODS[method]
-    spec = {"foundation": foundation, "method": kind, "num_classes": num_classes,
-            "adapter_rank": args.adapter_rank if pa else 0}
+    spec = {"foundation": bench["foundation"], "method": kind,
+            "num_classes": bench["num_classes"], "adapter_rank": args.adapter_rank if pa else 0}
     tiers = tiers_for(setting, len(clients), depth)
     sink = run_anytime(fed_dir, clients, tiers, spec,
-                       job_config(method, setting, seed, args), num_cpus=args.num_cpus)
-    return summarize(sink, clients, tiers, depth, method, setting, seed)
+                       job_config(method, setting, seed, args, lr), num_cpus=args.num_cpus)
+    row = summarize(sink, clients, tiers, depth, method, setting, seed)
+    row["lr"] = job_config(method, setting, seed, args, lr)["lr"]
+    return row
+
+
+def select_lrs(bench: dict[str, Any], clients: list, tmp: Path, bar: Any) -> dict[str, Any]:
+    """Per (setting, method): the lr among {0.3, 1, 3} x its default with the best headline
+    on the clients' *validation* splits (first seed); test numbers are never looked at."""
+    args, out = bench["args"], {}
+    for setting in args.settings:
+        for method in args.methods:
+            tried = {}
+            for factor in (0.3, 1.0, 3.0):
+                lr = default_lr(method, args) * factor
+                bar.set_postfix_str(f"select {setting} {method} lr {lr:.1e}")
+                row = run_one(tmp / f"sel-{setting}-{method}-{factor}", clients, bench, method,
+                              setting, args.seeds[0], lr)
+                tried[lr] = row["val_headline"]
+                bar.update()
+            out[f"{setting}/{method}"] = {"lr": max(tried, key=tried.get),
+                                          "val": {f"{k:.1e}": v for k, v in tried.items()}}
+    return out
 
 
 def _weighted(values: list[float], weights: list[int]) -> float:
@@ -83,23 +111,33 @@ def _weighted(values: list[float], weights: list[int]) -> float:
     return float(sum(v * w for v, w in ok) / max(1, sum(w for _, w in ok))) if ok else math.nan
 
 
-def summarize(sink: dict[str, Any], clients: list, tiers: list[int], depth: int, method: str,
-              setting: str, seed: int) -> dict[str, Any]:
-    """Per-exit test accuracy (test-size weighted over the clients that reach the exit), the
-    setting's headline number, and each client's personalisation gain."""
-    final = sink["client_eval"][-1]
-    sizes = [c.num("test") for c in clients]
-    per_client = [[final[i][f"test_acc_exit{e}"] for e in range(1, depth + 1)]
+def scores(final: dict[int, dict], clients: list, tiers: list[int], depth: int, setting: str,
+           split: str) -> tuple[list[float], list[float], float]:
+    """``(per-exit accuracy, per-client score, headline)`` of one split from the last round's
+    client evaluation; per-exit numbers weight clients by split size over those reaching it."""
+    sizes = [c.num(split) for c in clients]
+    per_client = [[final[i][f"{split}_acc_exit{e}"] for e in range(1, depth + 1)]
                   for i in range(len(clients))]
     exit_acc = [_weighted([pc[e] for pc in per_client], sizes) for e in range(depth)]
     own = [float(np.nanmean(pc[:t])) if SETTINGS[setting] == "anytime" else pc[t - 1]
            for pc, t in zip(per_client, tiers, strict=True)]
-    personal = {i: sink["personal"][i]["metrics"]["test_acc"] for i in sink["personal"]}
     headline = {"conventional": exit_acc[-1], "anytime": float(np.nanmean(exit_acc)),
                 "multitier": _weighted(own, sizes)}[setting]
+    return exit_acc, own, headline
+
+
+def summarize(sink: dict[str, Any], clients: list, tiers: list[int], depth: int, method: str,
+              setting: str, seed: int) -> dict[str, Any]:
+    """Per-exit test accuracy, the setting's headline number (test, and val for selection),
+    and each client's personalisation gain."""
+    final = sink["client_eval"][-1]
+    exit_acc, own, headline = scores(final, clients, tiers, depth, setting, "test")
+    personal = {i: sink["personal"][i]["metrics"]["test_acc"] for i in sink["personal"]}
     rounds = sink["rounds"]
     return {"method": method, "setting": setting, "seed": seed, "tiers": tiers,
-            "headline": headline, "exit_acc": exit_acc, "client_global": own,
+            "headline": headline, "val_headline": scores(final, clients, tiers, depth,
+                                                         setting, "val")[2],
+            "exit_acc": exit_acc, "client_global": own,
             "client_personal": [personal.get(i, math.nan) for i in range(len(clients))],
             "params_per_round": rounds[0]["params_per_client"],
             "bytes_up_per_round": float(np.mean([r["bytes_up"] for r in rounds])),
@@ -137,49 +175,64 @@ def exit_flops(model: torch.nn.Module, image_size: int) -> list[int]:
     return out
 
 
-def run_benchmark(args: Any) -> dict[str, Any]:
-    """Every (seed, setting, method) federation; writes the report under ``args.out``."""
+def setup(args: Any) -> tuple[dict[str, Any], Any, Any]:
+    """``(bench, backbone, data)``: the ViT foundation (and its bundle path, which clients
+    load), the dataset, and what is measured once (FLOPs per exit, backbone size)."""
     import copy
-    import tempfile
-    import time
-
-    from tqdm import tqdm
 
     from model_store.anytime import AnytimeViT
     from model_store.artifacts import open_artifact
     from model_store.kinds import FOUNDATION
-    from trainer.anytime.report import write_report
     from trainer.federated.data import load_backbone, load_pacs
 
-    t0 = time.perf_counter()
     backbone, source = load_backbone(args.backbone, args.store, "cpu")
     foundation = args.backbone
     if "version" in source:
         foundation = f"local-dir:{open_artifact(args.store, FOUNDATION, source['version']).path}"
     data = load_pacs(args)
-    depth = len(backbone.model.visual.transformer.resblocks)
     num_classes = len(data.class_names)
     flops = {m: exit_flops(AnytimeViT(copy.deepcopy(backbone.model.visual), num_classes, k,
                                       args.adapter_rank if pa else 0), backbone.image_size)
              for m, (k, pa) in METHODS.items() if m in args.methods}
-    full = sum(p.numel() for p in backbone.model.visual.parameters())
-    rows, plan = [], [(s, st, m) for s in args.seeds for st in args.settings for m in args.methods]
-    with tempfile.TemporaryDirectory() as tmp, tqdm(total=len(plan), desc="federations") as bar:
-        clients: dict[int, list] = {}
-        zero: dict[int, float] = {}
-        for seed, setting, method in plan:
-            if seed not in clients:
-                clients = {seed: make_clients(backbone, data, args, seed)}
-                zero[seed] = zero_shot(backbone, clients[seed], data.class_names)
-            bar.set_postfix_str(f"seed {seed} {setting} {method}")
-            fed_dir = Path(tmp) / f"{seed}-{setting}-{method}"
-            rows.append(run_one(fed_dir, clients[seed], depth, foundation, num_classes,
-                                method, setting, seed, args))
-            bar.update()
+    bench = {"args": args, "depth": len(backbone.model.visual.transformer.resblocks),
+             "foundation": foundation, "num_classes": num_classes, "source": source,
+             "flops": flops, "full": sum(p.numel() for p in backbone.model.visual.parameters())}
+    return bench, backbone, data
+
+
+def run_benchmark(args: Any) -> dict[str, Any]:
+    """Every (seed, setting, method) federation, after ``--select``'s lr choice on validation;
+    writes the report under ``args.out``."""
+    import tempfile
+    import time
+
+    from tqdm import tqdm
+
+    from trainer.anytime.report import write_report
+
+    t0 = time.perf_counter()
+    bench, backbone, data = setup(args)
+    plan = [(st, m) for st in args.settings for m in args.methods]
+    n_select = 3 * len(plan) if args.select else 0
+    rows, zero, chosen = [], {}, {}
+    with tempfile.TemporaryDirectory() as tmp, \
+            tqdm(total=len(plan) * len(args.seeds) + n_select, desc="federations") as bar:
+        for seed in args.seeds:
+            clients = make_clients(backbone, data, args, seed)
+            zero[seed] = zero_shot(backbone, clients, data.class_names)
+            if args.select and not chosen:
+                chosen = select_lrs(bench, clients, Path(tmp), bar)
+            for setting, method in plan:
+                bar.set_postfix_str(f"seed {seed} {setting} {method}")
+                lr = chosen.get(f"{setting}/{method}", {}).get("lr")
+                rows.append(run_one(Path(tmp) / f"{seed}-{setting}-{method}", clients, bench,
+                                    method, setting, seed, lr))
+                bar.update()
     payload = {"command": getattr(args, "command", "tailor train anytime"),
-               "foundation": source, "methods": args.methods, "settings": args.settings,
-               "protocol": protocol_text(args), "flops": flops, "full_params": full,
-               "rows": rows, "zero_shot": zero, "seconds": time.perf_counter() - t0}
+               "foundation": bench["source"], "methods": args.methods,
+               "settings": args.settings, "protocol": protocol_text(args),
+               "flops": bench["flops"], "full_params": bench["full"], "rows": rows,
+               "zero_shot": zero, "selection": chosen, "seconds": time.perf_counter() - t0}
     write_report(Path(args.out), payload)
     return payload
 
@@ -189,7 +242,11 @@ def protocol_text(args: Any) -> str:
     return (f"{args.num_clients} clients, Dirichlet alpha={args.alpha} over "
             f"{args.per_class} images/class, split 60/20/20; {args.fraction:.0%} of clients per "
             f"round; {args.rounds} rounds x {args.local_epochs} local epochs, batch "
-            f"{args.batch_size}; lr {args.lr} (finetune {args.lr_finetune}); PA rank "
+            f"{args.batch_size}; lr "
+            + ("chosen per setting and method from {0.3, 1, 3} x the default on the clients' "
+               "validation splits (first seed)" if args.select else
+               f"{args.lr} (finetune {args.lr_finetune}), not selected")
+            + f"; PA rank "
             f"{args.adapter_rank}; personalisation {args.personal_epochs} epochs (client token "
             f"for the Accumulator, everything trainable otherwise), epoch chosen on val; "
             f"seeds {args.seeds}.")

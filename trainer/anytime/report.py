@@ -112,5 +112,12 @@ def write_report(out: Path, payload: dict[str, Any]) -> None:
                   f"![{s}]({s}.png)", "", f"## Personalisation gain per client — {s}", "",
                   *personal_table(rows, methods, s), ""]
         plot_exits(rows, methods, s, payload["flops"], out / f"{s}.png")
+    if payload.get("selection"):
+        lines += ["## Learning rates chosen on validation (first seed)", "",
+                  "| setting/method | chosen | val headline per lr |", "|---|---|---|"]
+        lines += [f"| {k} | {v['lr']:.1e} | "
+                  + ", ".join(f"{lr}: {100 * a:.1f}" for lr, a in v["val"].items()) + " |"
+                  for k, v in payload["selection"].items()]
+        lines.append("")
     lines += ["## Wall time", "", f"{payload['seconds']:.0f} s in total.", ""]
     (out / "report.md").write_text("\n".join(lines))
