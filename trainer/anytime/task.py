@@ -24,7 +24,7 @@ import torch.nn.functional as F
 
 from model_store.adapters import make_optimizer
 from model_store.anytime import AnytimeViT
-from trainer.federated.task import ClientData, load_client, load_shared
+from trainer.federated.task import ClientData, best_local_epoch, load_client, load_shared
 
 EXIT_MODES = ("last", "anytime")
 PERSONAL_PARTS = ("client_token", "all")
@@ -136,22 +136,17 @@ def personal_params(model: AnytimeViT, part: str) -> list[torch.nn.Parameter]:
 
 def personalize(model: AnytimeViT, data: ClientData, tier: int,
                 cfg: dict[str, Any]) -> dict[str, Any]:
-    """Fine-tune locally for ``personal_epochs``; keep the epoch best on the client's val.
-
-    Epoch 0 (the global model) is a candidate, so validation can only improve; test may not,
-    and the report shows both.
-    """
+    """Fine-tune ``personal_part`` locally for ``personal_epochs``; keep the epoch best on the
+    client's val (:func:`trainer.federated.task.best_local_epoch`) and score it on test."""
     mode, part = str(cfg.get("exit_mode", "last")), str(cfg.get("personal_part", "all"))
     params = personal_params(model, part)
-    best = {"epoch": 0, "val_acc": score(model, data, tier, "val", mode),
-            "state": exchanged(model)}
-    step_cfg = {**cfg, "local_epochs": 1}
-    for epoch in range(1, int(cfg.get("personal_epochs", 5)) + 1):
-        step_cfg["seed"] = int(cfg.get("seed", 0)) * 1000 + epoch
-        train_local(model, data, tier, step_cfg, params)
-        val = score(model, data, tier, "val", mode)
-        if val > best["val_acc"]:
-            best = {"epoch": epoch, "val_acc": val, "state": exchanged(model)}
-    model.load_state_dict(best["state"], strict=False)
+
+    def train_epoch(epoch: int) -> None:
+        seed = int(cfg.get("seed", 0)) * 1000 + epoch
+        train_local(model, data, tier, {**cfg, "local_epochs": 1, "seed": seed}, params)
+
+    best = best_local_epoch(model, int(cfg.get("personal_epochs", 5)), train_epoch,
+                            lambda: score(model, data, tier, "val", mode),
+                            lambda: exchanged(model))
     best["test_acc"] = score(model, data, tier, "test", mode)
     return best

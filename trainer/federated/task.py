@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import functools
 import json
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -170,22 +171,38 @@ def accuracy(model: nn.Module, x: torch.Tensor, y: torch.Tensor) -> float:
     return float((model(x).argmax(1) == y).float().mean())
 
 
-def personalize(model: FeatureModel, data: ClientData, cfg: dict[str, Any]) -> dict[str, Any]:
-    """Fine-tune a copy of the global model locally; keep the epoch best on the client's val.
+def best_local_epoch(model: nn.Module, epochs: int, train_epoch: Callable[[int], Any],
+                     val_score: Callable[[], float],
+                     snapshot: Callable[[], dict[str, torch.Tensor]]) -> dict[str, Any]:
+    """Personalisation's epoch choice, shared by FedCLIP and the anytime clients: train
+    ``epochs`` local epochs, keep the one best on the client's validation split, load it.
 
-    Epoch 0 (the global model itself) is a candidate, so personalisation can only match or beat
-    the global model on validation — on test it may still lose, which the report shows.
+    Epoch 0 (the model as received) is a candidate, so personalisation can only match or beat
+    the global model on validation — on test it may still lose, which the reports show.
+
+    Returns:
+        ``{"epoch", "val_acc", "state"}`` of the chosen epoch.
     """
-    best = {"epoch": 0, "val_acc": accuracy(model, *data.split("val")),
-            "state": model.exchanged()}
-    step_cfg = {**cfg, "local_epochs": 1, "proximal-mu": 0.0}
-    for epoch in range(1, int(cfg.get("personal_epochs", 5)) + 1):
-        step_cfg["seed"] = int(cfg.get("seed", 0)) * 1000 + epoch
-        train_local(model, data, step_cfg)
-        val = accuracy(model, *data.split("val"))
+    best = {"epoch": 0, "val_acc": val_score(), "state": snapshot()}
+    for epoch in range(1, epochs + 1):
+        train_epoch(epoch)
+        val = val_score()
         if val > best["val_acc"]:
-            best = {"epoch": epoch, "val_acc": val, "state": model.exchanged()}
+            best = {"epoch": epoch, "val_acc": val, "state": snapshot()}
     model.load_state_dict(best["state"], strict=False)
+    return best
+
+
+def personalize(model: FeatureModel, data: ClientData, cfg: dict[str, Any]) -> dict[str, Any]:
+    """Fine-tune the global model locally for ``personal_epochs`` (no proximal term); keep
+    the epoch best on the client's val (:func:`best_local_epoch`) and score it on test."""
+    step_cfg = {**cfg, "local_epochs": 1, "proximal-mu": 0.0}
+
+    def train_epoch(epoch: int) -> None:
+        train_local(model, data, {**step_cfg, "seed": int(cfg.get("seed", 0)) * 1000 + epoch})
+
+    best = best_local_epoch(model, int(cfg.get("personal_epochs", 5)), train_epoch,
+                            lambda: accuracy(model, *data.split("val")), model.exchanged)
     best["test_acc"] = accuracy(model, *data.split("test"))
     return best
 
