@@ -10,6 +10,7 @@ from __future__ import annotations
 TAPER = "taper"  # basis ResNet-18s + mixer predictor; serves personalized ResNet-18s
 FEDCLIP = "fedclip"  # FedCLIP adapters over a frozen foundation; serves client-ID models
 FOUNDATION = "foundation"  # an open_clip local-dir bundle (the frozen backbone of fedclip)
+ANYTIME = "anytime"  # early-exit heads/Accumulator over a frozen ViT foundation, per client
 
-ARTIFACT_KINDS: tuple[str, ...] = (TAPER, FEDCLIP, FOUNDATION)
+ARTIFACT_KINDS: tuple[str, ...] = (TAPER, FEDCLIP, FOUNDATION, ANYTIME)
 MODEL_KINDS: tuple[str, ...] = (TAPER, FEDCLIP)  # what personalized_models.kind may hold

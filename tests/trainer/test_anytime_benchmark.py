@@ -7,7 +7,9 @@ import json
 
 import numpy as np
 import pytest
+import torch
 
+from model_store.anytime_artifact import load_anytime
 from model_store.testing import make_tiny_foundation
 from trainer.anytime.cli import anytime_main
 from trainer.anytime.experiment import subsample, tiers_for
@@ -26,16 +28,17 @@ def run(tmp_path_factory):
     np.savez(tmp / "pacs.npz", images=images, labels=labels, domains=np.zeros_like(labels),
              class_names=np.array(["r", "g", "b"]), domain_names=np.array(["photo"]))
     payload = anytime_main([
-        "--pacs-npz", str(tmp / "pacs.npz"), "--backbone", f"local-dir:{ref.path}",
+        "--pacs-npz", str(tmp / "pacs.npz"), "--store", str(tmp / "store"),
+        "--backbone", f"foundation:{ref.version}", "--save", "multitier/accumulator",
         "--out", str(tmp / "out"), "--methods", "accumulator", "lw_linear",
         "--settings", "multitier", "--seeds", "0", "--per-class", "20",
         "--num-clients", "3", "--fraction", "0.67", "--rounds", "2", "--batch-size", "16",
         "--lr", "3e-3", "--personal-epochs", "1", "--select"])
-    return tmp / "out", payload
+    return tmp / "out", payload, tmp / "store"
 
 
 def test_report_json_and_plots_are_written(run):
-    out, payload = run
+    out, payload, _ = run
     assert {"report.md", "results.json", "multitier.png"} <= {
         p.name for p in out.iterdir()}
     assert json.loads((out / "results.json").read_text())["rows"] == payload["rows"]
@@ -45,7 +48,7 @@ def test_report_json_and_plots_are_written(run):
 
 
 def test_lr_chosen_on_validation_only_and_used(run):
-    _, payload = run
+    _, payload, _ = run
     sel = payload["selection"]
     assert set(sel) == {"multitier/accumulator", "multitier/lw_linear"}
     for key, choice in sel.items():
@@ -61,7 +64,7 @@ def test_lr_chosen_on_validation_only_and_used(run):
 
 
 def test_budgets_exchange_and_flops(run):
-    _, payload = run
+    _, payload, _ = run
     rows = {(r["method"], r["setting"]): r for r in payload["rows"]}
     assert rows[("accumulator", "multitier")]["tiers"] == tiers_for("multitier", 3, DEPTH)
     assert rows[("lw_linear", "multitier")]["params_per_round"] == DEPTH * (32 * C + C)
@@ -79,3 +82,26 @@ def test_tiers_and_subsample_helpers():
     idx = subsample(labels, 4, seed=1)
     assert np.bincount(labels[idx]).tolist() == [4, 4, 2, 4]
     assert idx.tolist() == subsample(labels, 4, seed=1).tolist()
+
+
+def test_saved_artifact_serves_each_client_its_own_model(run):
+    _, payload, store = run
+    glob = load_anytime(store, None, payload["artifact"], device="cpu")
+    cfg = glob.config
+    assert cfg["clients"] == ["client0", "client1", "client2"] and cfg["depth"] == DEPTH
+    assert cfg["tiers"] == dict(zip(cfg["clients"], tiers_for("multitier", 3, DEPTH),
+                                    strict=True))
+    assert glob.class_names == ["r", "g", "b"] and len(cfg["flops_per_exit"]) == DEPTH
+    images = np.random.default_rng(3).integers(0, 255, (4, 32, 32, 3), dtype=np.uint8)
+    mine = load_anytime(store, "client2", payload["artifact"], device="cpu")
+    for exit_ in range(1, DEPTH + 1):
+        assert mine.logits(images, exit_).shape == (4, C)
+        assert mine.model.blocks_run == exit_
+    # personalisation tuned only the client token; the rest is the global model
+    token = "accumulator.client_token"
+    assert torch.equal(mine.model.head[3].weight, glob.model.head[3].weight)
+    assert mine.model.state_dict()[token].shape == glob.model.state_dict()[token].shape
+    with pytest.raises(KeyError, match="no anytime model"):
+        load_anytime(store, "client9", payload["artifact"])
+    with pytest.raises(ValueError, match="exit must be"):
+        mine.logits(images, DEPTH + 1)

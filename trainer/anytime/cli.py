@@ -39,6 +39,9 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--weight-decay", type=float, default=0.05)
     p.add_argument("--adapter-rank", type=int, default=16)
     p.add_argument("--personal-epochs", type=int, default=5)
+    p.add_argument("--save", default=None, metavar="SETTING/METHOD",
+                   help="write that federation (first seed: global + personalised per client) "
+                        "as the 'anytime' artifact in --store, e.g. anytime/accumulator_pa")
     p.add_argument("--select", action="store_true",
                    help="choose each method's lr per setting from {0.3, 1, 3} x its default on "
                         "the clients' validation splits (first seed), then run every seed")
@@ -49,6 +52,9 @@ def _parser() -> argparse.ArgumentParser:
 def anytime_main(argv: list[str] | None = None) -> dict[str, Any]:
     """Run the benchmark and write ``report.md``, ``results.json`` and PNGs under ``--out``."""
     argv = sys.argv[1:] if argv is None else list(argv)
-    args = _parser().parse_args(argv)
+    parser = _parser()
+    args = parser.parse_args(argv)
+    if args.save and args.save not in {f"{s}/{m}" for s in args.settings for m in args.methods}:
+        parser.error(f"--save {args.save!r} is not one of the runs (SETTING/METHOD)")
     args.command = "tailor train anytime " + shlex.join(argv)
     return run_benchmark(args)

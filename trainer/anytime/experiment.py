@@ -73,8 +73,9 @@ def job_config(method: str, setting: str, seed: int, args: Any,
 
 
 def run_one(fed_dir: Path, clients: list, bench: dict[str, Any], method: str, setting: str,
-            seed: int, lr: float | None = None) -> dict[str, Any]:
-    """Federate one (method, setting, seed) and summarise it (``bench``: see run_benchmark)."""
+            seed: int, lr: float | None = None) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Federate one (method, setting, seed); return its summary and the server's sink
+    (``bench``: see :func:`setup`)."""
     args, depth = bench["args"], bench["depth"]
     kind, pa = METHODS[method]
     spec = {"foundation": bench["foundation"], "method": kind,
@@ -84,7 +85,7 @@ def run_one(fed_dir: Path, clients: list, bench: dict[str, Any], method: str, se
                        job_config(method, setting, seed, args, lr), num_cpus=args.num_cpus)
     row = summarize(sink, clients, tiers, depth, method, setting, seed)
     row["lr"] = job_config(method, setting, seed, args, lr)["lr"]
-    return row
+    return row, sink
 
 
 def select_lrs(bench: dict[str, Any], clients: list, tmp: Path, bar: Any) -> dict[str, Any]:
@@ -97,8 +98,8 @@ def select_lrs(bench: dict[str, Any], clients: list, tmp: Path, bar: Any) -> dic
             for factor in (0.3, 1.0, 3.0):
                 lr = default_lr(method, args) * factor
                 bar.set_postfix_str(f"select {setting} {method} lr {lr:.1e}")
-                row = run_one(tmp / f"sel-{setting}-{method}-{factor}", clients, bench, method,
-                              setting, args.seeds[0], lr)
+                row, _ = run_one(tmp / f"sel-{setting}-{method}-{factor}", clients, bench,
+                                 method, setting, args.seeds[0], lr)
                 tried[lr] = row["val_headline"]
                 bar.update()
             out[f"{setting}/{method}"] = {"lr": max(tried, key=tried.get),
@@ -186,6 +187,9 @@ def setup(args: Any) -> tuple[dict[str, Any], Any, Any]:
     from trainer.federated.data import load_backbone, load_pacs
 
     backbone, source = load_backbone(args.backbone, args.store, "cpu")
+    if args.save and "version" not in source:
+        raise SystemExit("--save needs a foundation from --store ('latest' or "
+                         "foundation:<version>), so the artifact can name it")
     foundation = args.backbone
     if "version" in source:
         foundation = f"local-dir:{open_artifact(args.store, FOUNDATION, source['version']).path}"
@@ -196,6 +200,7 @@ def setup(args: Any) -> tuple[dict[str, Any], Any, Any]:
              for m, (k, pa) in METHODS.items() if m in args.methods}
     bench = {"args": args, "depth": len(backbone.model.visual.transformer.resblocks),
              "foundation": foundation, "num_classes": num_classes, "source": source,
+             "class_names": list(data.class_names),
              "flops": flops, "full": sum(p.numel() for p in backbone.model.visual.parameters())}
     return bench, backbone, data
 
@@ -225,16 +230,49 @@ def run_benchmark(args: Any) -> dict[str, Any]:
             for setting, method in plan:
                 bar.set_postfix_str(f"seed {seed} {setting} {method}")
                 lr = chosen.get(f"{setting}/{method}", {}).get("lr")
-                rows.append(run_one(Path(tmp) / f"{seed}-{setting}-{method}", clients, bench,
-                                    method, setting, seed, lr))
+                row, sink = run_one(Path(tmp) / f"{seed}-{setting}-{method}", clients, bench,
+                                    method, setting, seed, lr)
+                rows.append(row)
+                if args.save == f"{setting}/{method}" and "artifact" not in bench:
+                    bench["artifact"] = save_run(bench, clients, row, sink)
                 bar.update()
     payload = {"command": getattr(args, "command", "tailor train anytime"),
                "foundation": bench["source"], "methods": args.methods,
                "settings": args.settings, "protocol": protocol_text(args),
                "flops": bench["flops"], "full_params": bench["full"], "rows": rows,
-               "zero_shot": zero, "selection": chosen, "seconds": time.perf_counter() - t0}
+               "zero_shot": zero, "selection": chosen, "artifact": bench.get("artifact"),
+               "seconds": time.perf_counter() - t0}
     write_report(Path(args.out), payload)
     return payload
+
+
+def _or_none(value: float) -> float | None:
+    """JSON has no NaN: an exit beyond a client's budget was not scored."""
+    return None if math.isnan(value) else float(value)
+
+
+def save_run(bench: dict[str, Any], clients: list, row: dict[str, Any],
+             sink: dict[str, Any]) -> str:
+    """Write one federation (first seed of ``--save``) as the ``anytime`` artifact the service
+    serves by client ID; returns its version."""
+    from model_store.anytime_artifact import save_anytime
+
+    args, depth = bench["args"], bench["depth"]
+    kind, pa = METHODS[row["method"]]
+    names = [c.name for c in clients]
+    final = sink["client_eval"][-1]
+    ref = save_anytime(
+        args.store, model_cfg={"method": kind, "adapter_rank": args.adapter_rank if pa else 0,
+                               "depth": depth},
+        class_names=bench["class_names"], foundation=bench["source"],
+        global_state=sink["global_state"],
+        client_states={names[i]: rec["state"] for i, rec in sink["personal"].items()},
+        tiers=dict(zip(names, row["tiers"], strict=True)),
+        exit_val_acc={names[i]: [_or_none(final[i][f"val_acc_exit{e}"])
+                                 for e in range(1, depth + 1)] for i in range(len(names))},
+        flops=bench["flops"][row["method"]],
+        metadata={"benchmark_row": dict(row), "command": getattr(args, "command", None)})
+    return ref.version
 
 
 def protocol_text(args: Any) -> str:
