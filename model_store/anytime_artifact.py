@@ -69,38 +69,81 @@ class AnytimeClassifier:
         return self.model(self.backbone.preprocess(images), exit_)
 
 
-def load_anytime(store: str | os.PathLike[str], client_id: str | None = None,
-                 version: str = "latest", device: Any = None) -> AnytimeClassifier:
-    """A client's personalised anytime model (``client_id``) or the global one (None).
+@dataclass
+class AnytimeFederation:
+    """An opened ``anytime`` artifact and the foundation it runs on, loaded once: what a
+    server needs to build any of its clients' models without re-reading the backbone."""
+
+    artifact: Any  # model_store.artifacts.Artifact
+    backbone: Any  # model_store.clip.ClipBackbone
+
+    @property
+    def version(self) -> str:
+        return self.artifact.version
+
+    @property
+    def config(self) -> dict[str, Any]:
+        return self.artifact.config
+
+    @property
+    def class_names(self) -> list[str]:
+        return list(self.artifact.json("classes"))
+
+    def classifier(self, client_id: str | None = None) -> AnytimeClassifier:
+        """A client's personalised model (``client_id``) or the global one (None).
+
+        Each gets its own copy of the frozen tower: parallel adapters live inside its blocks.
+
+        Raises:
+            KeyError: ``client_id`` is not a client of this federation.
+            ValueError: The stored tensors do not match the config's model.
+        """
+        cfg = self.config
+        if client_id is not None and client_id not in cfg["clients"]:
+            raise KeyError(f"no anytime model for client {client_id!r} in "
+                           f"{ANYTIME}/{self.version}")  # fmt: skip
+        with torch.random.fork_rng(devices=[]):  # every trainable tensor is overwritten below
+            model = AnytimeViT(copy.deepcopy(self.backbone.model.visual), cfg["num_classes"],
+                               cfg["method"], int(cfg.get("adapter_rank", 0)))
+        expected = set(model.trainable_names())
+        for state in self._states(client_id):  # strict on what training produced
+            if set(state) != expected:
+                raise ValueError(f"{ANYTIME}/{self.version} does not match its config: "
+                                 f"{sorted(set(state) ^ expected)[:5]}")
+            model.load_state_dict(state, strict=False)
+        return AnytimeClassifier(self.backbone, model.to(self.backbone.device).eval(),
+                                 self.class_names, client_id, cfg)  # fmt: skip
+
+    def _states(self, client_id: str | None) -> list[dict[str, torch.Tensor]]:
+        """The global tensors, then the client's personalised ones (which replace them)."""
+        states = [self.artifact.tensors("global")]
+        if client_id is not None:
+            prefix = f"{client_id}{CLIENT_SEP}"
+            states.append({k[len(prefix):]: v for k, v in self.artifact.tensors("clients").items()
+                           if k.startswith(prefix)})
+        return states
+
+
+def open_anytime(store: str | os.PathLike[str], version: str = "latest",
+                 device: Any = None) -> AnytimeFederation:
+    """Open an ``anytime`` artifact and load the foundation it was trained on.
 
     Raises:
-        KeyError: ``client_id`` is not a client of this federation.
         ValueError: The foundation's weights differ from those it was trained on.
     """
     from model_store.clip import load_clip
 
     art = open_artifact(store, ANYTIME, version)
-    cfg = art.config
-    if client_id is not None and client_id not in cfg["clients"]:
-        raise KeyError(f"no anytime model for client {client_id!r} in {ANYTIME}/{art.version}")
-    src = cfg["backbone"]
+    src = art.config["backbone"]
     base = open_artifact(store, FOUNDATION, src["version"])
     backbone = load_clip(f"local-dir:{base.path}", device=device)
     if backbone.fingerprint != src["sha256"]:
         raise ValueError("foundation weights differ from those the anytime model was trained on")
-    with torch.random.fork_rng(devices=[]):  # every trainable tensor is overwritten below
-        model = AnytimeViT(copy.deepcopy(backbone.model.visual), cfg["num_classes"],
-                           cfg["method"], int(cfg.get("adapter_rank", 0)))
-    states = [art.tensors("global")]
-    if client_id is not None:
-        prefix = f"{client_id}{CLIENT_SEP}"
-        states.append({k[len(prefix):]: v for k, v in art.tensors("clients").items()
-                       if k.startswith(prefix)})
-    expected = set(model.trainable_names())
-    for state in states:  # strict on what training produced; the frozen ViT is the foundation's
-        if set(state) != expected:
-            raise ValueError(f"{ANYTIME}/{art.version} does not match its config: "
-                             f"{sorted(set(state) ^ expected)[:5]}")
-        model.load_state_dict(state, strict=False)
-    return AnytimeClassifier(backbone, model.to(backbone.device).eval(), art.json("classes"),
-                             client_id, cfg)
+    return AnytimeFederation(art, backbone)
+
+
+def load_anytime(store: str | os.PathLike[str], client_id: str | None = None,
+                 version: str = "latest", device: Any = None) -> AnytimeClassifier:
+    """A client's personalised anytime model (``client_id``) or the global one (None); see
+    :meth:`AnytimeFederation.classifier` for what it raises."""
+    return open_anytime(store, version, device).classifier(client_id)

@@ -13,4 +13,4 @@ FOUNDATION = "foundation"  # an open_clip local-dir bundle (the frozen backbone 
 ANYTIME = "anytime"  # early-exit heads/Accumulator over a frozen ViT foundation, per client
 
 ARTIFACT_KINDS: tuple[str, ...] = (TAPER, FEDCLIP, FOUNDATION, ANYTIME)
-MODEL_KINDS: tuple[str, ...] = (TAPER, FEDCLIP)  # what personalized_models.kind may hold
+MODEL_KINDS: tuple[str, ...] = (TAPER, FEDCLIP, ANYTIME)  # what personalized_models.kind may hold

@@ -229,3 +229,49 @@ def make_tiny_fedclip(
             "unseen_acc": 0.4, "participant_acc": {c: 0.5 for c in clients},
             "personal_acc": {c: round(0.6 + 0.1 * i, 6) for i, c in enumerate(clients)}}},
     )  # fmt: skip
+
+
+def make_tiny_anytime(
+    store: str | os.PathLike[str],
+    clients: Sequence[str] = ("client0", "client1"),
+    class_names: Sequence[str] = ("cat", "dog", "horse", "bird"),
+    *,
+    layers: int = 3,
+    method: str = "accumulator",
+    adapter_rank: int = 4,
+    tiers: Sequence[int] | None = None,
+    seed: int = 0,
+) -> ArtifactRef:
+    """Write a tiny ViT foundation plus an ``anytime`` artifact (global + one model per client).
+
+    Every trainable tensor is random (drawn per client, PA up-projections included, so adapters
+    are not identity), so clients and exits predict differently and routing is observable.
+    """
+    from model_store.anytime import AnytimeViT
+    from model_store.anytime_artifact import save_anytime
+
+    foundation, backbone = make_tiny_foundation(store, seed, layers=layers)
+    tiers = list(tiers) if tiers is not None else [layers] * len(clients)
+
+    def trained(i: int) -> dict[str, torch.Tensor]:
+        torch.manual_seed(seed * 1000 + i)
+        model = AnytimeViT(backbone.model.visual, len(class_names), method, adapter_rank)
+        names = set(model.trainable_names())
+        state = {k: torch.randn_like(v) * 0.5 for k, v in model.state_dict().items() if k in names}
+        if adapter_rank:  # unwrap again: the next client wraps the same tower afresh
+            for block in backbone.model.visual.transformer.resblocks:
+                block.mlp = block.mlp.ffn
+        return state
+
+    with torch.random.fork_rng(devices=[]):
+        global_state, states = trained(0), {c: trained(i + 1) for i, c in enumerate(clients)}
+    accs = {c: [round(0.3 + 0.1 * e, 6) if e <= t else None for e in range(1, layers + 1)]
+            for c, t in zip(clients, tiers, strict=True)}  # fmt: skip
+    accs["global"] = [round(0.25 + 0.1 * e, 6) for e in range(1, layers + 1)]
+    return save_anytime(
+        store, model_cfg={"method": method, "adapter_rank": adapter_rank, "depth": layers},
+        class_names=list(class_names),
+        foundation={"version": foundation.version, "sha256": backbone.fingerprint},
+        global_state=global_state, client_states=states,
+        tiers=dict(zip(clients, tiers, strict=True)), exit_val_acc=accs,
+        flops=[1000 * e for e in range(1, layers + 1)])  # fmt: skip

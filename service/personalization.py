@@ -159,16 +159,20 @@ class Personalizer:
         """Decode a request's images into the batch ``row``'s kind takes."""
         return self.kinds.of(row).preprocess(raw, names, settings)
 
-    def predict(self, row: PersonalizedModel, batch: Any, top_k: int) -> list[list[Prediction]]:
-        """Top-k labels with probabilities among the model's classes, per image."""
-        probs = self._probabilities(row, batch)
+    def predict(self, row: PersonalizedModel, batch: Any, top_k: int, exit_: int | None = None,
+                max_layers: int | None = None) -> tuple[list[list[Prediction]], int | None]:
+        """Top-k labels with probabilities among the model's classes, per image, and the exit
+        that answered (anytime models; None for single-output ones)."""
+        kind = self.kinds.of(row)
+        used = kind.exit_for(row, exit_, max_layers)  # 422 before any forward
+        probs = kind.probabilities(self.ensure(row)[0], batch, used)
         names = row.recipe["classes"]
         values, indices = probs.topk(min(top_k, len(names)), dim=1)
         return [
             [Prediction(label=names[i], probability=round(float(p), 6))
              for p, i in zip(pv, iv, strict=True)]
             for pv, iv in zip(values.tolist(), indices.tolist(), strict=True)
-        ]  # fmt: skip
+        ], used  # fmt: skip
 
     def refine(self, row: PersonalizedModel, batch: Any, principal: Principal) -> dict[str, Any]:
         """A new model for the caller from ``row``'s predictions on unlabeled images."""

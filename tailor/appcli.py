@@ -51,11 +51,12 @@ def predict(
     model_id: str,
     images: Annotated[list[Path], typer.Argument(exists=True, dir_okay=False)],
     top_k: int = 1,
+    exit: Annotated[int | None, typer.Option(help="anytime models: stop at this exit")] = None,  # noqa: A002
     url: UrlOpt = None,
     key: KeyOpt = None,
 ) -> None:
     """Classify image files with a personalized model on a running server."""
-    _call(url, key, lambda c: c.predict(model_id, list(images), top_k=top_k))
+    _call(url, key, lambda c: c.predict(model_id, list(images), top_k=top_k, exit=exit))
 
 
 @app.command()

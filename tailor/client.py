@@ -181,10 +181,13 @@ class TailorClient:
         self._check(self._retrying(attempt))
         return path
 
-    def predict(self, model_id: str, images: list[str | Path | bytes], top_k: int = 1):
-        """Predictions for image files or encoded image bytes (sent as base64 JSON)."""
+    def predict(self, model_id: str, images: list[str | Path | bytes], top_k: int = 1,
+                exit: int | None = None, max_layers: int | None = None):  # noqa: A002 - API name
+        """Predictions for image files or encoded image bytes (sent as base64 JSON); anytime
+        models also take ``exit`` or ``max_layers`` and answer with the ``exit`` they used."""
         payload = [_encode(im) for im in images]
         body = {"images": payload, "top_k": top_k}
+        body.update({k: v for k, v in (("exit", exit), ("max_layers", max_layers)) if v})
         return self._safe("POST", f"/v1/models/{model_id}/predict", json=body).json()
 
     def refine(self, model_id: str, images: list[str | Path | bytes]) -> dict[str, Any]:

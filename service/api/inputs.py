@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 from fastapi import Request
 from pydantic import ValidationError
 
@@ -21,6 +23,8 @@ IMAGES_BODY = {
                     "properties": {
                         "files": {"type": "array", "items": {"type": "string", "format": "binary"}},
                         "top_k": {"type": "integer", "minimum": 1, "default": 1},
+                        "exit": {"type": "integer", "minimum": 1},
+                        "max_layers": {"type": "integer", "minimum": 1},
                     },
                     "required": ["files"],
                 }
@@ -31,8 +35,18 @@ IMAGES_BODY = {
 }
 
 
-async def read_images(request: Request, settings: Settings) -> tuple[list[bytes], list[str], int]:
-    """Raw encoded images, their names, and ``top_k`` from either body format."""
+class ImageBatch(NamedTuple):
+    """A prediction request's images (still encoded) and options."""
+
+    raw: list[bytes]
+    names: list[str]
+    top_k: int
+    exit: int | None = None  # anytime models: this exit exactly
+    max_layers: int | None = None  # anytime models: the deepest exit within this budget
+
+
+async def read_images(request: Request, settings: Settings) -> ImageBatch:
+    """Raw encoded images, their names, ``top_k`` and the exit options from either body."""
     ctype = request.headers.get("content-type", "").split(";")[0].strip().lower()
     if ctype == "multipart/form-data":
         return await _from_multipart(request, settings)
@@ -44,7 +58,8 @@ async def read_images(request: Request, settings: Settings) -> tuple[list[bytes]
             raise Problem(
                 422, "validation-error", "invalid JSON image batch", errors=errors
             ) from None
-        return (*base64_images(body.images, settings), body.top_k)
+        return ImageBatch(*base64_images(body.images, settings), body.top_k, body.exit,
+                          body.max_layers)  # fmt: skip
     raise Problem(415, "unsupported-media-type",
                   "send images as multipart/form-data (field 'files') or JSON base64")  # fmt: skip
 
@@ -57,11 +72,22 @@ async def _from_multipart(request: Request, settings: Settings):
     if not files:
         raise Problem(422, "validation-error", "multipart body needs one or more 'files' parts")
     _check_count(len(files), settings)
-    top_k = form.get("top_k", request.query_params.get("top_k", "1"))
-    if not isinstance(top_k, str) or not top_k.isdigit() or not 1 <= int(top_k) <= 100:
-        raise Problem(422, "validation-error", "top_k must be an integer in 1..100")
+    top_k = _form_int(form, request, "top_k", 100) or 1
+    exit_, max_layers = _form_int(form, request, "exit"), _form_int(form, request, "max_layers")
     raw = [await f.read() for f in files]
-    return raw, [f.filename or f"files[{i}]" for i, f in enumerate(files)], int(top_k)
+    names = [f.filename or f"files[{i}]" for i, f in enumerate(files)]
+    return ImageBatch(raw, names, top_k, exit_, max_layers)
+
+
+def _form_int(form, request: Request, name: str, upper: int = 1000) -> int | None:
+    """An optional integer option of a multipart body (form field, else query), 1..upper."""
+    value = form.get(name, request.query_params.get(name))
+    if value is None:
+        return None
+    ok = isinstance(value, str) and value.isascii() and value.isdigit() and len(value) <= 6
+    if not ok or not 1 <= int(value) <= upper:  # ascii: int() refuses '²'; short: int('9'*5000)
+        raise Problem(422, "validation-error", f"{name} must be an integer in 1..{upper}")
+    return int(value)
 
 
 def base64_images(images: list[str], settings: Settings) -> tuple[list[bytes], list[str]]:

@@ -2,7 +2,7 @@
 
 ``PersonalizeCreate`` takes exactly one of ``description``, ``classes`` or ``client_id``; the
 response has a ``kind`` (``taper`` for synthesized ResNet-18s, ``fedclip`` for a federated
-client's adapter) so both paths share one shape.
+client's adapter, ``anytime`` for a client's early-exit model) so every path shares one shape.
 """
 
 from __future__ import annotations
@@ -20,7 +20,12 @@ from pydantic import (
 )
 
 Method = Literal["taper", "selection"]
-ModelMethod = Literal["taper", "selection", "fedclip-personalized", "fedclip-global"]
+ModelMethod = Literal["taper", "selection", "fedclip-personalized", "fedclip-global",
+                      "anytime-personalized", "anytime-global"]
+ModelKindName = Literal["taper", "fedclip", "anytime"]
+ClientKind = Literal["fedclip", "anytime"]
+# An early exit of an anytime model (1..L; the model's own bound is checked by its kind: 422).
+ExitNumber = Annotated[int, Field(ge=1, le=1000)]
 # Control characters are refused at the schema (422): PostgreSQL cannot store NUL in text (a 500
 # before), and nothing a person types needs them. Free text may keep tab, newline and CR.
 NO_CONTROL = r"^[^\x00-\x1f\x7f]*$"
@@ -47,7 +52,12 @@ class PersonalizeCreate(BaseModel):
     )
     client_id: str | None = Field(
         None, min_length=1, max_length=64, pattern=NO_CONTROL,
-        description="your federated client id (its FedCLIP adapter), or 'global'",
+        description="your federated client id (its FedCLIP adapter or anytime model), or "
+                    "'global'",
+    )  # fmt: skip
+    kind: ClientKind | None = Field(
+        None, description="with 'client_id': which federation's model (default: the first that "
+                          "has this client, FedCLIP before anytime)",
     )  # fmt: skip
     domain: str | None = Field(None, max_length=64, pattern=NO_CONTROL, examples=["sketch"])
     method: Method | None = None
@@ -60,6 +70,8 @@ class PersonalizeCreate(BaseModel):
                 "give exactly one of 'description', 'classes' or 'client_id' "
                 f"(got {', '.join(given) or 'none'})"
             )
+        if self.kind is not None and self.client_id is None:
+            raise ValueError("'kind' chooses between federations and needs 'client_id'")
         if self.client_id is not None and (self.domain or self.method):
             raise ValueError("'domain' and 'method' apply to description/classes requests; a "
                              "'client_id' request gets that client's adapter as trained")
@@ -85,11 +97,21 @@ class Resolution(BaseModel):
     did_you_mean: list[Suggestion] = []
 
 
+class ExitInfo(BaseModel):
+    """One exit of an anytime model."""
+
+    exit: int
+    flops: int | None = Field(None, description="one image's forward to this exit")
+    val_accuracy: float | None = Field(
+        None, description="measured in training on the client's validation split (null: not "
+                          "measured there, e.g. past the client's depth budget)")
+
+
 class ModelPublic(BaseModel):
     """A personalized model as clients see it."""
 
     id: str
-    kind: Literal["taper", "fedclip"]
+    kind: ModelKindName
     method: ModelMethod
     method_accuracy: float | None = Field(
         None, description="the artifact's own evaluation accuracy for this method"
@@ -104,6 +126,10 @@ class ModelPublic(BaseModel):
     created_at: UtcDateTime | None = None
     weights_url: str
     predict_url: str
+    exits: list[ExitInfo] | None = Field(
+        None, description="anytime models: every exit, its FLOPs and validation accuracy")
+    default_exit: int | None = Field(
+        None, description="anytime models: the exit /predict uses when none is given")
 
 
 class ModelList(BaseModel):
@@ -144,6 +170,9 @@ class PredictJSON(BaseModel):
 
     images: list[str] = Field(min_length=1)
     top_k: int = Field(1, ge=1, le=100)
+    exit: ExitNumber | None = Field(None, description="anytime models: stop at this exit")
+    max_layers: ExitNumber | None = Field(
+        None, description="anytime models: a compute budget; the deepest exit it affords")
 
 
 class PredictResponse(BaseModel):
@@ -151,6 +180,7 @@ class PredictResponse(BaseModel):
 
     model_id: str
     predictions: list[list[Prediction]]
+    exit: int | None = Field(None, description="the exit that answered (anytime models)")
 
 
 class PredictOnce(PersonalizeCreate):
@@ -158,10 +188,13 @@ class PredictOnce(PersonalizeCreate):
 
     images: list[str] = Field(min_length=1, description="base64 images (data: URLs allowed)")
     top_k: int = Field(1, ge=1, le=100)
+    exit: ExitNumber | None = None
+    max_layers: ExitNumber | None = None
 
     def request(self) -> PersonalizeCreate:
         """The personalization part alone."""
-        return PersonalizeCreate.model_validate(self.model_dump(exclude={"images", "top_k"}))
+        return PersonalizeCreate.model_validate(
+            self.model_dump(exclude={"images", "top_k", "exit", "max_layers"}))
 
 
 class PredictOnceResponse(PredictResponse):

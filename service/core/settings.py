@@ -51,6 +51,8 @@ class Settings(BaseSettings):
             by similarity (not by name or alias); closer is ambiguous (422 + suggestions).
         fedclip_version: which FedCLIP adapter artifact serves client-ID personalization
             (``latest`` follows ``LATEST``; when the store has none, client IDs get a 404/409).
+        anytime_version: which ``anytime`` artifact (early-exit models per federated client)
+            serves client-ID requests with ``kind: anytime`` (``latest``; none: off).
         rate_limit_per_minute: sustained requests per API key per minute (0 disables); excess
             requests get 429 with Retry-After. Shared through Redis when configured.
         rate_limit_burst: requests a key may make at once before the sustained rate applies.
@@ -86,6 +88,7 @@ class Settings(BaseSettings):
     match_margin: float = Field(default=0.08, ge=0, le=2)  # chosen on its tune split
     public_url: str = ""
     fedclip_version: str = "latest"
+    anytime_version: str = "latest"
     rate_limit_per_minute: int = Field(default=1200, ge=0)
     rate_limit_burst: int = Field(default=100, gt=0)
 

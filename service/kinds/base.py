@@ -69,6 +69,11 @@ class ModelKind(ABC):
     def draft(self, request: Any, principal: Principal) -> Draft:
         """Resolve a request into a recipe (or raise a 4xx :class:`Problem`)."""
 
+    def has_client(self, client_id: str) -> bool:
+        """Whether this kind has a model for federated client ``client_id`` (client-ID kinds:
+        how the registry picks between several that accept the same request)."""
+        return False
+
     def refine(self, row: PersonalizedModel, probs: torch.Tensor) -> Draft:
         """A new recipe from the model's own predictions on unlabeled images (default: 409)."""
         raise Problem(409, "not-refinable", f"model {row.id} is a {row.kind!r} model; "
@@ -92,8 +97,20 @@ class ModelKind(ABC):
     def preprocess(self, raw: list[bytes], names: list[str], settings: Settings) -> Any:
         """Decode a request's encoded images into the batch the served model takes."""
 
-    def probabilities(self, served: Any, batch: Any) -> torch.Tensor:
-        """(n, k) class probabilities for a preprocessed batch."""
+    def exit_for(self, row: PersonalizedModel, exit_: int | None,
+                 max_layers: int | None) -> int | None:
+        """The exit a prediction runs to (early-exit kinds); None: the model has one output.
+
+        Asking a single-output model for an exit is a client error (422), not ignored."""
+        if exit_ is None and max_layers is None:
+            return None
+        raise Problem(422, "exit-not-supported",
+                      f"model {row.id} is a {row.kind!r} model with one output; 'exit' and "
+                      "'max_layers' apply to anytime models", kind=row.kind)  # fmt: skip
+
+    def probabilities(self, served: Any, batch: Any, exit_: int | None = None) -> torch.Tensor:
+        """(n, k) class probabilities for a preprocessed batch (``exit_``: from
+        :meth:`exit_for`)."""
         with torch.inference_mode():
             return served(batch).float().softmax(dim=1)
 
@@ -155,10 +172,20 @@ class KindRegistry:
         return kind
 
     def for_request(self, request: Any, missing: Problem) -> ModelKind:
-        """The kind that accepts ``request``; ``missing`` when none is deployed for it."""
-        for kind in self._kinds.values():
-            if kind.accepts(request):
-                return kind
-        raise missing
+        """The kind that accepts ``request``; ``missing`` when none is deployed for it.
+
+        Several client-ID kinds accept a request that names no ``kind``: the first (in
+        registration order) that has the client wins, then the first deployed one, so adding a
+        federation never changes what an existing client's request returns. Every choice ends
+        in the same access rule (``service.kinds.clients``), so the choice leaks nothing.
+        """
+        found = [k for k in self._kinds.values() if k.accepts(request)]
+        client = getattr(request, "client_id", None)
+        if len(found) > 1 and client is not None:
+            found = ([k for k in found if k.has_client(client)]
+                     or [k for k in found if k.version is not None] or found)  # fmt: skip
+        if not found:
+            raise missing
+        return found[0]
 
 

@@ -5,15 +5,11 @@ participating client, all trained on the features of one frozen backbone. The se
 artifact and that backbone once at start-up and registers the federation's clients in SQL, so an
 operator can issue each of them an API key (``POST /v1/keys {"client_id": ...}``).
 
-Access rules (what a client of such a service expects):
-
-- a client key reaches only its own adapter; asking for another client's id, or reading another
-  client's model, answers exactly like a non-existent id (404, same body), so ids do not leak;
-- ``client_id: "global"`` is reserved: it returns the federation's global adapter to any key,
-  which is how a client that did not take part (an unseen domain) asks for it explicitly;
-- a known client without a personalised adapter gets a 404 that tells it to ask for ``global``;
-- no adapter artifact deployed: client-ID requests get 409 ``adapters-not-deployed`` (a state of
-  this deployment, not a transient fault: retrying does not help, so not 503).
+Access follows ``service.kinds.clients`` (shared with anytime models): a client key reaches only
+its own adapter, ``client_id: "global"`` returns the global adapter to any key, and another
+client's id answers exactly like an unknown one. No adapter artifact deployed: client-ID requests
+get 409 ``adapters-not-deployed`` (a state of this deployment, not a transient fault: retrying
+does not help, so not 503).
 
 Model rows are recipes like TAPER ones (``{kind, artifact_version, adapter, classes}``); like
 every row they belong to the key's owner (``service.personalization``).
@@ -39,18 +35,13 @@ from service.core.models import PersonalizedModel
 from service.core.problems import Problem
 from service.core.settings import Settings
 from service.kinds.base import Draft, ModelKind
+from service.kinds.clients import GLOBAL, resolve_client
 
 log = logging.getLogger(__name__)
 
 KIND = FEDCLIP
-GLOBAL = "global"
 WEIGHTS_FORMAT = "tailor-fedclip-adapter/1"
 METHODS = {True: "fedclip-global", False: "fedclip-personalized"}
-
-
-def client_not_found(client_id: str) -> Problem:
-    """The one 404 for an unknown client *and* for another client's id."""
-    return Problem(404, "client-not-found", f"no client with id {client_id!r}")
 
 
 class Federation:
@@ -225,26 +216,17 @@ class FedClipKind(ModelKind):
         return self.federation
 
     def accepts(self, request: Any) -> bool:
-        return request.client_id is not None
+        return request.client_id is not None and request.kind in (None, KIND)
+
+    def has_client(self, client_id: str) -> bool:
+        return self.federation is not None and self.federation.has_adapter(client_id)
 
     def resolve(self, client_id: str, principal: Principal) -> str:
         """The adapter id a request for ``client_id`` gets, or the problem that refuses it."""
-        if client_id == GLOBAL:
-            self._deployed(client_id=client_id)
-            return GLOBAL
-        if not principal.is_admin and principal.client_id != client_id:
-            raise client_not_found(client_id)
-        fed = self._deployed(client_id=client_id)
-        if fed.has_adapter(client_id):
-            return client_id
-        with self.sessions() as s:
-            if crud.get_client(s, client_id=client_id) is None:
-                raise client_not_found(client_id)
-        raise Problem(404, "no-personal-adapter",
-                      f"client {client_id!r} has no personalised adapter in {KIND}/{fed.version} "
-                      f"(it did not take part in that federation); send "
-                      f"{{\"client_id\": \"{GLOBAL}\"}} to get the federation's global adapter",
-                      client_id=client_id, use_client_id=GLOBAL)  # fmt: skip
+        return resolve_client(
+            client_id, principal, served=lambda: self._deployed(client_id=client_id).clients,
+            sessions=self.sessions, what="adapter",
+            federation=f"{KIND}/{self.version}")  # fmt: skip
 
     def draft(self, request: Any, principal: Principal) -> Draft:
         adapter_id = self.resolve(request.client_id, principal)

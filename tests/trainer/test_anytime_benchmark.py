@@ -92,6 +92,11 @@ def test_saved_artifact_serves_each_client_its_own_model(run):
     assert cfg["tiers"] == dict(zip(cfg["clients"], tiers_for("multitier", 3, DEPTH),
                                     strict=True))
     assert glob.class_names == ["r", "g", "b"] and len(cfg["flops_per_exit"]) == DEPTH
+    for client, tier in cfg["tiers"].items():  # the personalised model's val accuracy per exit
+        accs = cfg["exit_val_acc"][client]
+        assert all(0 <= a <= 1 for a in accs[:tier]) and accs[tier:] == [None] * (DEPTH - tier)
+    assert len(cfg["exit_val_acc"]["global"]) == DEPTH  # every exit reached by some client
+    assert all(0 <= a <= 1 for a in cfg["exit_val_acc"]["global"])
     images = np.random.default_rng(3).integers(0, 255, (4, 32, 32, 3), dtype=np.uint8)
     mine = load_anytime(store, "client2", payload["artifact"], device="cpu")
     for exit_ in range(1, DEPTH + 1):

@@ -64,9 +64,12 @@ def make_client_app(fed_dir: str | None = None) -> ClientApp:
         data, tier, model, pid = _setup(msg, context, fed_dir)
         best = personalize(model, data, tier, dict(msg.content["config"]))
         context.state["personal"] = ArrayRecord(best["state"])
-        return _reply(msg, model, {"num-examples": data.num("train"), "unit": 1,
-                                   "best_epoch": best["epoch"], "val_acc": best["val_acc"],
-                                   "test_acc": best["test_acc"], "partition-id": pid})
+        metrics = {"num-examples": data.num("train"), "unit": 1, "best_epoch": best["epoch"],
+                   "val_acc": best["val_acc"], "test_acc": best["test_acc"], "partition-id": pid}
+        accs = exit_accuracies(model, *data.split("val"), tier)  # the model the server keeps
+        for e in range(1, model.depth + 1):  # what serving reports per exit (NaN: past L_i)
+            metrics[f"val_acc_exit{e}"] = accs[e - 1] if e <= tier else float("nan")
+        return _reply(msg, model, metrics)
 
     @app.evaluate()
     def evaluate(msg: Message, context: Context) -> Message:

@@ -260,7 +260,6 @@ def save_run(bench: dict[str, Any], clients: list, row: dict[str, Any],
     args, depth = bench["args"], bench["depth"]
     kind, pa = METHODS[row["method"]]
     names = [c.name for c in clients]
-    final = sink["client_eval"][-1]
     ref = save_anytime(
         args.store, model_cfg={"method": kind, "adapter_rank": args.adapter_rank if pa else 0,
                                "depth": depth},
@@ -268,11 +267,26 @@ def save_run(bench: dict[str, Any], clients: list, row: dict[str, Any],
         global_state=sink["global_state"],
         client_states={names[i]: rec["state"] for i, rec in sink["personal"].items()},
         tiers=dict(zip(names, row["tiers"], strict=True)),
-        exit_val_acc={names[i]: [_or_none(final[i][f"val_acc_exit{e}"])
-                                 for e in range(1, depth + 1)] for i in range(len(names))},
+        exit_val_acc=exit_val_accuracies(names, sink, depth),
         flops=bench["flops"][row["method"]],
         metadata={"benchmark_row": dict(row), "command": getattr(args, "command", None)})
     return ref.version
+
+
+def exit_val_accuracies(names: list[str], sink: dict[str, Any],
+                        depth: int) -> dict[str, list[float | None]]:
+    """Validation accuracy per exit of the models the artifact serves: each client's
+    personalised model on its own val split, and ``global``: the global model's, averaged over
+    the clients whose budget reaches the exit (None where nobody measured it)."""
+    final, personal = sink["client_eval"][-1], sink["personal"]
+    out: dict[str, list[float | None]] = {}
+    for i, name in enumerate(names):
+        rec = personal[i]["metrics"] if i in personal else final[i]
+        out[name] = [_or_none(rec.get(f"val_acc_exit{e}")) for e in range(1, depth + 1)]
+    out["global"] = [_or_none(float(np.nanmean(col)) if not np.isnan(col).all() else None)
+                     for col in ([float(final[i][f"val_acc_exit{e}"]) for i in final]
+                                 for e in range(1, depth + 1))]  # fmt: skip
+    return out
 
 
 def protocol_text(args: Any) -> str:

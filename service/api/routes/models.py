@@ -102,7 +102,8 @@ async def predict(
     model_id: ModelId, request: Request, p: PersonalizerDep, principal: PrincipalDep,
     settings: SettingsDep,
 ):  # fmt: skip
-    """Top-k labels among the model's classes for a batch of images.
+    """Top-k labels among the model's classes for a batch of images. Anytime models also take
+    ``exit`` (1…L) or ``max_layers`` (a depth budget) and answer with the ``exit`` they used.
 
     The body is read on the event loop; lookup, decoding, the forward pass and the JSON
     encoding then run in ONE worker thread (one threadpool hop, not three), and the response
@@ -118,9 +119,10 @@ async def predict(
         row = p.get(model_id, principal)
         if isinstance(images, Exception):
             raise images
-        raw, names, top_k = images
-        predictions = p.predict(row, p.preprocess(row, raw, names, settings), top_k)
-        return PredictResponse(model_id=model_id, predictions=predictions).model_dump_json()
+        predictions, used = p.predict(row, p.preprocess(row, images.raw, images.names, settings),
+                                      images.top_k, images.exit, images.max_layers)
+        return PredictResponse(model_id=model_id, predictions=predictions,
+                               exit=used).model_dump_json()  # fmt: skip
 
     return Response(await run_in_threadpool(work), media_type="application/json")
 
@@ -132,6 +134,6 @@ async def refine(
 ):  # fmt: skip
     """Self-improvement from unlabeled images: pseudo-labels define a new model."""
     row = await run_in_threadpool(p.get, model_id, principal)
-    raw, names, _ = await read_images(request, settings)
-    batch = await run_in_threadpool(p.preprocess, row, raw, names, settings)
+    images = await read_images(request, settings)
+    batch = await run_in_threadpool(p.preprocess, row, images.raw, images.names, settings)
     return await run_in_threadpool(p.refine, row, batch, principal)

@@ -38,8 +38,9 @@ async def predict_once(
         raw, names = base64_images(body.images, settings)  # 4xx before anything is built
         made = p.personalize(body.request(), principal)
         row = p.get(made["id"], principal)
-        predictions = p.predict(row, p.preprocess(row, raw, names, settings), body.top_k)
-        return PredictOnceResponse(model_id=row.id, predictions=predictions,
+        predictions, used = p.predict(row, p.preprocess(row, raw, names, settings), body.top_k,
+                                      body.exit, body.max_layers)
+        return PredictOnceResponse(model_id=row.id, predictions=predictions, exit=used,
                                    model=made).model_dump_json()  # fmt: skip
 
     return Response(await run_in_threadpool(work), media_type="application/json")
