@@ -89,6 +89,14 @@ def anytime(ctx: typer.Context) -> None:
     anytime_main(list(ctx.args))
 
 
+@train_app.command("perfix", **_PASSTHROUGH)
+def perfix(ctx: typer.Context) -> None:
+    """Run the FedPerfix benchmark (prefix personalization + baselines, ViT; see `--help`)."""
+    from trainer.perfix.cli import perfix_main
+
+    perfix_main(list(ctx.args))
+
+
 @train_app.command("federated-prepare", **_PASSTHROUGH)
 def federated_prepare(ctx: typer.Context) -> None:
     """Write per-machine folders for a Flower SuperLink/SuperNode deployment (see `--help`)."""

@@ -31,7 +31,7 @@ PERSONAL_PARTS = ("client_token", "all")
 
 
 @functools.lru_cache(maxsize=2)
-def _frozen_visual(bundle: str) -> torch.nn.Module:
+def foundation_visual(bundle: str) -> torch.nn.Module:
     """The foundation's image tower, loaded once per process (copied per model).
 
     Loading runs under a forked RNG: open_clip draws random weights before the checkpoint
@@ -48,7 +48,7 @@ def build_model(fed_dir: str) -> AnytimeViT:
     """The federation's model: frozen foundation ViT + this method's exits, freshly drawn
     from the global torch RNG (the server overwrites every exchanged weight)."""
     spec, _ = load_shared(fed_dir)
-    visual = copy.deepcopy(_frozen_visual(spec["foundation"]))
+    visual = copy.deepcopy(foundation_visual(spec["foundation"]))
     return AnytimeViT(visual, int(spec["num_classes"]), spec["method"],
                       int(spec.get("adapter_rank", 0)))
 

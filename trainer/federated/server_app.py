@@ -114,7 +114,8 @@ def run_job(grid: Grid, cfg: dict[str, Any], initial_state: dict, sink: dict[str
     keys = ("lr", "local_epochs", "batch_size", "weight_decay", "seed", "fed-dir",
             "exit_mode", "personal_part")  # the last two: anytime clients (trainer.anytime)
     train_cfg = ConfigRecord({k: cfg[k] for k in keys if k in cfg})
-    eval_cfg = ConfigRecord({k: cfg[k] for k in ("fed-dir",) if k in cfg})
+    eval_cfg = ConfigRecord({k: cfg[k] for k in ("fed-dir", "lr", "batch_size", "weight_decay",
+                                                 "seed") if k in cfg})  # FedBABU's head tuning
     result = strategy.start(grid=grid, initial_arrays=ArrayRecord(initial_state),
                             num_rounds=int(cfg["rounds"]), train_config=train_cfg,
                             evaluate_config=eval_cfg, evaluate_fn=evaluate_fn,

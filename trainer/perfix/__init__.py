@@ -1,0 +1,1 @@
+"""FedPerfix and partial-personalization baselines on a ViT foundation, trained on Flower."""

@@ -1,0 +1,37 @@
+"""Run one prefix-personalization federation (one method, one client set) in a Flower simulation.
+
+The server is FedCLIP's (:mod:`trainer.federated.server_app`: Flower's FedAvg over what clients
+send, with accounting); only the ClientApp differs. Evaluation runs on every node after every
+round (each client scores global + its own part), so the last round's per-client numbers are
+the method's result.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from trainer.federated.simulation import simulate
+from trainer.federated.task import ClientData, save_federation_inputs
+from trainer.perfix.client_app import make_client_app
+from trainer.perfix.task import build_model, exchanged
+
+
+def run_perfix(fed_dir: Path, clients: list[ClientData], spec: dict[str, Any],
+               cfg: dict[str, Any], num_cpus: int = 2) -> dict[str, Any]:
+    """Federate ``clients``; return the server's sink.
+
+    Args:
+        spec: ``foundation`` (an open_clip ``local-dir:`` bundle with a ViT tower), ``method``
+            (:data:`model_store.perfix.METHODS`), ``num_classes``, ``init_seed``, ``rank``,
+            ``scale``, ``num_tokens``.
+        cfg: :func:`trainer.federated.server_app.run_job`'s config.
+    """
+    save_federation_inputs(fed_dir, clients, spec, {})
+    fed = str(fed_dir)
+    sink: dict[str, Any] = {}
+    job = {"cfg": {**cfg, "num_clients": len(clients), "fed-dir": fed, "personal_epochs": 0},
+           "initial_state": exchanged(build_model(fed)), "sink": sink}
+    sink["seconds"] = simulate([job], num_nodes=len(clients), num_cpus=num_cpus,
+                               client_app=make_client_app())
+    return sink
