@@ -17,6 +17,7 @@ import torch
 
 from model_store.anytime import AnytimeViT
 from model_store.kinds import ANYTIME
+from model_store.model_card import foundation_pretrained_cfg, vision_tower
 
 ARCHITECTURE = "tailor-anytime-vit"
 FORMAT = "tailor-anytime-vit/1"
@@ -50,14 +51,11 @@ def anytime_config(federation: Any, client_id: str | None) -> dict[str, Any]:
         federation: a :class:`model_store.anytime_artifact.AnytimeFederation`.
     """
     cfg, bb = federation.config, federation.backbone
-    size = int(bb.image_size)
     return {
         "architecture": ARCHITECTURE,
         "num_classes": len(federation.class_names),
         "label_names": federation.class_names,
-        "pretrained_cfg": {"input_size": [3, size, size], "interpolation": "bilinear",
-                           "mean": list(bb.mean), "std": list(bb.std), "crop_pct": 1.0,
-                           "crop_mode": "squash"},
+        "pretrained_cfg": foundation_pretrained_cfg(bb),
         "tailor": {
             "kind": ANYTIME, "format": FORMAT, "artifact_version": federation.version,
             "client_id": client_id or GLOBAL, "method": cfg["method"],
@@ -70,23 +68,14 @@ def anytime_config(federation: Any, client_id: str | None) -> dict[str, Any]:
     }  # fmt: skip
 
 
-def download_tensors(classifier: Any, dtype: torch.dtype = torch.float32) -> dict[str, Any]:
-    """The whole model's state (frozen tower included), contiguous on the CPU in ``dtype``."""
-    return {k: v.detach().to("cpu", dtype).contiguous()
-            for k, v in classifier.model.state_dict().items()}  # fmt: skip
-
-
 def anytime_from_download(tensors: dict[str, torch.Tensor], config: dict[str, Any]) -> AnytimeViT:
     """Rebuild a downloaded model: open_clip's ViT from ``vision_cfg``, wrapped as trained,
     every tensor loaded strictly (a missing or extra name raises)."""
-    from open_clip.model import _build_vision_tower  # open_clip's own tower factory
-
     t = config["tailor"]
     if t.get("format") != FORMAT:
         raise ValueError(f"not a {FORMAT} config: format={t.get('format')!r}")
     with torch.random.fork_rng(devices=[]):  # every tensor is overwritten by the download
-        visual = _build_vision_tower(int(t["embed_dim"]), dict(t["vision_cfg"]))
-        model = AnytimeViT(visual, int(config["num_classes"]), t["method"],
+        model = AnytimeViT(vision_tower(t), int(config["num_classes"]), t["method"],
                            int(t["adapter_rank"]))
     model.load_state_dict({k: v.float() for k, v in tensors.items()}, strict=True)
     return model.eval()

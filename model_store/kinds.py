@@ -11,6 +11,8 @@ TAPER = "taper"  # basis ResNet-18s + mixer predictor; serves personalized ResNe
 FEDCLIP = "fedclip"  # FedCLIP adapters over a frozen foundation; serves client-ID models
 FOUNDATION = "foundation"  # an open_clip local-dir bundle (the frozen backbone of fedclip)
 ANYTIME = "anytime"  # early-exit heads/Accumulator over a frozen ViT foundation, per client
+PERFIX = "perfix"  # prefix-personalised ViTs (FedPerfix and baselines), per client
 
-ARTIFACT_KINDS: tuple[str, ...] = (TAPER, FEDCLIP, FOUNDATION, ANYTIME)
-MODEL_KINDS: tuple[str, ...] = (TAPER, FEDCLIP, ANYTIME)  # what personalized_models.kind may hold
+ARTIFACT_KINDS: tuple[str, ...] = (TAPER, FEDCLIP, FOUNDATION, ANYTIME, PERFIX)
+# what personalized_models.kind may hold
+MODEL_KINDS: tuple[str, ...] = (TAPER, FEDCLIP, ANYTIME, PERFIX)

@@ -90,3 +90,22 @@ def safetensors_metadata(config: Mapping[str, Any]) -> dict[str, str]:
         "kind": tailor["kind"],
     }
     return {k: v if isinstance(v, str) else json.dumps(v) for k, v in meta.items()}
+
+
+def foundation_pretrained_cfg(backbone: Any) -> dict[str, Any]:
+    """timm's ``pretrained_cfg`` of a model fed as its foundation is (``ClipBackbone``'s own
+    preprocessing: the whole image resized bilinearly, scaled to [0, 1], normalised)."""
+    size = int(backbone.image_size)
+    return {"input_size": [3, size, size], "interpolation": "bilinear",
+            "mean": list(backbone.mean), "std": list(backbone.std), "crop_pct": 1.0,
+            "crop_mode": "squash"}
+
+
+def vision_tower(tailor: Mapping[str, Any]) -> Any:
+    """An open_clip image tower built from a download's ``vision_cfg`` and ``embed_dim``
+    (random weights: the caller loads the downloaded ones)."""
+    import torch
+    from open_clip.model import _build_vision_tower  # open_clip's own tower factory
+
+    with torch.random.fork_rng(devices=[]):
+        return _build_vision_tower(int(tailor["embed_dim"]), dict(tailor["vision_cfg"]))

@@ -11,6 +11,7 @@ open_clip ``foundation`` bundle and a ``fedclip`` artifact with a global and per
 
 from __future__ import annotations
 
+import copy
 import os
 from collections.abc import Sequence
 from typing import Any
@@ -255,13 +256,10 @@ def make_tiny_anytime(
 
     def trained(i: int) -> dict[str, torch.Tensor]:
         torch.manual_seed(seed * 1000 + i)
-        model = AnytimeViT(backbone.model.visual, len(class_names), method, adapter_rank)
+        model = AnytimeViT(copy.deepcopy(backbone.model.visual), len(class_names), method,
+                           adapter_rank)  # fmt: skip
         names = set(model.trainable_names())
-        state = {k: torch.randn_like(v) * 0.5 for k, v in model.state_dict().items() if k in names}
-        if adapter_rank:  # unwrap again: the next client wraps the same tower afresh
-            for block in backbone.model.visual.transformer.resblocks:
-                block.mlp = block.mlp.ffn
-        return state
+        return {k: torch.randn_like(v) * 0.5 for k, v in model.state_dict().items() if k in names}
 
     with torch.random.fork_rng(devices=[]):
         global_state, states = trained(0), {c: trained(i + 1) for i, c in enumerate(clients)}
@@ -275,3 +273,32 @@ def make_tiny_anytime(
         global_state=global_state, client_states=states,
         tiers=dict(zip(clients, tiers, strict=True)), exit_val_acc=accs,
         flops=[1000 * e for e in range(1, layers + 1)])  # fmt: skip
+
+
+def make_tiny_perfix(
+    store: str | os.PathLike[str],
+    clients: Sequence[str] = ("client0", "client1"),
+    class_names: Sequence[str] = ("cat", "dog", "horse", "bird"),
+    *,
+    method: str = "fedperfix",
+    seed: int = 0,
+) -> ArtifactRef:
+    """Write a tiny ViT foundation plus a ``perfix`` artifact: one averaged ViT and each
+    client's local part, every tensor random (clients predict differently)."""
+    from model_store.perfix import PerfixViT
+    from model_store.perfix_artifact import save_perfix
+
+    foundation, backbone = make_tiny_foundation(store, seed, layers=2)
+    cfg = {"method": method, "rank": 4, "scale": 0.8, "num_tokens": 3}
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(seed)
+        model = PerfixViT(copy.deepcopy(backbone.model.visual), len(class_names), method, 4,
+                          0.8, 3)  # fmt: skip
+        glob = {n: p.detach() + 0.05 * torch.randn_like(p) for n, p in model.named_parameters()
+                if n in set(model.global_names())}  # fmt: skip
+        local = {c: {n: torch.randn_like(p) for n, p in model.named_parameters()
+                     if n in set(model.local_names())} for c in clients}  # fmt: skip
+    acc = {c: {"val": round(0.5 + 0.1 * i, 6), "test": 0.4} for i, c in enumerate(clients)}
+    return save_perfix(store, model_cfg=cfg, class_names=list(class_names),
+                       foundation={"version": foundation.version, "sha256": backbone.fingerprint},
+                       global_state=glob, client_states=local, client_acc=acc)

@@ -4,7 +4,7 @@ The lifespan loads the TAPER artifact once onto the runtime device, brings the d
 Alembic head (or refuses an old one), connects Redis when configured, records the artifact in the
 registry, and closes everything on shutdown. When the store holds a FedCLIP adapter artifact it is
 loaded too (with its backbone) and its clients are registered in SQL (``service.kinds.fedclip``);
-so is an anytime artifact (``service.kinds.anytime``).
+so are anytime and FedPerfix artifacts (``service.kinds.anytime``, ``service.kinds.perfix``).
 Routes reach these through ``app.state``.
 """
 
@@ -33,9 +33,10 @@ from service.core import db, problems
 from service.core.lru import ModuleLRU
 from service.core.metrics import Metrics, worker_exited
 from service.core.settings import Settings
-from service.kinds.anytime import AnytimeDeployment, AnytimeKind
+from service.kinds.anytime import AnytimeKind, load_anytime
 from service.kinds.base import KindRegistry
 from service.kinds.fedclip import FedClipKind, Federation
+from service.kinds.perfix import PerfixKind, load_perfix
 from service.kinds.taper import TaperKind
 from service.personalization import Personalizer
 
@@ -65,16 +66,16 @@ def _start(app: FastAPI, settings: Settings) -> None:
 
 
 def _load_kinds(settings: Settings, metrics: Metrics, sessions: sessionmaker) -> KindRegistry:
-    """The deployed model kinds: TAPER (required), FedCLIP and anytime (when the store has
-    their artifacts; FedCLIP first, so it keeps the client ids it had).
+    """The deployed model kinds: TAPER (required), FedCLIP, anytime and FedPerfix (when the
+    store has their artifacts; FedCLIP first, so it keeps the client ids it had).
 
     A new kind is one module implementing ``service.kinds.base.ModelKind`` and one line here.
     """
     taper = TaperKind.load(settings, metrics)
     federation = Federation.load(settings, taper.device)
-    anytime = AnytimeDeployment.load(settings, taper.device)
     return KindRegistry([taper, FedClipKind(federation, sessions),
-                         AnytimeKind(anytime, sessions)])  # fmt: skip
+                         AnytimeKind(load_anytime(settings, taper.device), sessions),
+                         PerfixKind(load_perfix(settings, taper.device), sessions)])  # fmt: skip
 
 
 def _stop(app: FastAPI) -> None:

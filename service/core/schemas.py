@@ -2,7 +2,8 @@
 
 ``PersonalizeCreate`` takes exactly one of ``description``, ``classes`` or ``client_id``; the
 response has a ``kind`` (``taper`` for synthesized ResNet-18s, ``fedclip`` for a federated
-client's adapter, ``anytime`` for a client's early-exit model) so every path shares one shape.
+client's adapter, ``anytime`` for a client's early-exit model, ``perfix`` for a client's
+prefix-personalised ViT) so every path shares one shape.
 """
 
 from __future__ import annotations
@@ -21,9 +22,10 @@ from pydantic import (
 
 Method = Literal["taper", "selection"]
 ModelMethod = Literal["taper", "selection", "fedclip-personalized", "fedclip-global",
-                      "anytime-personalized", "anytime-global"]
-ModelKindName = Literal["taper", "fedclip", "anytime"]
-ClientKind = Literal["fedclip", "anytime"]
+                      "anytime-personalized", "anytime-global", "perfix-personalized",
+                      "perfix-global"]
+ModelKindName = Literal["taper", "fedclip", "anytime", "perfix"]
+ClientKind = Literal["fedclip", "anytime", "perfix"]
 # An early exit of an anytime model (1..L; the model's own bound is checked by its kind: 422).
 ExitNumber = Annotated[int, Field(ge=1, le=1000)]
 # Control characters are refused at the schema (422): PostgreSQL cannot store NUL in text (a 500
@@ -52,12 +54,12 @@ class PersonalizeCreate(BaseModel):
     )
     client_id: str | None = Field(
         None, min_length=1, max_length=64, pattern=NO_CONTROL,
-        description="your federated client id (its FedCLIP adapter or anytime model), or "
-                    "'global'",
+        description="your federated client id (its FedCLIP adapter, anytime model or "
+                    "FedPerfix ViT), or 'global'",
     )  # fmt: skip
     kind: ClientKind | None = Field(
         None, description="with 'client_id': which federation's model (default: the first that "
-                          "has this client, FedCLIP before anytime)",
+                          "has this client: FedCLIP, then anytime, then perfix)",
     )  # fmt: skip
     domain: str | None = Field(None, max_length=64, pattern=NO_CONTROL, examples=["sketch"])
     method: Method | None = None

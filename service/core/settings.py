@@ -53,6 +53,8 @@ class Settings(BaseSettings):
             (``latest`` follows ``LATEST``; when the store has none, client IDs get a 404/409).
         anytime_version: which ``anytime`` artifact (early-exit models per federated client)
             serves client-ID requests with ``kind: anytime`` (``latest``; none: off).
+        perfix_version: which ``perfix`` artifact (FedPerfix's personalised ViTs) serves
+            client-ID requests with ``kind: perfix`` (``latest``; none: off).
         rate_limit_per_minute: sustained requests per API key per minute (0 disables); excess
             requests get 429 with Retry-After. Shared through Redis when configured.
         rate_limit_burst: requests a key may make at once before the sustained rate applies.
@@ -89,6 +91,7 @@ class Settings(BaseSettings):
     public_url: str = ""
     fedclip_version: str = "latest"
     anytime_version: str = "latest"
+    perfix_version: str = "latest"
     rate_limit_per_minute: int = Field(default=1200, ge=0)
     rate_limit_burst: int = Field(default=100, gt=0)
 

@@ -109,3 +109,24 @@ def test_forward_is_a_head_on_the_pooled_feature(visual):
     x = torch.randn(2, 3, 32, 32)
     feats = encode_pre_projection(visual, x)
     torch.testing.assert_close(model(x), F.linear(feats, model.head.weight, model.head.bias))
+
+
+def test_artifact_assembles_global_plus_the_clients_part_strictly(tmp_path):
+    from model_store.perfix_artifact import open_perfix, save_perfix
+    from model_store.testing import make_tiny_perfix
+
+    ref = make_tiny_perfix(tmp_path, clients=("a", "b"), seed=1)
+    fed = open_perfix(tmp_path, ref.version, device="cpu")
+    a = fed.classifier("a")
+    glob, mine = fed.artifact.tensors("global"), fed.client_state("a")
+    state = a.model.state_dict()
+    assert all(torch.equal(state[k], v) for k, v in {**glob, **mine}.items())
+    with pytest.raises(KeyError, match="no model for client"):
+        fed.classifier("nobody")
+    broken = {k: v for k, v in mine.items() if not k.startswith("head.")}
+    bad = save_perfix(tmp_path, model_cfg=dict(fed.config, rank=4), class_names=fed.class_names,
+                      foundation={k: fed.config["backbone"][k] for k in ("version", "sha256")},
+                      global_state=glob, client_states={"a": broken},
+                      client_acc={})  # fmt: skip
+    with pytest.raises(ValueError, match="does not match"):
+        open_perfix(tmp_path, bad.version, device="cpu").classifier("a")

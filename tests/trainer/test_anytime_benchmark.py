@@ -106,7 +106,7 @@ def test_saved_artifact_serves_each_client_its_own_model(run):
     token = "accumulator.client_token"
     assert torch.equal(mine.model.head[3].weight, glob.model.head[3].weight)
     assert mine.model.state_dict()[token].shape == glob.model.state_dict()[token].shape
-    with pytest.raises(KeyError, match="no anytime model"):
+    with pytest.raises(KeyError, match="no model for client"):
         load_anytime(store, "client9", payload["artifact"])
     with pytest.raises(ValueError, match="exit must be"):
         mine.logits(images, DEPTH + 1)
