@@ -45,6 +45,9 @@ def _parser() -> argparse.ArgumentParser:
                         "clients' validation splits (first seed), then run every seed")
     p.add_argument("--init-stability", action="store_true",
                    help="rerun vanilla_prefix and fedperfix with two other initial draws")
+    p.add_argument("--save", default=None, metavar="METHOD",
+                   help="write METHOD's first-seed label-skew federation (the averaged ViT and "
+                        "every client's local part) as the 'perfix' artifact in --store")
     p.add_argument("--num-cpus", type=int, default=2)
     return p
 
@@ -52,6 +55,9 @@ def _parser() -> argparse.ArgumentParser:
 def perfix_main(argv: list[str] | None = None) -> dict[str, Any]:
     """Run the benchmark and write ``report.md``, ``results.json`` and PNGs under ``--out``."""
     argv = sys.argv[1:] if argv is None else list(argv)
-    args = _parser().parse_args(argv)
+    parser = _parser()
+    args = parser.parse_args(argv)
+    if args.save and (args.save not in args.methods or "label" not in args.settings):
+        parser.error(f"--save {args.save!r} needs that method and the label setting to run")
     args.command = "tailor train perfix " + shlex.join(argv)
     return run_benchmark(args)

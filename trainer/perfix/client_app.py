@@ -3,7 +3,8 @@ per-client evaluation of global + personal. Thin, as FedCLIP's and the anytime o
 in :mod:`trainer.perfix.task`; a node finds its data by ``partition-id``.
 
 The personal part lives in ``context.state["local"]`` (the node's own state across rounds) and
-is never put in a reply: replies carry :func:`trainer.perfix.task.exchanged` only.
+is never put in a training reply: those carry :func:`trainer.perfix.task.exchanged` only. The
+one exception is the ``personalize`` message a server sends only to deploy the federation.
 """
 
 from __future__ import annotations
@@ -53,6 +54,18 @@ def make_client_app(fed_dir: str | None = None) -> ClientApp:
         metrics = {"num-examples": data.num("train"), "unit": 1, "train_loss": loss,
                    "partition-id": pid}
         return Message(content=RecordDict({"arrays": ArrayRecord(exchanged(model)),
+                                           "metrics": MetricRecord(metrics)}), reply_to=msg)
+
+    @app.train("personalize")
+    def hand_over(msg: Message, context: Context) -> Message:
+        """After the last round, when the operator deploys the federation (``--save``): send
+        this client's local part so the service can serve its model. Nothing is trained; this
+        is the one message in which local tensors leave the client, and only on request."""
+        data, model, pid, _ = _setup(msg, context, fed_dir)
+        metrics = {"num-examples": data.num("train"), "unit": 1, "partition-id": pid,
+                   "val_acc": accuracy(model, data, "val"),
+                   "test_acc": accuracy(model, data, "test")}
+        return Message(content=RecordDict({"arrays": ArrayRecord(local_state(model)),
                                            "metrics": MetricRecord(metrics)}), reply_to=msg)
 
     @app.evaluate()

@@ -53,8 +53,10 @@ def job_config(setting: str, seed: int, args: Any, lr: float) -> dict[str, Any]:
 
 
 def run_one(fed_dir: Path, clients: list, bench: dict[str, Any], method: str, setting: str,
-            seed: int, lr: float | None = None, init_seed: int | None = None) -> dict[str, Any]:
-    """Federate one (method, setting, seed); the summary row."""
+            seed: int, lr: float | None = None, init_seed: int | None = None,
+            save: bool = False) -> dict[str, Any]:
+    """Federate one (method, setting, seed); the summary row (``save``: also write this
+    federation as the ``perfix`` artifact, its version in ``bench["artifact"]``)."""
     args = bench["args"]
     lr = args.lr if lr is None else lr
     init = seed if init_seed is None else init_seed
@@ -62,7 +64,9 @@ def run_one(fed_dir: Path, clients: list, bench: dict[str, Any], method: str, se
             "num_classes": bench["num_classes"], "init_seed": init, "rank": args.rank,
             "scale": args.scale, "num_tokens": args.num_tokens}
     sink = run_perfix(fed_dir, clients, spec, job_config(setting, seed, args, lr),
-                      num_cpus=args.num_cpus)
+                      num_cpus=args.num_cpus, collect=save)
+    if save:
+        bench["artifact"] = save_run(bench, clients, spec, sink)
     final = sink["client_eval"][-1]
     test = [final[i]["test_acc"] for i in range(len(clients))]
     val = [final[i]["val_acc"] for i in range(len(clients))]
@@ -73,6 +77,25 @@ def run_one(fed_dir: Path, clients: list, bench: dict[str, Any], method: str, se
             "clients_per_round": sink["rounds"][0]["clients"],
             "curve": [float(np.mean([r[i]["test_acc"] for i in r])) for r in sink["client_eval"]],
             "seconds": round(sink["seconds"], 1)}
+
+
+def save_run(bench: dict[str, Any], clients: list, spec: dict[str, Any],
+             sink: dict[str, Any]) -> str:
+    """Write one federation as the ``perfix`` artifact the service serves; its version."""
+    from model_store.perfix_artifact import save_perfix
+
+    names = [c.name for c in clients]
+    personal = sink["personal"]
+    ref = save_perfix(
+        bench["args"].store, model_cfg={k: spec[k] for k in ("method", "rank", "scale",
+                                                             "num_tokens")},
+        class_names=bench["class_names"], foundation=bench["source"],
+        global_state=sink["global_state"],
+        client_states={names[i]: rec["state"] for i, rec in personal.items()},
+        client_acc={names[i]: {"val": rec["metrics"]["val_acc"],
+                               "test": rec["metrics"]["test_acc"]} for i, rec in personal.items()},
+        metadata={"command": getattr(bench["args"], "command", None)})  # fmt: skip
+    return ref.version
 
 
 def select_lrs(bench: dict[str, Any], clients_by: dict[str, list], tmp: Path,
@@ -143,8 +166,11 @@ def run_benchmark(args: Any) -> dict[str, Any]:
     t0 = time.perf_counter()
     backbone, source = load_backbone(args.backbone, args.store, "cpu")
     data = load_pacs(args)
-    bench = {"args": args, "foundation": _bundle(args, source),
-             "num_classes": len(data.class_names)}
+    if args.save and "version" not in source:
+        raise SystemExit("--save needs a foundation from --store ('latest' or "
+                         "foundation:<version>), so the artifact can name it")
+    bench = {"args": args, "foundation": _bundle(args, source), "source": source,
+             "num_classes": len(data.class_names), "class_names": list(data.class_names)}
     plan = [(st, m) for st in args.settings for m in args.methods]
     stab = args.init_stability and {"vanilla_prefix", "fedperfix"} <= set(args.methods)
     total = len(plan) * (len(args.seeds) + 3 * args.select) + 4 * bool(stab)
@@ -157,8 +183,9 @@ def run_benchmark(args: Any) -> dict[str, Any]:
             for setting, method in plan:
                 bar.set_postfix_str(f"seed {seed} {setting} {method}")
                 lr = chosen.get(f"{setting}/{method}", {}).get("lr")
+                save = (args.save, setting, seed) == (method, "label", args.seeds[0])
                 rows.append(run_one(Path(tmp) / f"{seed}-{setting}-{method}", clients[setting],
-                                    bench, method, setting, seed, lr))
+                                    bench, method, setting, seed, lr, save=save))
                 bar.update()
             if stab and not stability and "label" in clients:
                 stability = _stability(bench, clients["label"], chosen, Path(tmp), bar)
@@ -166,6 +193,7 @@ def run_benchmark(args: Any) -> dict[str, Any]:
                "methods": args.methods, "settings": args.settings, "rows": rows,
                "stability": stability, "selection": chosen, "protocol": protocol_text(args),
                "resources": resources(backbone, bench["num_classes"], args),
+               "artifact": bench.get("artifact"),
                "seconds": time.perf_counter() - t0}
     write_report(Path(args.out), payload)
     return payload

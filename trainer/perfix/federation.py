@@ -18,8 +18,9 @@ from trainer.perfix.task import build_model, exchanged
 
 
 def run_perfix(fed_dir: Path, clients: list[ClientData], spec: dict[str, Any],
-               cfg: dict[str, Any], num_cpus: int = 2) -> dict[str, Any]:
-    """Federate ``clients``; return the server's sink.
+               cfg: dict[str, Any], num_cpus: int = 2, collect: bool = False) -> dict[str, Any]:
+    """Federate ``clients``; return the server's sink (``collect``: also ask every client for
+    its local part after the last round, into ``sink["personal"]``, to deploy the federation).
 
     Args:
         spec: ``foundation`` (an open_clip ``local-dir:`` bundle with a ViT tower), ``method``
@@ -30,8 +31,8 @@ def run_perfix(fed_dir: Path, clients: list[ClientData], spec: dict[str, Any],
     save_federation_inputs(fed_dir, clients, spec, {})
     fed = str(fed_dir)
     sink: dict[str, Any] = {}
-    job = {"cfg": {**cfg, "num_clients": len(clients), "fed-dir": fed, "personal_epochs": 0},
-           "initial_state": exchanged(build_model(fed)), "sink": sink}
+    cfg = {**cfg, "num_clients": len(clients), "fed-dir": fed, "personal_epochs": int(collect)}
+    job = {"cfg": cfg, "initial_state": exchanged(build_model(fed)), "sink": sink}
     sink["seconds"] = simulate([job], num_nodes=len(clients), num_cpus=num_cpus,
                                client_app=make_client_app())
     return sink
