@@ -93,11 +93,13 @@ def main() -> None:
     args = parser.parse_args()
     result = measure(args)
     print(f"{result['device']}, batch {args.batch}, {args.repeats} interleaved repeats (medians)")
-    print("| exit | service ms | raw forward ms | service / raw | latency vs last | FLOPs vs last |")
+    print("| exit | service ms | raw forward ms | service / raw | latency vs last "
+          "| FLOPs vs last |")
     print("|---|---|---|---|---|---|")
     for r in result["rows"]:
         print(f"| {r['exit']} | {r['service_ms']:.2f} | {r['raw_ms']:.2f} | "
-              f"{r['service_vs_raw']:.2f} | {r['service_vs_last']:.2f} | {r['flops_vs_last']:.2f} |")
+              f"{r['service_vs_raw']:.2f} | {r['service_vs_last']:.2f} | "
+              f"{r['flops_vs_last']:.2f} |")
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(result, indent=2))
     print(f"wrote {args.out}")

@@ -90,3 +90,12 @@ def _normalise_catalogue(catalogue: Mapping[str, Any] | Sequence[Mapping[str, An
     cat.setdefault("groups", sorted({c.get("group", "") for c in classes} - {""}))
     cat.setdefault("domains", [])
     return cat
+
+
+def _check_domain_head(head: Mapping[str, torch.Tensor], d: int, f: int) -> dict[str, torch.Tensor]:
+    """``weight`` (D, F) + ``bias`` (D,), one row per catalogue domain (ValueError if not)."""
+    if set(head) != {"weight", "bias"}:
+        raise ValueError(f"domain_head needs exactly 'weight' and 'bias', got {sorted(head)}")
+    if d < 2 or tuple(head["weight"].shape) != (d, f) or tuple(head["bias"].shape) != (d,):
+        raise ValueError(f"domain_head must be weight ({d}, {f}) + bias ({d},) for {d} domains")
+    return {k: v.detach().float().contiguous() for k, v in head.items()}

@@ -49,3 +49,15 @@ def block_of(param_name: str) -> int:
         if param_name.startswith(prefix):
             return block
     raise KeyError(f"{param_name!r} is not a ResNet-18 state-dict key")
+
+
+def pooled_features(model: nn.Module, x):
+    """The 512-d pooled features a torchvision ResNet feeds its ``fc`` (``(n, 512)``).
+
+    WHY here: torchvision has no features API for ResNet (``_forward_impl`` is private), and the
+    images-only personalization needs logits *and* features from one forward (the domain head
+    reads the features); this is ``_forward_impl`` up to ``fc``.
+    """
+    x = model.maxpool(model.relu(model.bn1(model.conv1(x))))
+    x = model.layer4(model.layer3(model.layer2(model.layer1(x))))
+    return model.avgpool(x).flatten(1)

@@ -19,6 +19,7 @@ import torch
 
 from model_store._taper_checks import (
     _check_class_text,
+    _check_domain_head,
     _check_models,
     _normalise_catalogue,
     _per_basis,
@@ -63,6 +64,7 @@ def save_taper(
     metrics: Mapping[str, Any] | None = None,
     metadata: Mapping[str, Any] | None = None,
     version: str | None = None,
+    domain_head: Mapping[str, torch.Tensor] | None = None,
 ) -> ArtifactRef:
     """Validate and write a TAPER artifact; see the module docstring for the layout.
 
@@ -79,6 +81,9 @@ def save_taper(
         metrics: Evaluation results; ``metrics["default_method"]`` picks the service default.
         metadata: Further manifest entries (training config, dataset fingerprint, ...).
         version: Explicit version id (default: timestamp + content hash).
+        domain_head: Optional linear domain classifier on the generic model's pooled features,
+            ``weight`` (D, F) and ``bias`` (D,), one row per catalogue domain (estimates the
+            domain of unlabeled images; older artifacts have none).
 
     Raises:
         ValueError: If shapes, keys or configs are inconsistent (caught here, not at serving).
@@ -98,16 +103,20 @@ def save_taper(
     full = _taper_config(derived=dict(
         num_classes=n, num_bases=q, embed_dim=embed_dim, mixer=mixer.config,
         torchvision_compatible=stock), given=config)  # fmt: skip
+    tensors = {
+        "bases": {f"{i}.{k}": per_basis[i][k] for k in keys for i in range(q)},
+        "generic": {k: generic[k] for k in keys},
+        "mixer": dict(mixer_state),
+        "class_text": dict(class_text),
+    }
+    if domain_head is not None:
+        tensors["domain_head"] = _check_domain_head(domain_head, len(cat["domains"]),
+                                                    int(generic["fc.weight"].shape[1]))
     return write_artifact(
         store, KIND, config=full, version=version, json_files={"catalogue": cat},
-        metadata={**dict(metadata or {}), "metrics": dict(metrics or {})},
-        tensors={
-            "bases": {f"{i}.{k}": per_basis[i][k] for k in keys for i in range(q)},
-            "generic": {k: generic[k] for k in keys},
-            "mixer": dict(mixer_state),
-            "class_text": dict(class_text),
-        },
+        metadata={**dict(metadata or {}), "metrics": dict(metrics or {})}, tensors=tensors,
     )  # fmt: skip
+
 
 
 @dataclass
@@ -123,6 +132,7 @@ class TaperBundle:
             ``prompts``, ``definition``; list index = label), ``groups``, ``domains``.
         class_text: ``prompts`` (N, P, d), ``names`` (N, d), maybe ``domain_prompts``; on CPU.
         config, metrics, manifest: From ``config.json`` / ``manifest.json``.
+        domain_head: ``weight`` (D, F), ``bias`` (D,) on ``device``, or None (older artifacts).
     """
 
     version: str
@@ -135,6 +145,7 @@ class TaperBundle:
     metrics: dict[str, Any]
     manifest: dict[str, Any] = field(repr=False)
     device: torch.device = field(default_factory=lambda: torch.device("cpu"))
+    domain_head: StateDict | None = None
 
     @property
     def classes(self) -> list[dict[str, Any]]:
@@ -283,7 +294,10 @@ def load_taper(
         raise ValueError("generic.safetensors is not a ResNet-18 state dict")
     mixer = build_mixer(cfg["mixer"])
     mixer.load_state_dict(art.tensors("mixer"), strict=True)
+    head = (art.tensors("domain_head", device=dev)
+            if "domain_head.safetensors" in art.manifest.get("files", {}) else None)
     return TaperBundle(
+        domain_head=head,
         version=art.version,
         bases=bases,
         generic={k: generic_flat[k] for k in keys},

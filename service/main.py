@@ -38,6 +38,7 @@ from service.kinds.base import KindRegistry
 from service.kinds.fedclip import FedClipKind, Federation
 from service.kinds.perfix import PerfixKind, load_perfix
 from service.kinds.taper import TaperKind
+from service.observing import Observer
 from service.personalization import Personalizer
 
 log = logging.getLogger(__name__)
@@ -61,8 +62,9 @@ def _start(app: FastAPI, settings: Settings) -> None:
     app.state.personalizer = Personalizer(
         kinds=kinds, lru=ModuleLRU(settings.memory_cache_bytes, metrics),
         sessions=app.state.sessions, redis=redis, metrics=metrics,
-        public_url=settings.public_url, row_ttl_s=settings.row_cache_ttl_s,
+        public_url=settings.public_url, row_ttl_s=settings.row_cache_ttl_s, settings=settings,
     )  # fmt: skip
+    app.state.observer = Observer(app.state.personalizer)
 
 
 def _load_kinds(settings: Settings, metrics: Metrics, sessions: sessionmaker) -> KindRegistry:

@@ -19,6 +19,7 @@ from typing import Any
 import torch
 from sqlalchemy.orm import sessionmaker
 
+from model_store.kinds import TAPER
 from service.cache import tensorbytes
 from service.cache.exports import ExportCache
 from service.cache.singleflight import SingleFlight
@@ -31,6 +32,7 @@ from service.core.metrics import Metrics
 from service.core.models import PersonalizedModel
 from service.core.problems import Problem
 from service.core.schemas import ModelPublic, PersonalizeCreate, Prediction
+from service.core.settings import Settings
 from service.kinds.base import Draft, KindRegistry, ModelKind
 
 log = logging.getLogger(__name__)
@@ -58,12 +60,13 @@ class Personalizer:
         public_url: prefix for the URLs returned to clients.
         row_ttl_s: how long a replica may keep serving an immutable row from memory (a DELETE
             on another replica takes effect here within this time).
+        settings: thresholds of images-only personalization and /refine.
     """
 
     def __init__(
         self, *, kinds: KindRegistry, lru: ModuleLRU, sessions: sessionmaker,
         redis: RedisWeightCache | None, metrics: Metrics, public_url: str = "",
-        row_ttl_s: float = 5.0,
+        row_ttl_s: float = 5.0, settings: Settings | None = None,
     ) -> None:  # fmt: skip
         self.kinds, self.lru, self.sessions, self.redis = kinds, lru, sessions, redis
         self.metrics, self.public_url = metrics, public_url.rstrip("/")
@@ -71,6 +74,7 @@ class Personalizer:
         self._rows: BoundedLRU[PersonalizedModel] = BoundedLRU(4096, ttl_s=row_ttl_s, name="rows")
         self._writer = WriteBehind()  # serialise + sha256 + Redis SET off the request path
         self.exports = ExportCache(redis)
+        self.settings = settings or Settings()
 
     # ---- requests -------------------------------------------------------------------------
 
@@ -79,7 +83,7 @@ class Personalizer:
         missing = Problem(422, "validation-error", "no model kind accepts this request")
         kind = self.kinds.for_request(req, missing)
         draft = kind.draft(req, principal)
-        row, tier = self._create(kind, draft, principal)
+        row, tier = self.create(kind, draft, principal)
         return {**self.public(row).model_dump(), **draft.extra, "cache": tier}
 
     def get(self, model_id: str, principal: Principal | None = None) -> PersonalizedModel:
@@ -174,12 +178,38 @@ class Personalizer:
             for pv, iv in zip(values.tolist(), indices.tolist(), strict=True)
         ], used  # fmt: skip
 
+    def personalize_images(self, req: PersonalizeCreate, batch: Any,
+                           principal: Principal) -> tuple[dict[str, Any], Draft]:
+        """An images-only request: the model of the task the images show, and its draft
+        (the caller seeds the model's stream with the draft's scores)."""
+        kind = self.images_kind()
+        draft = kind.draft_images(req, batch, self.settings)
+        row, tier = self.create(kind, draft, principal)
+        public = {k: v for k, v in draft.extra.items() if not k.startswith("_")}
+        return {**self.public(row).model_dump(), **public, "cache": tier}, draft
+
+    def images_kind(self) -> ModelKind:
+        """The kind that makes models from unlabeled images (TAPER), or 409."""
+        kind = self.kinds.get(TAPER)
+        if kind is None or kind.version is None:
+            raise Problem(409, "kind-not-deployed", "no TAPER artifact is deployed, so models "
+                          "cannot be made from images alone")  # fmt: skip
+        return kind
+
     def refine(self, row: PersonalizedModel, batch: Any, principal: Principal) -> dict[str, Any]:
-        """A new model for the caller from ``row``'s predictions on unlabeled images."""
+        """``row`` improved by what unlabeled images show, or ``row`` itself when nothing
+        would improve (``changed: false``); the parent's own predictions as a histogram."""
         kind = self.kinds.of(row)
-        draft = kind.refine(row, self._probabilities(row, batch))
-        new, tier = self._create(kind, draft, principal, parent_id=row.id)
-        return {**self.public(new).model_dump(), **draft.extra, "cache": tier}
+        draft, changed = kind.refine(row, batch, self.settings)
+        names = row.recipe["classes"]
+        counts = self._probabilities(row, batch).argmax(dim=1).bincount(minlength=len(names))
+        hist = {n: int(c) for n, c in zip(names, counts.tolist(), strict=True)}
+        if changed:
+            new, tier = self.create(kind, draft, principal, parent_id=row.id)
+        else:
+            new, tier = row, self.ensure(row)[1]
+        return {**self.public(new).model_dump(), "notes": draft.extra["notes"],
+                "pseudo_labels": hist, "changed": changed, "cache": tier}
 
     def public(self, row: PersonalizedModel) -> ModelPublic:
         """The client-facing description of a row."""
@@ -269,7 +299,7 @@ class Personalizer:
         kind = self.kinds.of(row)
         return kind.probabilities(self.ensure(row)[0], batch)
 
-    def _create(
+    def create(
         self, kind: ModelKind, draft: Draft, principal: Principal, parent_id: str | None = None
     ) -> tuple[PersonalizedModel, str]:
         """Record the caller's row (durably, before answering) and build or find its model."""

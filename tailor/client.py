@@ -124,8 +124,11 @@ class TailorClient:
         time.sleep(min(wait, self.max_wait_s))
 
     def personalize(self, **request: Any) -> dict[str, Any]:
-        """POST /v1/personalize with ``description=``, ``classes=`` or ``client_id=``."""
+        """POST /v1/personalize with ``description=``, ``classes=``, ``client_id=`` or
+        ``images=`` (unlabeled image files or bytes; optional ``k=``, ``domain=``)."""
         body = {k: v for k, v in request.items() if v is not None}
+        if "images" in body:
+            body["images"] = [_encode(im) for im in body["images"]]
         return self._safe("POST", "/v1/personalize", json=body).json()
 
     def model(self, model_id: str) -> dict[str, Any]:
@@ -191,9 +194,19 @@ class TailorClient:
         return self._safe("POST", f"/v1/models/{model_id}/predict", json=body).json()
 
     def refine(self, model_id: str, images: list[str | Path | bytes]) -> dict[str, Any]:
-        """Self-improvement from unlabeled images → a new model."""
+        """The model improved by unlabeled images of its task (or itself, ``changed: false``)."""
         body = {"images": [_encode(im) for im in images]}
         return self._check(self.http.post(f"/v1/models/{model_id}/refine", json=body)).json()
+
+    def observe(self, model_id: str, images: list[str | Path | bytes]) -> dict[str, Any]:
+        """Add images the app saw to the model's stream; use the answer's ``model_id`` next
+        (a new model when the task changed). Not retried: a retry would count images twice."""
+        body = {"images": [_encode(im) for im in images]}
+        return self._check(self.http.post(f"/v1/models/{model_id}/observe", json=body)).json()
+
+    def observations(self, model_id: str) -> dict[str, Any]:
+        """GET /v1/models/{id}/observations: the stream's current estimate."""
+        return self._safe("GET", f"/v1/models/{model_id}/observations").json()
 
 
 def _retry_after_seconds(value: str | None) -> float | None:

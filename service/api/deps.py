@@ -11,6 +11,7 @@ from service.core import crud
 from service.core.auth import Principal, is_admin_key, split_key
 from service.core.problems import Problem
 from service.core.settings import Settings
+from service.observing import Observer
 from service.personalization import Personalizer
 
 _bearer = HTTPBearer(auto_error=False, description="API key: `Authorization: Bearer tlr_...`")
@@ -24,6 +25,11 @@ async def get_settings(request: Request) -> Settings:
 async def get_personalizer(request: Request) -> Personalizer:
     """The orchestration object built in the lifespan (async: no threadpool hop)."""
     return request.app.state.personalizer
+
+
+async def get_observer(request: Request) -> Observer:
+    """The streams of unlabeled images (``/observe``), built in the lifespan."""
+    return request.app.state.observer
 
 
 def get_principal(
@@ -102,3 +108,4 @@ SettingsDep = Annotated[Settings, Depends(get_settings)]
 PersonalizerDep = Annotated[Personalizer, Depends(get_personalizer)]
 PrincipalDep = Annotated[Principal, Depends(get_principal)]
 AdminDep = Annotated[Principal, Depends(require_admin)]
+ObserverDep = Annotated[Observer, Depends(get_observer)]

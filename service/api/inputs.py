@@ -5,11 +5,12 @@ from __future__ import annotations
 from typing import NamedTuple
 
 from fastapi import Request
+from fastapi.exceptions import RequestValidationError
 from pydantic import ValidationError
 
 from service.core import imaging
 from service.core.problems import Problem
-from service.core.schemas import PredictJSON
+from service.core.schemas import PersonalizeCreate, PredictJSON
 from service.core.settings import Settings
 
 # OpenAPI description of the two accepted bodies (the handler parses them itself).
@@ -30,6 +31,28 @@ IMAGES_BODY = {
                 }
             },
             "application/json": {"schema": PredictJSON.model_json_schema()},
+        },
+    }
+}
+
+
+PERSONALIZE_BODY = {
+    "requestBody": {
+        "required": True,
+        "content": {
+            "application/json": {"schema": PersonalizeCreate.model_json_schema()},
+            "multipart/form-data": {
+                "schema": {
+                    "type": "object",
+                    "properties": {
+                        "files": {"type": "array", "items": {"type": "string", "format": "binary"}},
+                        "k": {"type": "integer", "minimum": 2},
+                        "domain": {"type": "string"},
+                        "method": {"type": "string", "enum": ["taper", "selection"]},
+                    },
+                    "required": ["files"],
+                }
+            },
         },
     }
 }
@@ -77,6 +100,41 @@ async def _from_multipart(request: Request, settings: Settings):
     raw = [await f.read() for f in files]
     names = [f.filename or f"files[{i}]" for i, f in enumerate(files)]
     return ImageBatch(raw, names, top_k, exit_, max_layers)
+
+
+async def read_personalize(
+    request: Request, settings: Settings
+) -> tuple[PersonalizeCreate, list[bytes] | None, list[str] | None]:
+    """A /personalize body (JSON, or multipart unlabeled images) and its images' bytes (None
+    for requests without images). JSON errors answer exactly as FastAPI's own validation."""
+    ctype = request.headers.get("content-type", "").split(";")[0].strip().lower()
+    if ctype == "multipart/form-data":
+        form = await request.form(max_files=settings.max_batch + 1, max_fields=16,
+                                  max_part_size=settings.max_image_bytes)  # fmt: skip
+        files = [f for f in form.getlist("files") if not isinstance(f, str)]
+        if not files:
+            raise Problem(422, "validation-error", "multipart body needs one or more 'files'")
+        _check_count(len(files), settings)
+        fields = {n: form.get(n) for n in ("domain", "method") if form.get(n) is not None}
+        k = _form_int(form, request, "k")
+        try:
+            body = PersonalizeCreate.model_validate({**fields, "k": k, "images": ["-"]})
+        except ValidationError as exc:
+            raise RequestValidationError(exc.errors(include_url=False)) from None
+        names = [f.filename or f"files[{i}]" for i, f in enumerate(files)]
+        return body, [await f.read() for f in files], names
+    if ctype not in ("application/json", ""):
+        raise Problem(415, "unsupported-media-type", "send JSON, or multipart/form-data "
+                      "unlabeled images (field 'files')")  # fmt: skip
+    try:
+        body = PersonalizeCreate.model_validate_json(await request.body())
+    except ValidationError as exc:
+        errors = [{**e, "loc": ("body", *e["loc"])} for e in exc.errors(include_url=False)]
+        raise RequestValidationError(errors) from None
+    if body.images is None:
+        return body, None, None
+    raw, names = base64_images(body.images, settings)
+    return body, raw, names
 
 
 def _form_int(form, request: Request, name: str, upper: int = 1000) -> int | None:

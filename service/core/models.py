@@ -13,9 +13,11 @@ from typing import Any
 from sqlalchemy import (
     JSON,
     DateTime,
+    Float,
     ForeignKey,
     Index,
     Integer,
+    LargeBinary,
     String,
     Text,
     UniqueConstraint,
@@ -96,3 +98,25 @@ class PersonalizedModel(Base):
     weights_bytes: Mapped[int | None] = mapped_column(Integer, nullable=True)
     created_by: Mapped[str | None] = mapped_column(String(64), nullable=True)
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+
+
+class Observation(Base):
+    """A model's stream of unlabeled images (``/observe``): bounded, decaying statistics.
+
+    ``state`` holds, per kept image, its weight and the all-class model's class (and domain)
+    posteriors as float16 (``service.kinds.unlabeled``; ~70 bytes an image). Workers update it
+    optimistically: an UPDATE succeeds only at the ``revision`` it read, so two workers' calls
+    never lose each other's images. ``k`` is the number of classes the stream keeps (null: it
+    is estimated, for models made from images alone). Deleted with its model.
+    """
+
+    __tablename__ = "observations"
+
+    model_id: Mapped[str] = mapped_column(
+        ForeignKey("personalized_models.id", ondelete="CASCADE"), primary_key=True)
+    k: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    state: Mapped[bytes] = mapped_column(LargeBinary)
+    images_seen: Mapped[int] = mapped_column(Integer, default=0)
+    weight: Mapped[float] = mapped_column(Float, default=0.0)
+    revision: Mapped[int] = mapped_column(Integer, default=0)
+    updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)

@@ -9,7 +9,7 @@ prefix-personalised ViT) so every path shares one shape.
 from __future__ import annotations
 
 from datetime import UTC, datetime
-from typing import Annotated, Literal
+from typing import Annotated, ClassVar, Literal
 
 from pydantic import (
     AfterValidator,
@@ -63,15 +63,25 @@ class PersonalizeCreate(BaseModel):
     )  # fmt: skip
     domain: str | None = Field(None, max_length=64, pattern=NO_CONTROL, examples=["sketch"])
     method: Method | None = None
+    images: list[str] | None = Field(
+        None, min_length=1, description="unlabeled base64 images of the task (no description "
+        "needed): the classes and domain are inferred from them (TAPER §5.2)")
+    k: int | None = Field(None, ge=2, le=1000,
+                          description="with 'images': the number of classes (default: estimated)")
+
+    TASK_FIELDS: ClassVar[tuple[str, ...]] = ("description", "classes", "client_id", "images")
 
     @model_validator(mode="after")
     def _exactly_one(self) -> PersonalizeCreate:
-        given = [f for f in ("description", "classes", "client_id") if getattr(self, f)]
+        given = [f for f in self.TASK_FIELDS if getattr(self, f)]
         if len(given) != 1:
             raise ValueError(
-                "give exactly one of 'description', 'classes' or 'client_id' "
+                f"give exactly one of {', '.join(repr(f) for f in self.TASK_FIELDS)} "
                 f"(got {', '.join(given) or 'none'})"
             )
+        if self.k is not None and ("images" not in self.TASK_FIELDS or self.images is None):
+            raise ValueError("'k' is the number of classes to infer from 'images' "
+                             "(POST /v1/personalize)")
         if self.kind is not None and self.client_id is None:
             raise ValueError("'kind' chooses between federations and needs 'client_id'")
         if self.client_id is not None and (self.domain or self.method):
@@ -143,6 +153,27 @@ class ModelList(BaseModel):
     )
 
 
+class InferredClass(BaseModel):
+    """One class inferred from unlabeled images."""
+
+    name: str
+    share: float = Field(description="estimated share of the images (EM class prior)")
+    count: int = Field(description="images the all-class model labels as this class")
+
+
+class Inferred(BaseModel):
+    """What a batch (or a stream) of unlabeled images says the task is."""
+
+    classes: list[InferredClass] = Field(description="the chosen classes, largest share first")
+    runners_up: list[InferredClass] = Field(
+        [], description="the next classes by share (not in the model)")
+    k_estimated: bool = Field(description="whether the number of classes was estimated")
+    domain: str | None = Field(description="estimated domain (null: mixed or unknown)")
+    domain_confidence: float | None = Field(
+        None, description="mean posterior of the estimated (or best) domain")
+    images: float = Field(description="images behind the estimate (decayed, for a stream)")
+
+
 class PersonalizeResponse(ModelPublic):
     """``ModelPublic`` plus how the request was resolved and which cache tier answered."""
 
@@ -150,12 +181,38 @@ class PersonalizeResponse(ModelPublic):
     cache: Literal["memory", "redis", "synthesized", "artifact"] = Field(
         description="tier that supplied the model; 'artifact': an adapter loaded from the store"
     )
+    inferred: Inferred | None = Field(
+        None, description="images-only requests: the task inferred from the images")
+    notes: list[str] = Field(
+        [], description="what the request asked for that had no effect, and choices made for "
+                        "it (e.g. a domain under a method that ignores domains)")
 
 
 class RefineResponse(PersonalizeResponse):
-    """A refined model and the pseudo-label histogram that defined it."""
+    """The refined model (or the parent, unchanged) and why."""
 
     pseudo_labels: dict[str, int]
+    changed: bool = Field(description="false: nothing would improve; this is the parent")
+
+
+class ObserveResponse(BaseModel):
+    """The stream's current estimate and the model to use from now on."""
+
+    model_id: str = Field(description="the model to use next: the same id, or a new one")
+    changed: bool = Field(description="true: the estimated task changed; a new model answers")
+    added: int = Field(description="images added by this call")
+    estimate: Inferred
+    model: PersonalizeResponse
+
+
+class ObservationsResponse(BaseModel):
+    """A model's stream of unlabeled images."""
+
+    model_id: str
+    images_seen: int = Field(description="images observed in all (this model's stream)")
+    images_kept: int = Field(description="images whose statistics are kept (bounded)")
+    estimate: Inferred | None = Field(description="null before the first image")
+    matches_model: bool = Field(description="whether the estimate is this model's task")
 
 
 class Prediction(BaseModel):
@@ -193,10 +250,12 @@ class PredictOnce(PersonalizeCreate):
     exit: ExitNumber | None = None
     max_layers: ExitNumber | None = None
 
+    TASK_FIELDS: ClassVar[tuple[str, ...]] = ("description", "classes", "client_id")
+
     def request(self) -> PersonalizeCreate:
         """The personalization part alone."""
         return PersonalizeCreate.model_validate(
-            self.model_dump(exclude={"images", "top_k", "exit", "max_layers"}))
+            self.model_dump(exclude={"images", "top_k", "exit", "max_layers", "k"}))
 
 
 class PredictOnceResponse(PredictResponse):

@@ -58,6 +58,13 @@ class Settings(BaseSettings):
         rate_limit_per_minute: sustained requests per API key per minute (0 disables); excess
             requests get 429 with Retry-After. Shared through Redis when configured.
         rate_limit_burst: requests a key may make at once before the sustained rate applies.
+        infer_min_share: images-only personalization counts the classes whose estimated share
+            of the images reaches this (when ``k`` is not given).
+        infer_min_domain_conf: the mean domain posterior a batch needs to be given a domain
+            (below it the images are called mixed; the domain stays unset).
+        observe_half_life: images after which an observation's weight in a stream halves.
+        observe_max_images: images a stream keeps per model (the oldest go first).
+        observe_min_images: (decayed) images a stream needs before it may change the model.
     """
 
     model_config = SettingsConfigDict(env_prefix="TAILOR_", extra="ignore")
@@ -94,6 +101,11 @@ class Settings(BaseSettings):
     perfix_version: str = "latest"
     rate_limit_per_minute: int = Field(default=1200, ge=0)
     rate_limit_burst: int = Field(default=100, gt=0)
+    infer_min_share: float = Field(default=0.05, gt=0, lt=1)  # benchmarks/self_improvement.py
+    infer_min_domain_conf: float = Field(default=0.6, ge=0, le=1)  # chosen on validation tasks
+    observe_half_life: float = Field(default=256.0, gt=0)
+    observe_max_images: int = Field(default=512, ge=8, le=4096)
+    observe_min_images: float = Field(default=16.0, ge=1)
 
     @model_validator(mode="after")
     def _refuse_unsafe(self) -> Settings:

@@ -74,10 +74,17 @@ class ModelKind(ABC):
         how the registry picks between several that accept the same request)."""
         return False
 
-    def refine(self, row: PersonalizedModel, probs: torch.Tensor) -> Draft:
-        """A new recipe from the model's own predictions on unlabeled images (default: 409)."""
+    def refine(self, row: PersonalizedModel, batch: Any,
+               settings: Settings) -> tuple[Draft, bool]:
+        """A recipe improved by unlabeled images, and whether it differs from ``row``'s
+        (default: 409)."""
         raise Problem(409, "not-refinable", f"model {row.id} is a {row.kind!r} model; "
                       "refinement is not offered for this kind", kind=row.kind)  # fmt: skip
+
+    def draft_images(self, request: Any, batch: Any, settings: Settings) -> Draft:
+        """A recipe from unlabeled images alone (default: 409, the kind cannot)."""
+        raise Problem(409, "images-unsupported", f"{self.name!r} models cannot be made from "
+                      "images alone", kind=self.name)  # fmt: skip
 
     # ---- serving --------------------------------------------------------------------------
 

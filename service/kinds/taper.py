@@ -5,21 +5,18 @@ domain, method, embedded text, artifact version) determines the weights, which a
 mix of the Q basis models (or the generic model's rows, for ``selection``). Synthesis is
 deterministic, so any replica rebuilds an evicted model bit-identically.
 
-Served models are :class:`LazyModule`s: the synthesized state, with the ``nn.Module`` built on
-first use. Modules are built on the meta device and filled with ``load_state_dict(assign=True)``,
-which skips torchvision's random init (tens of ms per model) and copies nothing.
+Served models are ``service.kinds.lazy.LazyModule``s: the synthesized state, with the
+``nn.Module`` built on first use.
 """
 
 from __future__ import annotations
 
-import copy
 import functools
 import hashlib
 import json
 import logging
 import threading
 import time
-from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
@@ -36,62 +33,10 @@ from service.core.problems import Problem
 from service.core.schemas import Resolution
 from service.core.settings import Settings
 from service.kinds.base import Draft, ModelKind
+from service.kinds.lazy import LazyModule, build_module
 from service.kinds.resolution import ClassResolver, resolve_request
 
 log = logging.getLogger(__name__)
-
-
-@functools.lru_cache(maxsize=64)
-def _meta_template(num_classes: int) -> nn.Module:
-    """A storage-less ResNet-18 to deep-copy (3x cheaper than constructing one per model)."""
-    from model_store.resnet import build_resnet18
-
-    with torch.device("meta"):
-        return build_resnet18(num_classes)
-
-
-def build_module(state: Mapping[str, torch.Tensor], device: torch.device) -> nn.Module:
-    """A stock torchvision ResNet-18 holding ``state`` (strict), in eval mode, on ``device``."""
-    model = copy.deepcopy(_meta_template(int(state["fc.weight"].shape[0])))
-    model.load_state_dict({k: v.to(device) for k, v in state.items()}, strict=True, assign=True)
-    return model.requires_grad_(False).eval()
-
-
-class LazyModule:
-    """A synthesized state dict whose ``nn.Module`` is built on first use.
-
-    WHY: a cold ``/personalize`` answers with the recipe row only; building the module
-    (deep copy of the meta template + ``load_state_dict``) cost 5–15 ms of its latency. The
-    module shares the state's storage (``assign=True``), so holding both costs no extra bytes.
-    """
-
-    def __init__(self, state: Mapping[str, torch.Tensor], device: torch.device) -> None:
-        self.device = device
-        self._state = {k: v.to(device) for k, v in state.items()}  # no copy when already there
-        self.nbytes = sum(t.numel() * t.element_size() for t in self._state.values())
-        self._module: nn.Module | None = None
-        self._lock = threading.Lock()
-
-    @property
-    def built(self) -> bool:
-        """Whether the module exists yet (tests, metrics)."""
-        return self._module is not None
-
-    @property
-    def module(self) -> nn.Module:
-        """The module, built once (concurrent first callers wait for one build)."""
-        if self._module is None:
-            with self._lock:
-                if self._module is None:
-                    self._module = build_module(self._state, self.device)
-        return self._module
-
-    def state_dict(self) -> dict[str, torch.Tensor]:
-        """The weights (the same tensors the module holds)."""
-        return dict(self._state)
-
-    def __call__(self, x: torch.Tensor) -> torch.Tensor:
-        return self.module(x)
 
 
 @functools.lru_cache(maxsize=4)
@@ -129,6 +74,8 @@ class TaperKind(ModelKind):
         self.domains: list[str] = list(bundle.domains)
         self.catalogue: dict[str, Any] = bundle.catalogue
         self.class_names: list[str] = bundle.class_names
+        self._generic: nn.Module | None = None
+        self._lock = threading.Lock()
 
     @classmethod
     def load(cls, settings: Settings, metrics: Metrics, *, resolver: bool = True) -> TaperKind:
@@ -166,7 +113,8 @@ class TaperKind(ModelKind):
     # ---- requests -------------------------------------------------------------------------
 
     def accepts(self, request: Any) -> bool:
-        return request.client_id is None and (request.description or request.classes) is not None
+        return request.client_id is None and (
+            request.description or request.classes or getattr(request, "images", None)) is not None
 
     def draft(self, request: Any, principal: Principal) -> Draft:
         """Resolve the description/classes, then recipe + mixers (computed once, reused)."""
@@ -181,25 +129,33 @@ class TaperKind(ModelKind):
                                        "score": m.score, "did_you_mean": m.suggestions})
             for m in matches
         ]  # fmt: skip
+        from service.kinds.unlabeled import method_notes
+
+        notes = method_notes(self, method, domain, request.method)
         return Draft(recipe, method, request.description, self.rounded(mixers), hint=mixers,
-                     extra={"resolution": resolution})  # fmt: skip
+                     extra={"resolution": resolution, "notes": notes})  # fmt: skip
 
-    def refine(self, row: PersonalizedModel, probs: torch.Tensor) -> Draft:
-        """Self-improvement (TAPER §5.2): pseudo-label → weighted task description → new model.
+    def draft_images(self, request: Any, batch: torch.Tensor, settings: Settings) -> Draft:
+        """An images-only request: the task the images show (``service.kinds.unlabeled``)."""
+        from service.kinds.unlabeled import draft_from_images
 
-        The new model keeps the task's classes (so the app's output space does not change) and
-        re-predicts the mixers from the class embeddings weighted by pseudo-label frequency.
-        """
-        names = row.recipe["classes"]
-        counts = np.bincount(probs.argmax(dim=1).cpu().numpy(), minlength=len(names))
-        weights = [round(float(c) / len(probs), 6) for c in counts]
-        recipe = self.recipe(row.recipe["class_indices"], domain=row.recipe["domain"],
-                             method="taper", class_weights=weights)  # fmt: skip
-        hist = {n: int(c) for n, c in zip(names, counts, strict=True)}
-        desc = f"refined from {row.id}: " + ", ".join(f"{n}×{c}" for n, c in hist.items())
-        mixers = self.mixers(recipe)
-        return Draft(recipe, "taper", desc, self.rounded(mixers), hint=mixers,
-                     extra={"pseudo_labels": hist})  # fmt: skip
+        return draft_from_images(self, batch, request, settings)
+
+    def refine(self, row: PersonalizedModel, batch: torch.Tensor,
+               settings: Settings) -> tuple[Draft, bool]:
+        """The parent's classes and method plus what unlabeled images add (its domain)."""
+        from service.kinds.unlabeled import refine_draft
+
+        return refine_draft(self, row, batch, settings)
+
+    @property
+    def generic_module(self) -> nn.Module:
+        """The all-class generic model (pseudo-labels unlabeled images), built once."""
+        if self._generic is None:
+            with self._lock:
+                if self._generic is None:
+                    self._generic = build_module(self.bundle.generic, self.device)
+        return self._generic
 
     def recipe(
         self, class_indices: list[int], *, domain: str | None, method: str,

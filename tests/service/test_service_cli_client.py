@@ -66,7 +66,12 @@ def test_client_round_trip_and_errors(live, tmp_path):
         preds = client.predict(model["id"], [png(im) for im in images(3)], top_k=3)
         assert len(preds["predictions"]) == 3
         refined = client.refine(model["id"], [png(im) for im in images(4)])
-        assert refined["parent_id"] == model["id"]
+        assert refined["id"] == model["id"] and refined["changed"] is False  # nothing to add
+        made = client.personalize(images=[png(im) for im in images(6)], k=2)
+        assert len(made["classes"]) == 2 and made["inferred"]["k_estimated"] is False
+        seen = client.observe(made["id"], [png(im) for im in images(4, seed=1)])
+        assert seen["added"] == 4
+        assert client.observations(seen["model_id"])["images_seen"] >= 4
         with pytest.raises(TailorError) as err:
             client.personalize(classes=["cat"], description="dogs")
         assert err.value.status == 422 and "exactly one" in err.value.problem["detail"]

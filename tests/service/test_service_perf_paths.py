@@ -20,7 +20,7 @@ from service.cache.tensorbytes import serialize
 from service.core.lru import ModuleLRU, module_nbytes
 from service.core.metrics import Metrics
 from service.core.problems import Problem
-from service.kinds.taper import LazyModule, build_module
+from service.kinds.lazy import LazyModule, build_module
 
 CPU = torch.device("cpu")
 

@@ -46,6 +46,17 @@ def test_tiny_training_writes_a_loadable_artifact_with_metrics(tiny_run):
     assert model.eval()(torch.randn(2, 3, 32, 32)).shape == (2, 3)
 
 
+def test_tiny_artifact_has_a_domain_head_that_beats_chance(tiny_run):
+    """The domain head (issue 18: the domain of unlabeled images) is fitted on the generic
+    model's features; on the tiny build's val split it must beat 1/D chance by a margin."""
+    root, _ = tiny_run
+    bundle = load_taper(root / "store", device="cpu")
+    head = bundle.domain_head
+    assert head is not None and head["weight"].shape == (len(bundle.domains), 512)
+    figures = bundle.metrics["domain_head"]
+    assert figures["val_acc"] > 1.0 / len(bundle.domains) + 0.2, figures
+
+
 def test_tiny_run_writes_report_curves_and_figures(tiny_run):
     root, summary = tiny_run
     run = root / "run"

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 from trainer.taper.evaluate import Method
 from trainer.taper.run import Env
 
@@ -30,14 +32,21 @@ def artifact_metrics(summary: dict, first_results: dict) -> dict:
 
 def save_artifact(store: str, env: Env, methods: dict[str, Method], summary: dict,
                   first_results: dict):
-    """Save seed-0 TAPER (BN-recalibrated bases + mixer) and its generic baseline."""
+    """Save seed-0 TAPER (BN-recalibrated bases + mixer), its generic baseline and a domain
+    head on the generic model's features (when the data has two or more domains)."""
     from model_store.taper import save_taper
     from trainer.data.catalogue import catalogue_json
+    from trainer.taper.domain_head import fit_domain_head
 
     taper = methods["taper"]
     generic = methods["selection"].bases.state(0)
     mixer = taper.router.mixer
     names = [c["name"] for c in env.catalogue]
+    metrics = artifact_metrics(summary, first_results)
+    head = None
+    if len(env.domains) >= 2:
+        head, metrics["domain_head"] = fit_domain_head(generic, env.cfg.width, env.train, env.val)
+        print(json.dumps({"domain_head": metrics["domain_head"]}), flush=True)
     return save_taper(
         store,
         bases=taper.bases.stacked_state(),
@@ -47,6 +56,7 @@ def save_artifact(store: str, env: Env, methods: dict[str, Method], summary: dic
         catalogue=catalogue_json(names),
         class_text={k: env.class_text[k] for k in ARTIFACT_TEXT_KEYS},
         config={"width": env.cfg.width, "k": env.cfg.k},
-        metrics=artifact_metrics(summary, first_results),
+        metrics=metrics,
+        domain_head=head,
         metadata={"training": env.cfg.to_json(), "dataset_fingerprint": env.fingerprint},
     )

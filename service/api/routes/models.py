@@ -1,4 +1,5 @@
-"""Personalized models: listing, metadata, deletion, weight download, prediction, refinement.
+"""Personalized models: listing, metadata, deletion, weight download, prediction, refinement,
+streams of unlabeled images.
 
 Every route reads the row through ``Personalizer.get(id, principal)``: another owner's model
 answers exactly like a missing one (404), and whatever differs between kinds is dispatched
@@ -12,11 +13,18 @@ from typing import Annotated, Any, Literal
 from fastapi import APIRouter, Header, Path, Query, Request, Response
 from starlette.concurrency import run_in_threadpool
 
-from service.api.deps import PersonalizerDep, PrincipalDep, SettingsDep
+from service.api.deps import ObserverDep, PersonalizerDep, PrincipalDep, SettingsDep
 from service.api.downloads import etag_matches, immutable_download, not_modified
 from service.api.inputs import IMAGES_BODY, read_images
 from service.core.problems import Problem
-from service.core.schemas import ModelList, ModelPublic, PredictResponse, RefineResponse
+from service.core.schemas import (
+    ModelList,
+    ModelPublic,
+    ObservationsResponse,
+    ObserveResponse,
+    PredictResponse,
+    RefineResponse,
+)
 from service.personalization import Personalizer
 
 router = APIRouter(prefix="/v1/models", tags=["models"])
@@ -132,8 +140,36 @@ async def refine(
     model_id: ModelId, request: Request, p: PersonalizerDep, principal: PrincipalDep,
     settings: SettingsDep,
 ):  # fmt: skip
-    """Self-improvement from unlabeled images: pseudo-labels define a new model."""
+    """Improve a model with unlabeled images of its task, never making it worse: the classes
+    and method stay; what the images add (the domain, when the model has none and its method
+    uses it) makes a new model (``parent_id``). When nothing would improve, the answer is the
+    model itself with ``changed: false``; ``notes`` say why either way."""
     row = await run_in_threadpool(p.get, model_id, principal)
     images = await read_images(request, settings)
     batch = await run_in_threadpool(p.preprocess, row, images.raw, images.names, settings)
     return await run_in_threadpool(p.refine, row, batch, principal)
+
+
+@router.post("/{model_id}/observe", response_model=ObserveResponse, openapi_extra=IMAGES_BODY)
+async def observe(
+    model_id: ModelId, request: Request, p: PersonalizerDep, principal: PrincipalDep,
+    settings: SettingsDep, observer: ObserverDep,
+):  # fmt: skip
+    """Add unlabeled images the app saw to this model's stream. The task is re-estimated from
+    the stream (older images weigh less); when it changes, the answer names a new model
+    (``changed: true``, its ``parent_id`` this one) to use from now on."""
+    row = await run_in_threadpool(p.get, model_id, principal)
+    images = await read_images(request, settings)
+
+    def work():
+        return observer.observe(row, p.preprocess(row, images.raw, images.names, settings),
+                                principal)  # fmt: skip
+
+    return await run_in_threadpool(work)
+
+
+@router.get("/{model_id}/observations", response_model=ObservationsResponse)
+def observations(model_id: ModelId, p: PersonalizerDep, principal: PrincipalDep,
+                 observer: ObserverDep):  # fmt: skip
+    """The model's stream: images seen and kept, and the task they point to now."""
+    return observer.observations(p.get(model_id, principal))

@@ -2,16 +2,15 @@
 
 from __future__ import annotations
 
-from fastapi import APIRouter, Response
+from fastapi import APIRouter, Request, Response
 from starlette.concurrency import run_in_threadpool
 
 from model_store.kinds import TAPER
-from service.api.deps import PersonalizerDep, PrincipalDep, SettingsDep
-from service.api.inputs import base64_images
+from service.api.deps import ObserverDep, PersonalizerDep, PrincipalDep, SettingsDep
+from service.api.inputs import PERSONALIZE_BODY, base64_images, read_personalize
 from service.core.schemas import (
     CatalogueClass,
     CataloguePublic,
-    PersonalizeCreate,
     PersonalizeResponse,
     PredictOnce,
     PredictOnceResponse,
@@ -20,10 +19,24 @@ from service.core.schemas import (
 router = APIRouter(prefix="/v1", tags=["personalize"])
 
 
-@router.post("/personalize", response_model=PersonalizeResponse)
-def personalize(body: PersonalizeCreate, p: PersonalizerDep, principal: PrincipalDep):
-    """Synthesize (or find) a model for a task description, class list or client id."""
-    return p.personalize(body, principal)
+@router.post("/personalize", response_model=PersonalizeResponse, openapi_extra=PERSONALIZE_BODY)
+async def personalize(request: Request, p: PersonalizerDep, principal: PrincipalDep,
+                      settings: SettingsDep, observer: ObserverDep):  # fmt: skip
+    """Synthesize (or find) a model for a task description, class list or client id, or for
+    unlabeled ``images`` alone (JSON base64, or multipart ``files`` with optional ``k``,
+    ``domain``, ``method`` fields): the classes and domain are inferred from the images and
+    reported under ``inferred``; the model's stream (``/observe``) starts with them."""
+    body, raw, names = await read_personalize(request, settings)
+    if raw is None:
+        return await run_in_threadpool(p.personalize, body, principal)
+
+    def work():
+        batch = p.images_kind().preprocess(raw, names, settings)
+        made, draft = p.personalize_images(body, batch, principal)
+        observer.seed(p.get(made["id"], principal), draft)
+        return made
+
+    return await run_in_threadpool(work)
 
 
 @router.post("/predict", response_model=PredictOnceResponse)
