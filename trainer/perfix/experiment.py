@@ -105,15 +105,16 @@ def select_lrs(bench: dict[str, Any], clients_by: dict[str, list], tmp: Path,
     args, out = bench["args"], {}
     for setting in args.settings:
         for method in args.methods:
-            tried = {}
+            tried, runs = {}, {}
             for factor in (0.3, 1.0, 3.0):
                 lr = args.lr * factor
                 bar.set_postfix_str(f"select {setting} {method} lr {lr:.1e}")
-                row = run_one(tmp / f"sel-{setting}-{method}-{factor}", clients_by[setting],
-                              bench, method, setting, args.seeds[0], lr)
-                tried[lr] = row["mean_val"]
+                runs[lr] = run_one(tmp / f"sel-{setting}-{method}-{factor}", clients_by[setting],
+                                   bench, method, setting, args.seeds[0], lr)
+                tried[lr] = runs[lr]["mean_val"]
                 bar.update()
-            out[f"{setting}/{method}"] = {"lr": max(tried, key=tried.get),
+            best = max(tried, key=tried.get)
+            out[f"{setting}/{method}"] = {"lr": best, "run": runs[best],
                                           "val": {f"{k:.1e}": v for k, v in tried.items()}}
     return out
 
@@ -174,6 +175,8 @@ def run_benchmark(args: Any) -> dict[str, Any]:
     plan = [(st, m) for st in args.settings for m in args.methods]
     stab = args.init_stability and {"vanilla_prefix", "fedperfix"} <= set(args.methods)
     total = len(plan) * (len(args.seeds) + 3 * args.select) + 4 * bool(stab)
+    if args.select:  # the first seed's run at the chosen lr is the selection run (deterministic)
+        total -= len(plan) - int(bool(args.save))
     rows, chosen, stability = [], {}, []
     with tempfile.TemporaryDirectory() as tmp, tqdm(total=total, desc="federations") as bar:
         for seed in args.seeds:
@@ -184,6 +187,9 @@ def run_benchmark(args: Any) -> dict[str, Any]:
                 bar.set_postfix_str(f"seed {seed} {setting} {method}")
                 lr = chosen.get(f"{setting}/{method}", {}).get("lr")
                 save = (args.save, setting, seed) == (method, "label", args.seeds[0])
+                if chosen and seed == args.seeds[0] and not save:
+                    rows.append(chosen[f"{setting}/{method}"]["run"])
+                    continue
                 rows.append(run_one(Path(tmp) / f"{seed}-{setting}-{method}", clients[setting],
                                     bench, method, setting, seed, lr, save=save))
                 bar.update()
@@ -191,7 +197,9 @@ def run_benchmark(args: Any) -> dict[str, Any]:
                 stability = _stability(bench, clients["label"], chosen, Path(tmp), bar)
     payload = {"command": getattr(args, "command", "tailor train perfix"), "foundation": source,
                "methods": args.methods, "settings": args.settings, "rows": rows,
-               "stability": stability, "selection": chosen, "protocol": protocol_text(args),
+               "stability": stability,
+               "selection": {k: {f: v for f, v in c.items() if f != "run"}
+                             for k, c in chosen.items()}, "protocol": protocol_text(args),
                "resources": resources(backbone, bench["num_classes"], args),
                "artifact": bench.get("artifact"),
                "seconds": time.perf_counter() - t0}
