@@ -1,6 +1,6 @@
 """Read a user's dataset in ImageFolder layout into the same structure as Tailor-PACS.
 
-Accepted layouts: `root/class/*.{png,jpg,jpeg}` or `root/domain/class/*.{png,jpg,jpeg}`.
+Accepted layouts: `root/class/*.{png,jpg,jpeg,webp}` or `root/domain/class/*.{...}`.
 Class names come from folder names (underscores become spaces, so 'ankle_boot' reads like a
 catalogue name). Images are centre-cropped to a square and resized to 32×32 RGB.
 """
@@ -15,7 +15,7 @@ from PIL import Image, UnidentifiedImageError
 from trainer.data.pacs import PacsData, _assign_split, fingerprint
 from trainer.data.render import SIZE
 
-EXTENSIONS = {".png", ".jpg", ".jpeg"}
+EXTENSIONS = {".png", ".jpg", ".jpeg", ".webp"}
 
 
 def _images_in(folder: Path) -> list[Path]:
@@ -38,6 +38,22 @@ def _load(path: Path) -> np.ndarray:
         raise ValueError(f"cannot read image {path}: {err}") from err
 
 
+def _load_folder(folder: Path, skip_bad: bool, skipped: list[str] | None) -> list[np.ndarray]:
+    """Every readable image of one class folder (ValueError when it has none)."""
+    out = []
+    for f in _images_in(folder):
+        try:
+            out.append(_load(f))
+        except ValueError:
+            if not skip_bad:
+                raise
+            if skipped is not None:
+                skipped.append(str(f))
+    if not out:
+        raise ValueError(f"class folder {folder} has no readable .png/.jpg/.jpeg/.webp images")
+    return out
+
+
 def _layout(root: Path) -> dict[str, list[Path]]:
     """Map domain name ('default' when there is no domain level) to its class folders."""
     top = _subdirs(root)
@@ -52,12 +68,17 @@ def _layout(root: Path) -> dict[str, list[Path]]:
     return {d.name: _subdirs(d) for d in top}
 
 
-def read_imagefolder(root: str | Path, seed: int = 0) -> PacsData:
+def read_imagefolder(root: str | Path, seed: int = 0, skip_bad: bool = False,
+                     skipped: list[str] | None = None) -> PacsData:
     """Read an ImageFolder tree; splits are seeded ~70/10/20 per (class, domain) cell.
+
+    ``skip_bad``: unreadable images are left out (their paths appended to ``skipped``) instead
+    of failing the whole read; a class folder left with no readable image still fails.
 
     Raises:
         FileNotFoundError: `root` does not exist.
-        ValueError: empty tree, a class folder without images, or an unreadable image.
+        ValueError: empty tree, a class folder without images, or an unreadable image (naming
+            the file).
     """
     root = Path(root)
     if not root.is_dir():
@@ -71,13 +92,11 @@ def read_imagefolder(root: str | Path, seed: int = 0) -> PacsData:
         if not dirs:
             raise ValueError(f"domain folder {root / domain_names[d]} has no class folders")
         for folder in dirs:
-            files = _images_in(folder)
-            if not files:
-                raise ValueError(f"class folder {folder} has no .png/.jpg/.jpeg images")
-            images += [_load(f) for f in files]
-            labels += [class_names.index(folder.name.replace("_", " "))] * len(files)
-            domains += [d] * len(files)
-            split.append(_assign_split(len(files), rng))
+            loaded = _load_folder(folder, skip_bad, skipped)
+            images += loaded
+            labels += [class_names.index(folder.name.replace("_", " "))] * len(loaded)
+            domains += [d] * len(loaded)
+            split.append(_assign_split(len(loaded), rng))
     arrays = {"images": np.stack(images), "labels": np.asarray(labels, np.int64),
               "domains": np.asarray(domains, np.int8),
               "source_ids": np.arange(len(labels), dtype=np.int64),

@@ -21,7 +21,8 @@ def _normalise(x: torch.Tensor) -> torch.Tensor:
     return x / x.norm(dim=-1, keepdim=True).clamp_min(1e-12)
 
 
-def encode_class_text(encoder, catalogue: Sequence[dict]) -> dict[str, torch.Tensor]:
+def encode_class_text(encoder, catalogue: Sequence[dict],
+                      domains: Sequence[str] = DOMAINS) -> dict[str, torch.Tensor]:
     """All text tensors of a catalogue, in the artifact's ``class_text`` layout.
 
     Returns ``prompts`` (N, P, d), ``names`` (N, d), ``domain_prompts`` (D, N, P, d) and
@@ -33,12 +34,14 @@ def encode_class_text(encoder, catalogue: Sequence[dict]) -> dict[str, torch.Ten
     def enc(texts: list[str]) -> torch.Tensor:
         return torch.from_numpy(np.asarray(encoder.encode(texts), dtype=np.float32))
 
-    generic = [class_prompts(name) for name in names]
+    generic = [c.get("prompts") or class_prompts(c["name"]) for c in catalogue]
     p = len(generic[0])
     prompts = enc([t for group in generic for t in group]).view(n, p, -1)
     domain_prompts = torch.stack([
-        enc([t for name in names for t in class_prompts(name, dom)]).view(n, p, -1)
-        for dom in DOMAINS
+        enc([t for c in catalogue
+             for t in (c.get("domain_prompts") or {}).get(dom) or class_prompts(c["name"], dom)
+             ]).view(n, p, -1)
+        for dom in domains
     ])
     definitions = enc([c.get("definition") or c["name"] for c in catalogue])
     return {"prompts": prompts, "names": enc(names), "domain_prompts": domain_prompts,

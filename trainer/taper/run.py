@@ -42,6 +42,7 @@ class Env:
     task_fn: TaskFn
     out_dir: Path
     fingerprint: str = ""
+    catalogue_doc: dict | None = None  # the artifact's catalogue.json (user data); None: built-in
 
     def eval_tasks(self, k: int, n: int, split: str = "test") -> list[EvalTask]:
         data, seed = (self.test, TEST_SEED) if split == "test" else (self.val, VAL_SEED)

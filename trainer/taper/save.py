@@ -53,7 +53,7 @@ def save_artifact(store: str, env: Env, methods: dict[str, Method], summary: dic
         generic=generic,
         mixer_state=mixer.state_dict(),
         mixer_cfg=mixer.config,
-        catalogue=catalogue_json(names),
+        catalogue=env.catalogue_doc or catalogue_json(names),
         class_text={k: env.class_text[k] for k in ARTIFACT_TEXT_KEYS},
         config={"width": env.cfg.width, "k": env.cfg.k},
         metrics=metrics,

@@ -50,6 +50,18 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                         "idle, else 1 (on a loaded 2-core box 2 threads were ~10x slower)")
     p.add_argument("--jobs", type=int, default=1, help="seeds trained in parallel processes")
     p.add_argument("--seed-only", action="store_true", help=argparse.SUPPRESS)
+    p.add_argument("--data", default=None, metavar="PATH",
+                   help="train on your images: PATH/class/* or PATH/domain/class/* "
+                        "(png, jpg, webp) instead of Tailor-PACS")
+    p.add_argument("--catalogue", default=None, metavar="FILE",
+                   help="with --data: YAML/JSON class definitions, prompts, aliases, groups and "
+                        "domain descriptions (see trainer/data/user_catalogue.py)")
+    p.add_argument("--groups", type=int, default=3,
+                   help="with --data: groups (specialists) to cluster classes into when the "
+                        "catalogue gives none")
+    p.add_argument("--bad-images", choices=("fail", "skip"), default="fail",
+                   help="with --data: an unreadable image fails the run (naming it) or is "
+                        "skipped and counted")
     return p.parse_args(argv)
 
 
@@ -190,7 +202,12 @@ def main(argv: list[str] | None = None) -> dict:
     torch.set_num_threads(args.threads or auto_threads(parallel=args.jobs > 1 or args.seed_only))
     cfg = build_config(args)
     out_dir = Path(args.out or f".tailor/runs/taper-{cfg.name}")
-    env = load_env(cfg, args.data_dir, out_dir)
+    if args.data:
+        from trainer.taper.user_data import load_user_env
+
+        env, cfg = load_user_env(cfg, args, out_dir)
+    else:
+        env = load_env(cfg, args.data_dir, out_dir)
     (out_dir / "config.json").write_text(json.dumps(cfg.to_json(), indent=1))
     if args.seed_only:
         run_seed(env, cfg.seeds[0], ablations=args.ablations)

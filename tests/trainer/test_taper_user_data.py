@@ -1,0 +1,121 @@
+"""``tailor train taper --data PATH --catalogue FILE`` (issue 14 §1): a user's image tree with
+class definitions trains a servable artifact; bad input fails naming the file or class and
+leaves the store untouched."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+from PIL import Image
+
+from model_store.taper import load_taper
+from trainer.taper.train import main
+
+CLASSES = ("red_apple", "banana", "lime", "plum", "orange", "blueberry")
+COLOURS = ((200, 30, 30), (230, 220, 40), (60, 200, 40), (110, 30, 120), (240, 140, 20),
+           (40, 60, 200))
+CATALOGUE = """
+classes:
+  red_apple:
+    name: apple
+    definition: A round fruit with red skin and crisp white flesh.
+    aliases: [pippin, crab apple]
+  banana: {definition: A long curved fruit with a yellow peel., aliases: [plantain]}
+  lime: {definition: A small sour green citrus fruit.}
+  plum: {definition: A small purple stone fruit with juicy flesh.}
+  orange: {definition: A round citrus fruit with a thick orange rind.}
+  blueberry: {definition: A tiny round blue berry that grows on shrubs.}
+domains:
+  sketch: pencil drawings of fruit on paper
+"""
+
+
+def _tree(root, per_cell: int = 14):
+    """6 classes x 2 domains, PNG and JPEG of mixed non-square sizes, one corrupt file."""
+    rng = np.random.default_rng(0)
+    for d, domain in enumerate(("studio", "sketch")):
+        for name, colour in zip(CLASSES, COLOURS, strict=True):
+            folder = root / domain / name
+            folder.mkdir(parents=True)
+            for i in range(per_cell):
+                w, h = int(rng.integers(30, 90)), int(rng.integers(30, 90))
+                img = np.clip(np.array(colour) * (0.6 + 0.4 * rng.random((h, w, 1)))
+                              + (rng.normal(0, 40, (h, w, 3)) if d else 0), 0, 255)
+                ext = ".png" if i % 2 else ".jpg"
+                Image.fromarray(img.astype(np.uint8)).save(folder / f"{i}{ext}")
+    (root / "studio" / "plum" / "broken.jpg").write_bytes(b"\xff\xd8 not really a jpeg")
+    return root
+
+
+def _run(tmp_path, *extra: str) -> dict:
+    return main(["--config", "tiny", "--data", str(tmp_path / "fruit"), "--store-dir",
+                 str(tmp_path / "store"), "--out", str(tmp_path / "run"), "--groups", "2",
+                 *extra])
+
+
+@pytest.fixture(scope="module")
+def trained(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("user")
+    _tree(tmp / "fruit")
+    (tmp / "fruit.yaml").write_text(CATALOGUE)
+    summary = _run(tmp, "--catalogue", str(tmp / "fruit.yaml"), "--bad-images", "skip")
+    return tmp, summary
+
+
+def test_the_artifact_carries_the_users_catalogue(trained):
+    tmp, summary = trained
+    bundle = load_taper(tmp / "store", device="cpu")
+    assert bundle.version == summary["artifact"]["version"]
+    cat = bundle.catalogue
+    names = [c["name"] for c in cat["classes"]]
+    assert set(names) == {"apple", "banana", "lime", "plum", "orange", "blueberry"}
+    apple = cat["classes"][names.index("apple")]
+    assert apple["definition"].startswith("A round fruit") and "pippin" in apple["aliases"]
+    assert cat["domains"] == ["sketch", "studio"]
+    assert cat["domain_descriptions"]["sketch"] == "pencil drawings of fruit on paper"
+    assert len(cat["groups"]) == 2 and {c["group"] for c in cat["classes"]} == set(cat["groups"])
+    assert bundle.class_text["domain_prompts"].shape[:3] == (2, 6, 4)
+    assert bundle.domain_head is not None and bundle.domain_head["weight"].shape == (2, 512)
+
+
+def test_the_service_resolves_the_users_aliases_and_definitions(trained):
+    from fastapi.testclient import TestClient
+
+    from service.core.settings import Settings
+    from service.main import create_app
+
+    tmp, _ = trained
+    admin = "tests-admin-Qm7vX2pL9sK4wR8nT3yZ6bH1"
+    settings = Settings(store_dir=tmp / "store", database_url=f"sqlite:///{tmp}/t.db",
+                        admin_key=admin, device="cpu")
+    with TestClient(create_app(settings)) as client:
+        key = client.post("/v1/keys", json={"name": "u"},
+                          headers={"Authorization": f"Bearer {admin}"}).json()["key"]
+        client.headers["Authorization"] = f"Bearer {key}"
+        made = client.post("/v1/personalize", json={"description": "pippins, plantains and "
+                                                    "limes in sketches"})
+        assert made.status_code == 200, made.text
+        assert made.json()["classes"] == ["apple", "banana", "lime"]
+        assert made.json()["domain"] == "sketch"
+
+
+def test_bad_input_names_the_file_or_class_and_leaves_the_store_alone(trained, tmp_path):
+    tmp, _ = trained
+    before = sorted(p.name for p in (tmp / "store" / "taper").iterdir())
+    with pytest.raises(ValueError, match="broken.jpg"):  # --bad-images fail is the default
+        main(["--config", "tiny", "--data", str(tmp / "fruit"), "--store-dir",
+              str(tmp / "store"), "--out", str(tmp_path / "run")])
+    (tmp_path / "extra.json").write_text(json.dumps({"classes": {"kiwi": {}}}))
+    with pytest.raises(ValueError, match="kiwi"):
+        main(["--config", "tiny", "--data", str(tmp / "fruit"), "--catalogue",
+              str(tmp_path / "extra.json"), "--bad-images", "skip", "--store-dir",
+              str(tmp / "store"), "--out", str(tmp_path / "run2")])
+    dup = tmp_path / "dup.yaml"
+    dup.write_text("classes:\n  lime: {name: banana}\n")
+    with pytest.raises(ValueError, match="banana"):
+        main(["--config", "tiny", "--data", str(tmp / "fruit"), "--catalogue", str(dup),
+              "--bad-images", "skip", "--store-dir", str(tmp / "store"), "--out",
+              str(tmp_path / "run3")])
+    assert sorted(p.name for p in (tmp / "store" / "taper").iterdir()) == before
