@@ -11,8 +11,10 @@ from typing import Any
 
 import torch
 
-from model_store.resnet import build_resnet18
+from model_store.images import IMAGE_SIZE, MEAN, STD
+from model_store.resnet import ARCH, NUM_BLOCKS, build_resnet18
 from model_store.synthesis import check_bases
+from model_store.text import DEFAULT_MODEL_NAME
 
 
 def _resnet_shapes(num_classes: int) -> dict[str, torch.Size]:
@@ -99,3 +101,14 @@ def _check_domain_head(head: Mapping[str, torch.Tensor], d: int, f: int) -> dict
     if d < 2 or tuple(head["weight"].shape) != (d, f) or tuple(head["bias"].shape) != (d,):
         raise ValueError(f"domain_head must be weight ({d}, {f}) + bias ({d},) for {d} domains")
     return {k: v.detach().float().contiguous() for k, v in head.items()}
+
+
+def _taper_config(derived: dict[str, Any], given: Mapping[str, Any] | None) -> dict[str, Any]:
+    """``config.json``: defaults < caller's entries; entries derived from tensors must agree."""
+    derived = {"arch": ARCH, "num_blocks": NUM_BLOCKS, **derived}
+    defaults = {"image_size": IMAGE_SIZE, "mean": list(MEAN), "std": list(STD),
+                "text_encoder": DEFAULT_MODEL_NAME, "bn": "mixed"}  # fmt: skip
+    full = {**defaults, **derived, **dict(given or {})}
+    if clash := [k for k in derived if full[k] != derived[k]]:
+        raise ValueError(f"config entries {clash} contradict the tensors")
+    return full

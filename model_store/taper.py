@@ -24,31 +24,20 @@ from model_store._taper_checks import (
     _normalise_catalogue,
     _per_basis,
     _resnet_keys,
+    _taper_config,
 )
 from model_store.artifacts import ArtifactRef, open_artifact, write_artifact
 from model_store.device import pick_device
-from model_store.images import IMAGE_SIZE, MEAN, STD
 from model_store.kinds import TAPER
 from model_store.mixer import MixerPredictor, build_mixer
-from model_store.resnet import ARCH, NUM_BLOCKS
+from model_store.resnet import NUM_BLOCKS
 from model_store.stacked import StackedBases
 from model_store.synthesis import select_classes, synthesize
-from model_store.text import DEFAULT_MODEL_NAME, task_embedding
+from model_store.text import task_embedding
 
 KIND = TAPER
 METHODS = ("taper", "selection")
 StateDict = dict[str, torch.Tensor]
-
-
-def _taper_config(derived: dict[str, Any], given: Mapping[str, Any] | None) -> dict[str, Any]:
-    """``config.json``: defaults < caller's entries; entries derived from tensors must agree."""
-    derived = {"arch": ARCH, "num_blocks": NUM_BLOCKS, **derived}
-    defaults = {"image_size": IMAGE_SIZE, "mean": list(MEAN), "std": list(STD),
-                "text_encoder": DEFAULT_MODEL_NAME, "bn": "mixed"}  # fmt: skip
-    full = {**defaults, **derived, **dict(given or {})}
-    if clash := [k for k in derived if full[k] != derived[k]]:
-        raise ValueError(f"config entries {clash} contradict the tensors")
-    return full
 
 
 def save_taper(

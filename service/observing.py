@@ -1,12 +1,14 @@
-"""Streams of unlabeled images (``/observe``): a model that follows what the app sees.
+"""Models from unlabeled images (issue 18): images-only requests, /refine, /observe streams.
 
-Each observed batch is pseudo-labelled by the all-class model (``service.kinds.unlabeled``);
-per-image posteriors are kept in SQL (so a restart or another worker continues the same
-stream), with weights that halve every ``observe_half_life`` images and at most
-``observe_max_images`` images kept. After every batch the task is re-estimated from the whole
-kept stream; when it differs from the model's recipe (and the stream holds at least
-``observe_min_images``), the caller gets a new model whose ``parent_id`` is the old one, and
-the stream moves on with the new model.
+An images-only request and /refine are one draft each (``service.kinds.unlabeled``), recorded
+like any other model. A stream follows what the app sees: each observed batch is
+pseudo-labelled by the all-class model; per-image posteriors are kept in SQL (so a restart or
+another worker continues the same stream), with weights that halve every
+``observe_half_life`` images and at most ``observe_max_images`` images kept. After every batch
+the task is re-estimated from the whole kept stream; when it differs from the model's recipe
+(and the stream holds at least ``observe_min_images``), the caller gets the model of the new
+task (a new one has ``parent_id`` = the old; one the caller already had keeps its own), and
+the stream goes on there.
 
 Concurrent calls on one model (two workers) never lose images: a write succeeds only at the
 revision it read, otherwise the call re-reads and re-applies its batch.
@@ -14,16 +16,20 @@ revision it read, otherwise the call re-reads and re-applies its batch.
 
 from __future__ import annotations
 
+import random
+import time
 from typing import Any
 
 from sqlalchemy import update
 from sqlalchemy.exc import IntegrityError
 
+from model_store.kinds import TAPER
 from service.core.auth import Principal
 from service.core.models import Observation, PersonalizedModel, utcnow
 from service.core.problems import Problem
+from service.core.schemas import PersonalizeCreate
 from service.kinds import unlabeled
-from service.kinds.base import Draft
+from service.kinds.base import Draft, ModelKind
 from service.kinds.unlabeled import StreamState
 from service.personalization import Personalizer
 
@@ -31,14 +37,50 @@ ATTEMPTS = 16
 
 
 class Observer:
-    """Reads and advances models' streams through the orchestrator's sessions and kinds."""
+    """Models from what the app sees: images-only personalization, /refine, and the streams
+    of /observe, through the orchestrator's sessions, caches and kinds."""
 
     def __init__(self, personalizer: Personalizer) -> None:
         self.p, self.settings = personalizer, personalizer.settings
 
+    def personalize_images(self, req: PersonalizeCreate, raw: list[bytes], names: list[str],
+                           principal: Principal) -> dict[str, Any]:
+        """An images-only request: the model of the task the images show; its stream starts
+        with them."""
+        kind = self.images_kind()
+        draft = kind.draft_images(req, kind.preprocess(raw, names, self.settings), self.settings)
+        row, tier = self.p.create(kind, draft, principal)
+        self.seed(row, draft)
+        public = {k: v for k, v in draft.extra.items() if not k.startswith("_")}
+        return {**self.p.public(row).model_dump(), **public, "cache": tier}
+
+    def images_kind(self) -> ModelKind:
+        """The kind that makes models from unlabeled images (TAPER), or 409."""
+        kind = self.p.kinds.get(TAPER)
+        if kind is None or kind.version is None:
+            raise Problem(409, "kind-not-deployed", "no TAPER artifact is deployed, so models "
+                          "cannot be made from images alone")  # fmt: skip
+        return kind
+
+    def refine(self, row: PersonalizedModel, batch: Any, principal: Principal) -> dict[str, Any]:
+        """``row`` improved by what unlabeled images show, or ``row`` itself when nothing
+        would improve (``changed: false``); the parent's own predictions as a histogram."""
+        kind = self.p.kinds.of(row)
+        draft, changed = kind.refine(row, batch, self.settings)
+        names = row.recipe["classes"]
+        counts = self.p.probabilities(row, batch).argmax(dim=1).bincount(minlength=len(names))
+        hist = {n: int(c) for n, c in zip(names, counts.tolist(), strict=True)}
+        if changed:
+            new, tier = self.p.create(kind, draft, principal, parent_id=row.id)
+        else:
+            new, tier = row, self.p.ensure(row)[1]
+        return {**self.p.public(new).model_dump(), "notes": draft.extra["notes"],
+                "pseudo_labels": hist, "changed": changed, "cache": tier}
+
     def seed(self, row: PersonalizedModel, draft: Draft) -> None:
-        """Start ``row``'s stream with the images that made it (images-only requests); an
-        existing stream is left as it is (the same request again adds nothing)."""
+        """Start ``row``'s stream with the images that made it (images-only requests). A model
+        that already has a stream keeps it as it is: repeating a request must not count its
+        images twice (send new images with /observe)."""
         probs, doms, est = draft.extra["_scores"]
         state = StreamState.empty(probs.shape[1], None if doms is None else doms.shape[1])
         state.add(probs, doms, self.settings.observe_half_life, self.settings.observe_max_images)
@@ -60,7 +102,8 @@ class Observer:
             draft = Draft(recipe, row.method, f"observed stream of {row.id}: " + ", ".join(
                 c["name"] for c in info["classes"]), kind.rounded(kind.mixers(recipe)))
             current, tier = self.p.create(kind, draft, principal, parent_id=row.id)
-            self._insert(current.id, obs.k, state, obs.images_seen, replace=True)
+            if not self._insert(current.id, obs.k, state, obs.images_seen):
+                self._append(current, probs, doms)  # it has its own stream: add this batch
             changed = True
         tier = tier or self.p.ensure(current)[1]
         model = {**self.p.public(current).model_dump(), "cache": tier,
@@ -89,10 +132,17 @@ class Observer:
     # ---- helpers --------------------------------------------------------------------------
 
     def _kind(self, row: PersonalizedModel) -> Any:
+        """The TAPER kind serving ``row`` (409 for other kinds and other artifact versions:
+        a stream's posteriors are over the deployed artifact's classes)."""
         kind = self.p.kinds.of(row)
-        if kind is not self.p.kinds.get("taper"):
+        if kind is not self.p.kinds.get(TAPER):
             raise Problem(409, "observe-unsupported-kind", f"model {row.id} is a {row.kind!r} "
                           "model; streams of images follow TAPER models", kind=row.kind)
+        if row.recipe.get("artifact_version") != kind.version:
+            raise Problem(409, "artifact-version-mismatch", f"model {row.id} was built from "
+                          f"TAPER artifact {row.recipe.get('artifact_version')}, but this "
+                          f"deployment serves {kind.version}; personalize again for a model of "
+                          "the current artifact")  # fmt: skip
         return kind
 
     @staticmethod
@@ -101,7 +151,8 @@ class Observer:
         """The recipe the stream points to, or None when it is ``row``'s own task. The domain
         only moves for methods that use it (under ``selection`` it changes no weight)."""
         same_classes = set(est.classes) == set(row.recipe["class_indices"])
-        keep_domain = row.method != "taper" or domain == row.recipe.get("domain")
+        keep_domain = row.method != "taper" or domain is None or domain == row.recipe.get(
+            "domain")  # no confident estimate (mixed, or no domain head) keeps the model's
         if same_classes and keep_domain:
             return None
         classes = row.recipe["class_indices"] if same_classes else est.classes
@@ -111,9 +162,14 @@ class Observer:
     def _append(self, row: PersonalizedModel, probs, doms) -> tuple[Observation, StreamState]:
         """Add a batch to the stored stream (optimistic concurrency); the new row and state."""
         n, d = probs.shape[1], None if doms is None else doms.shape[1]
-        for _ in range(ATTEMPTS):
+        for attempt in range(ATTEMPTS):
+            if attempt:  # another worker won the race: back off a little, with jitter
+                time.sleep(random.uniform(0, 0.005 * 2 ** min(attempt, 6)))
             with self.p.sessions() as s:
                 obs = s.get(Observation, row.id)
+                gone = obs is None and s.get(PersonalizedModel, row.id) is None
+            if gone:  # deleted meanwhile (maybe on another replica)
+                raise Problem(404, "model-not-found", f"no personalized model with id {row.id!r}")
             if obs is None:
                 state = StreamState.empty(n, d)
                 state.add(probs, doms, self.settings.observe_half_life,
@@ -137,24 +193,21 @@ class Observer:
 
     def _read(self, model_id: str) -> Observation:
         with self.p.sessions() as s:
-            return s.get(Observation, model_id)
+            obs = s.get(Observation, model_id)
+        if obs is None:  # deleted between our write and this read
+            raise Problem(404, "model-not-found", f"no personalized model with id {model_id!r}")
+        return obs
 
-    def _insert(self, model_id: str, k: int | None, state: StreamState, seen: int,
-                replace: bool = False) -> bool:
-        """Store a stream for ``model_id``; False when one exists (and ``replace`` is off)."""
+    def _insert(self, model_id: str, k: int | None, state: StreamState, seen: int) -> bool:
+        """Store a new stream for ``model_id``; False when it has one (or the model is gone:
+        the caller's next read says which)."""
         values = dict(k=k, state=state.encode(), images_seen=seen,
                       weight=float(state.weights.sum()), updated_at=utcnow())
         try:
             with self.p.sessions.begin() as s:
-                obs = s.get(Observation, model_id)
-                if obs is None:
-                    s.add(Observation(model_id=model_id, revision=0, **values))
-                elif replace:
-                    for name, value in values.items():
-                        setattr(obs, name, value)
-                    obs.revision += 1
-                else:
+                if s.get(Observation, model_id) is not None:
                     return False
+                s.add(Observation(model_id=model_id, revision=0, **values))
         except IntegrityError:
             return False
         return True

@@ -19,7 +19,6 @@ from typing import Any
 import torch
 from sqlalchemy.orm import sessionmaker
 
-from model_store.kinds import TAPER
 from service.cache import tensorbytes
 from service.cache.exports import ExportCache
 from service.cache.singleflight import SingleFlight
@@ -49,7 +48,7 @@ def model_id_for(owner: str, recipe_key: str) -> str:
 
 
 class Personalizer:
-    """Serves personalization, listing, weights, prediction, refinement and deletion.
+    """Serves personalization, listing, weights, prediction and deletion.
 
     Args:
         kinds: the model kinds this deployment serves.
@@ -60,7 +59,7 @@ class Personalizer:
         public_url: prefix for the URLs returned to clients.
         row_ttl_s: how long a replica may keep serving an immutable row from memory (a DELETE
             on another replica takes effect here within this time).
-        settings: thresholds of images-only personalization and /refine.
+        settings: the service settings (kinds read thresholds from them).
     """
 
     def __init__(
@@ -178,39 +177,6 @@ class Personalizer:
             for pv, iv in zip(values.tolist(), indices.tolist(), strict=True)
         ], used  # fmt: skip
 
-    def personalize_images(self, req: PersonalizeCreate, batch: Any,
-                           principal: Principal) -> tuple[dict[str, Any], Draft]:
-        """An images-only request: the model of the task the images show, and its draft
-        (the caller seeds the model's stream with the draft's scores)."""
-        kind = self.images_kind()
-        draft = kind.draft_images(req, batch, self.settings)
-        row, tier = self.create(kind, draft, principal)
-        public = {k: v for k, v in draft.extra.items() if not k.startswith("_")}
-        return {**self.public(row).model_dump(), **public, "cache": tier}, draft
-
-    def images_kind(self) -> ModelKind:
-        """The kind that makes models from unlabeled images (TAPER), or 409."""
-        kind = self.kinds.get(TAPER)
-        if kind is None or kind.version is None:
-            raise Problem(409, "kind-not-deployed", "no TAPER artifact is deployed, so models "
-                          "cannot be made from images alone")  # fmt: skip
-        return kind
-
-    def refine(self, row: PersonalizedModel, batch: Any, principal: Principal) -> dict[str, Any]:
-        """``row`` improved by what unlabeled images show, or ``row`` itself when nothing
-        would improve (``changed: false``); the parent's own predictions as a histogram."""
-        kind = self.kinds.of(row)
-        draft, changed = kind.refine(row, batch, self.settings)
-        names = row.recipe["classes"]
-        counts = self._probabilities(row, batch).argmax(dim=1).bincount(minlength=len(names))
-        hist = {n: int(c) for n, c in zip(names, counts.tolist(), strict=True)}
-        if changed:
-            new, tier = self.create(kind, draft, principal, parent_id=row.id)
-        else:
-            new, tier = row, self.ensure(row)[1]
-        return {**self.public(new).model_dump(), "notes": draft.extra["notes"],
-                "pseudo_labels": hist, "changed": changed, "cache": tier}
-
     def public(self, row: PersonalizedModel) -> ModelPublic:
         """The client-facing description of a row."""
         kind = self.kinds.get(row.kind)
@@ -295,7 +261,8 @@ class Personalizer:
 
     # ---- helpers --------------------------------------------------------------------------
 
-    def _probabilities(self, row: PersonalizedModel, batch: Any) -> torch.Tensor:
+    def probabilities(self, row: PersonalizedModel, batch: Any) -> torch.Tensor:
+        """``row``'s class probabilities on a preprocessed batch."""
         kind = self.kinds.of(row)
         return kind.probabilities(self.ensure(row)[0], batch)
 

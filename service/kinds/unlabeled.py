@@ -83,11 +83,13 @@ def draft_from_images(kind: Any, batch: Any, request: Any, settings: Settings) -
     probs, doms = scores(kind, batch)
     est = estimate(kind, probs, doms, settings, request.k)
     info = inferred(kind, est)
-    domain = request.domain or info["domain"]
+    method = request.method or kind.default_method
+    # an estimated domain enters the recipe only where it changes the weights (same id and
+    # bytes as the class-list request otherwise); it is reported under ``inferred`` anyway
+    domain = request.domain or (info["domain"] if method == "taper" else None)
     if request.domain is not None and request.domain not in kind.domains:
         raise Problem(422, "unknown-domain", f"unknown domain {request.domain!r}",
                       known=kind.domains)  # fmt: skip
-    method = request.method or kind.default_method
     recipe = kind.recipe(est.classes, domain=domain, method=method)
     mixers = kind.mixers(recipe)
     notes = method_notes(kind, method, domain, request.method)

@@ -71,15 +71,17 @@ def batch_accuracy(probs: torch.Tensor, y: torch.Tensor, size: int, seed: int) -
 
 
 def fit_domain_head(generic: dict[str, torch.Tensor], width: int, train: Split, val: Split,
-                    per_domain: int = 600, seed: int = 0) -> tuple[dict, dict[str, Any]]:
-    """The head (``weight``, ``bias``) with the val-chosen decay, and its val figures."""
+                    num_domains: int, per_domain: int = 600,
+                    seed: int = 0) -> tuple[dict, dict[str, Any]]:
+    """The head (``weight``, ``bias``; one row per catalogue domain, even one without training
+    images) with the val-chosen decay, and its val figures."""
     model = build_net(int(generic["fc.weight"].shape[0]), width)
     model.load_state_dict(generic)
     model.eval()
     tr, va = balanced(train, per_domain, seed), balanced(val, per_domain, seed)
     xt, xv = split_features(model, train, tr), split_features(model, val, va)
     yt, yv = train.d[torch.from_numpy(tr)], val.d[torch.from_numpy(va)]
-    classes = int(max(yt.max(), yv.max())) + 1
+    classes = num_domains
     scored = []
     for decay in DECAYS:
         head = fit_logistic(xt, yt, classes, decay)

@@ -45,7 +45,8 @@ def save_artifact(store: str, env: Env, methods: dict[str, Method], summary: dic
     metrics = artifact_metrics(summary, first_results)
     head = None
     if len(env.domains) >= 2:
-        head, metrics["domain_head"] = fit_domain_head(generic, env.cfg.width, env.train, env.val)
+        head, metrics["domain_head"] = fit_domain_head(generic, env.cfg.width, env.train, env.val,
+                                                    len(env.domains))
         print(json.dumps({"domain_head": metrics["domain_head"]}), flush=True)
     return save_taper(
         store,

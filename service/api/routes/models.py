@@ -138,7 +138,7 @@ async def predict(
 @router.post("/{model_id}/refine", response_model=RefineResponse, openapi_extra=IMAGES_BODY)
 async def refine(
     model_id: ModelId, request: Request, p: PersonalizerDep, principal: PrincipalDep,
-    settings: SettingsDep,
+    settings: SettingsDep, observer: ObserverDep,
 ):  # fmt: skip
     """Improve a model with unlabeled images of its task, never making it worse: the classes
     and method stay; what the images add (the domain, when the model has none and its method
@@ -147,7 +147,7 @@ async def refine(
     row = await run_in_threadpool(p.get, model_id, principal)
     images = await read_images(request, settings)
     batch = await run_in_threadpool(p.preprocess, row, images.raw, images.names, settings)
-    return await run_in_threadpool(p.refine, row, batch, principal)
+    return await run_in_threadpool(observer.refine, row, batch, principal)
 
 
 @router.post("/{model_id}/observe", response_model=ObserveResponse, openapi_extra=IMAGES_BODY)

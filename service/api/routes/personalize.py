@@ -30,13 +30,7 @@ async def personalize(request: Request, p: PersonalizerDep, principal: Principal
     if raw is None:
         return await run_in_threadpool(p.personalize, body, principal)
 
-    def work():
-        batch = p.images_kind().preprocess(raw, names, settings)
-        made, draft = p.personalize_images(body, batch, principal)
-        observer.seed(p.get(made["id"], principal), draft)
-        return made
-
-    return await run_in_threadpool(work)
+    return await run_in_threadpool(observer.personalize_images, body, raw, names, principal)
 
 
 @router.post("/predict", response_model=PredictOnceResponse)
