@@ -1,8 +1,12 @@
-"""Image preprocessing shared by trainer and service.
+"""Image preprocessing shared by trainer and service: the one definition.
 
-One implementation so that a model is served with exactly the normalisation it was trained with:
-images become 3x32x32 float tensors, normalised with fixed per-channel ``MEAN``/``STD``
-(ImageNet statistics; they are also written into every TAPER artifact's ``config.json``).
+A model is served with exactly the preprocessing it was trained with: RGB; the shorter side
+resized to the artifact's ``image_size`` S (bilinear), then the centre S×S crop
+(:func:`fit_square`); /255; normalised with fixed per-channel ``MEAN``/``STD`` (ImageNet
+statistics). The artifact records S, and the downloads document it in timm's terms
+(``crop_mode: center``, ``crop_pct: 1.0``) — on PIL images it is bit-identical to torchvision's
+``Resize(S, interpolation=BILINEAR)`` + ``CenterCrop(S)`` (tested), so a stock app reproduces
+the service's logits. A square image is only resized; nothing is ever squashed.
 """
 
 from __future__ import annotations
@@ -19,11 +23,29 @@ _MEAN_T = torch.tensor(MEAN).view(3, 1, 1)
 _STD_T = torch.tensor(STD).view(3, 1, 1)
 
 
-def _from_pil(img: Image.Image, size: int) -> np.ndarray:
+def fit_square(img: Image.Image, size: int) -> Image.Image:
+    """RGB, shorter side resized to ``size`` (bilinear), centre ``size``² crop.
+
+    WHY not torchvision here: ``model_store`` serves without torchvision transforms in the
+    request path; the arithmetic is torchvision's own (long side ``int(size * long / short)``,
+    crop offsets ``int(round((dim - size) / 2))``) so the results are the same pixels.
+    """
     img = img.convert("RGB")
-    if img.size != (size, size):
-        img = img.resize((size, size), Image.Resampling.BILINEAR)
-    return np.asarray(img, dtype=np.uint8)
+    w, h = img.size
+    if (w, h) == (size, size):
+        return img
+    if min(w, h) != size:
+        short, long = (w, h) if w <= h else (h, w)
+        new_long = int(size * long / short)
+        img = img.resize((size, new_long) if w <= h else (new_long, size),
+                         Image.Resampling.BILINEAR)
+        w, h = img.size
+    top, left = int(round((h - size) / 2.0)), int(round((w - size) / 2.0))
+    return img.crop((left, top, left + size, top + size))
+
+
+def _from_pil(img: Image.Image, size: int) -> np.ndarray:
+    return np.asarray(fit_square(img, size), dtype=np.uint8)
 
 
 def _as_uint8_hwc(image: np.ndarray | Image.Image, size: int) -> np.ndarray:
@@ -60,8 +82,8 @@ def normalize_batch(images: np.ndarray | torch.Tensor) -> torch.Tensor:
 def to_tensor(image: np.ndarray | Image.Image, size: int = IMAGE_SIZE) -> torch.Tensor:
     """One image (uint8 HxWx3 / HxW array, or any PIL image) -> normalised ``[3, size, size]``.
 
-    PIL inputs are converted to RGB and resized (bilinear) when their size differs; so are
-    arrays of another size or with an alpha channel.
+    PIL inputs are converted to RGB and fitted by :func:`fit_square` when their size differs;
+    so are arrays of another size or with an alpha channel.
     """
     return normalize_batch(_as_uint8_hwc(image, size)[None].copy())[0]
 

@@ -27,15 +27,16 @@ CONSTRUCTOR = "torchvision.models.resnet18"
 
 
 def pretrained_cfg(image_size: int = IMAGE_SIZE) -> dict[str, Any]:
-    """timm's ``pretrained_cfg`` for the served preprocessing: the whole image resized (not
-    cropped) to ``image_size``² bilinearly, scaled to [0, 1], normalised by ``mean``/``std``."""
+    """timm's ``pretrained_cfg`` for the served preprocessing (``model_store.images``): the
+    shorter side resized to ``image_size`` bilinearly, the centre ``image_size``² crop, scaled to
+    [0, 1], normalised by ``mean``/``std`` (torchvision: ``Resize(S)``, ``CenterCrop(S)``)."""
     return {
         "input_size": [3, image_size, image_size],
         "interpolation": "bilinear",
         "mean": list(MEAN),
         "std": list(STD),
         "crop_pct": 1.0,
-        "crop_mode": "squash",
+        "crop_mode": "center",
         "first_conv": "conv1",
         "classifier": "fc",
     }
@@ -48,6 +49,7 @@ def resnet_config(
     artifact_version: str,
     kind: str,
     extra: Mapping[str, Any] | None = None,
+    image_size: int = IMAGE_SIZE,
 ) -> dict[str, Any]:
     """``config.json`` of a personalized ResNet-18 (loads as ``resnet18(num_classes=k)``)."""
     return {
@@ -56,7 +58,7 @@ def resnet_config(
         "num_features": 512,
         "global_pool": "avg",
         "label_names": list(classes),
-        "pretrained_cfg": pretrained_cfg(),
+        "pretrained_cfg": pretrained_cfg(image_size),
         "tailor": {
             "constructor": CONSTRUCTOR,
             "kind": kind,
@@ -84,7 +86,8 @@ def safetensors_metadata(config: Mapping[str, Any]) -> dict[str, str]:
         "mean": pre["mean"],
         "std": pre["std"],
         "interpolation": pre["interpolation"],
-        "crop": f"none: resize the whole image to {size}x{size} ({pre['crop_mode']})",
+        "crop": f"resize the shorter side to {size}, then the centre {size}x{size} crop "
+                f"({pre['crop_mode']})",
         "method": tailor["method"],
         "artifact_version": tailor["artifact_version"],
         "kind": tailor["kind"],
@@ -93,12 +96,13 @@ def safetensors_metadata(config: Mapping[str, Any]) -> dict[str, str]:
 
 
 def foundation_pretrained_cfg(backbone: Any) -> dict[str, Any]:
-    """timm's ``pretrained_cfg`` of a model fed as its foundation is (``ClipBackbone``'s own
-    preprocessing: the whole image resized bilinearly, scaled to [0, 1], normalised)."""
+    """timm's ``pretrained_cfg`` of a model fed as the service feeds its foundation: the
+    shared square fit (``model_store.images.fit_square``: shorter side, centre crop), scaled
+    to [0, 1], normalised with the foundation's own mean/std."""
     size = int(backbone.image_size)
     return {"input_size": [3, size, size], "interpolation": "bilinear",
             "mean": list(backbone.mean), "std": list(backbone.std), "crop_pct": 1.0,
-            "crop_mode": "squash"}
+            "crop_mode": "center"}
 
 
 def vision_tower(tailor: Mapping[str, Any]) -> Any:

@@ -1,8 +1,8 @@
 """Export a personalized ResNet-18 to ONNX bytes (for runtimes without PyTorch).
 
 The graph takes the SAME input as the safetensors download loaded into torchvision: ``images``,
-float32 ``[N, 3, IMAGE_SIZE, IMAGE_SIZE]`` already normalised by ``model_store.images``
-(RGB, bilinear resize to ``IMAGE_SIZE``, ``/255``, ``(x - MEAN) / STD``), and returns ``logits``
+float32 ``[N, 3, S, S]`` already preprocessed by ``model_store.images`` (RGB, shorter side
+bilinearly resized to S, centre S×S crop, ``/255``, ``(x - MEAN) / STD``), and returns ``logits``
 ``[N, k]`` in the task's class order. The batch axis is dynamic. Normalisation is deliberately
 NOT baked into the graph, so one preprocessing contract holds for every download format; it is
 recorded in the model's ``metadata_props`` so the file describes itself.
@@ -46,7 +46,8 @@ def preprocessing_contract(image_size: int = IMAGE_SIZE) -> dict[str, object]:
         "dtype": "float32",
         "image_size": image_size,
         "color": "RGB",
-        "resize": "bilinear",
+        "resize": "shorter side to image_size, bilinear",
+        "crop": "center image_size x image_size",
         "scale": "1/255",
         "mean": list(MEAN),
         "std": list(STD),

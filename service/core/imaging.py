@@ -21,6 +21,7 @@ import numpy as np
 import torch
 from PIL import Image, UnidentifiedImageError
 
+from model_store.images import IMAGE_SIZE
 from service.core.problems import Problem
 
 # Only decoders we test are reachable: Pillow would otherwise try every plugin it has, EPS
@@ -48,19 +49,18 @@ def _as_problem(name: str) -> Iterator[None]:
         ) from None
 
 
-def _open(data: bytes, name: str, max_pixels: int, max_bytes: int) -> Image.Image:
+def _open(data: bytes, name: str, max_pixels: int, max_bytes: int,
+          size: int = IMAGE_SIZE) -> Image.Image:
     """Header only: format allowlist, size limits, and JPEG's reduced decode scale set.
 
     JPEGs decode at the smallest DCT scale (1/2 … 1/8) that still covers the model's input
-    (``Image.draft``), so a 4096² photo costs what a 512² one does.
+    (``Image.draft`` keeps both sides ≥ ``size``), so a 4096² photo costs what a 512² one does.
     """
-    from model_store.images import IMAGE_SIZE
-
     _check_bytes(data, name, max_bytes)
     im = Image.open(io.BytesIO(data), formats=FORMATS)
     _check_pixels(im.size, name, max_pixels)
     if im.format == "JPEG":
-        im.draft("RGB", (IMAGE_SIZE, IMAGE_SIZE))
+        im.draft("RGB", (size, size))
     return im
 
 
@@ -70,19 +70,18 @@ def decoded_pixels(data: bytes, *, name: str, max_pixels: int, max_bytes: int) -
         return im.size[0] * im.size[1]
 
 
-def decode_image(data: bytes, *, name: str, max_pixels: int, max_bytes: int) -> np.ndarray:
-    """Decode one encoded image to uint8 RGB ``(IMAGE_SIZE, IMAGE_SIZE, 3)``.
+def decode_image(data: bytes, *, name: str, max_pixels: int, max_bytes: int,
+                 size: int = IMAGE_SIZE) -> np.ndarray:
+    """Decode one encoded image to uint8 RGB ``(size, size, 3)`` with the shared
+    preprocessing (``model_store.images.fit_square``: shorter side, centre crop).
 
     Raises:
         Problem: 400 for empty, oversize, undecodable, unsupported or bomb images.
     """
-    from model_store.images import IMAGE_SIZE
+    from model_store.images import fit_square
 
-    with _as_problem(name), _open(data, name, max_pixels, max_bytes) as im:
-        rgb = im.convert("RGB")
-        if rgb.size != (IMAGE_SIZE, IMAGE_SIZE):
-            rgb = rgb.resize((IMAGE_SIZE, IMAGE_SIZE), Image.Resampling.BILINEAR)
-        return np.asarray(rgb, dtype=np.uint8).copy()
+    with _as_problem(name), _open(data, name, max_pixels, max_bytes, size) as im:
+        return np.asarray(fit_square(im, size), dtype=np.uint8).copy()
 
 
 def _check_bytes(data: bytes, name: str, max_bytes: int) -> None:
@@ -110,7 +109,8 @@ def decode_base64(text: str, *, name: str) -> bytes:
         raise Problem(400, "invalid-image", f"{name}: not valid base64") from None
 
 
-def decode_uint8(raw: list[bytes], names: list[str], settings) -> np.ndarray:
+def decode_uint8(raw: list[bytes], names: list[str], settings,
+                 size: int = IMAGE_SIZE) -> np.ndarray:
     """Decode a request's images into one preallocated uint8 NHWC batch.
 
     Limits apply per image (bytes, header pixels) and per request: every header is read first
@@ -118,8 +118,6 @@ def decode_uint8(raw: list[bytes], names: list[str], settings) -> np.ndarray:
     413 before a single pixel is decoded. Batches are then decoded by a small thread pool
     (Pillow's decoders release the GIL), the route's own thread taking part.
     """
-    from model_store.images import IMAGE_SIZE
-
     limits = {"max_pixels": settings.max_image_pixels, "max_bytes": settings.max_image_bytes}
     pairs = list(zip(raw, names, strict=True))
     total = sum(decoded_pixels(data, name=name, **limits) for data, name in pairs)
@@ -128,10 +126,10 @@ def decode_uint8(raw: list[bytes], names: list[str], settings) -> np.ndarray:
                       f"the {len(raw)} images decode to {total} pixels, over this request limit "
                       f"of {settings.max_request_pixels} (TAILOR_MAX_REQUEST_PIXELS); send fewer "
                       "or smaller images")  # fmt: skip
-    out = np.empty((len(raw), IMAGE_SIZE, IMAGE_SIZE, 3), dtype=np.uint8)
+    out = np.empty((len(raw), size, size, 3), dtype=np.uint8)
 
     def one(i: int) -> None:
-        out[i] = decode_image(pairs[i][0], name=pairs[i][1], **limits)
+        out[i] = decode_image(pairs[i][0], name=pairs[i][1], size=size, **limits)
 
     if len(raw) < PARALLEL_FROM:
         for i in range(len(raw)):
@@ -151,11 +149,12 @@ def _pool() -> ThreadPoolExecutor:
                               thread_name_prefix="tailor-decode")  # fmt: skip
 
 
-def decode_normalised(raw: list[bytes], names: list[str], settings) -> torch.Tensor:
+def decode_normalised(raw: list[bytes], names: list[str], settings,
+                      size: int = IMAGE_SIZE) -> torch.Tensor:
     """:func:`decode_uint8`, normalised once with the shared preprocessing (train/serve parity)."""
     from model_store.images import normalize_batch
 
-    return normalize_batch(decode_uint8(raw, names, settings))
+    return normalize_batch(decode_uint8(raw, names, settings, size))
 
 
 def to_batch(images: list[np.ndarray], device: torch.device) -> torch.Tensor:

@@ -74,6 +74,7 @@ class TaperKind(ModelKind):
         self.domains: list[str] = list(bundle.domains)
         self.catalogue: dict[str, Any] = bundle.catalogue
         self.class_names: list[str] = bundle.class_names
+        self.image_size = int(bundle.config.get("image_size", 32))  # trained at this size
         self._generic: nn.Module | None = None
         self._lock = threading.Lock()
 
@@ -231,7 +232,7 @@ class TaperKind(ModelKind):
     def preprocess(self, raw: list[bytes], names: list[str], settings: Settings) -> torch.Tensor:
         from service.core.imaging import decode_normalised
 
-        return decode_normalised(raw, names, settings).to(self.device)
+        return decode_normalised(raw, names, settings, self.image_size).to(self.device)
 
     def serialize(self, row: PersonalizedModel, served: LazyModule, dtype: str) -> memoryview:
         """Safetensors with the model's description in ``__metadata__`` (sorted: deterministic)."""
@@ -248,7 +249,8 @@ class TaperKind(ModelKind):
         twin = build_module(served.state_dict(), torch.device("cpu"))
         t0 = time.perf_counter()
         meta = {"tailor.model_id": row.id, "tailor.artifact_version": row.artifact_version}
-        payload = export_onnx(twin, classes=list(row.recipe["classes"]), metadata=meta)
+        payload = export_onnx(twin, classes=list(row.recipe["classes"]), metadata=meta,
+                              image_size=self.image_size)
         log.info("exported model %s to ONNX in %.2f s (%d bytes)", row.id,
                  time.perf_counter() - t0, len(payload))  # fmt: skip
         return payload
@@ -257,11 +259,12 @@ class TaperKind(ModelKind):
         """How to feed the graph: the same preprocessing as /predict and the safetensors."""
         from model_store.onnx_export import preprocessing_contract
 
-        c = preprocessing_contract()
+        c = preprocessing_contract(self.image_size)
         size, mean, std = c["image_size"], c["mean"], c["std"]
         return {
             "X-Tailor-Input": f"{c['input']}: float32[N,3,{size},{size}] NCHW RGB",
-            "X-Tailor-Preprocess": f"resize {size}x{size} bilinear; x/255; (x-mean)/std; "
+            "X-Tailor-Preprocess": f"resize shorter side to {size} bilinear; centre crop "
+            f"{size}x{size}; x/255; (x-mean)/std; "
             f"mean={','.join(map(str, mean))}; std={','.join(map(str, std))}",  # type: ignore[arg-type]
             "X-Tailor-Output": f"{c['output']}: float32[N,k] in the model's class order",
         }
@@ -273,7 +276,8 @@ class TaperKind(ModelKind):
 
         return resnet_config(row.recipe["classes"], method=row.method, kind=TAPER,
                              artifact_version=row.artifact_version,
-                             extra={"domain": row.recipe.get("domain")})  # fmt: skip
+                             extra={"domain": row.recipe.get("domain")},
+                             image_size=self.image_size)  # fmt: skip
 
     def public(self, row: PersonalizedModel) -> dict[str, Any]:
         return {"method_accuracy": self.method_accuracy(row.method)}

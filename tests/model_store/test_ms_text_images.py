@@ -97,11 +97,12 @@ def test_uint8_array_is_normalised_channel_first():
     torch.testing.assert_close(normalize_batch(img[None])[0], x)
 
 
-def test_pil_inputs_are_resized_and_converted_to_rgb():
+def test_pil_inputs_are_fitted_and_converted_to_rgb():
+    """Non-square: shorter side to 32 (48 -> 32, 64 -> 42), then the centre 32x32 crop."""
     arr = np.random.default_rng(1).integers(0, 256, (64, 48, 3), dtype=np.uint8)
     resized = to_tensor(Image.fromarray(arr))
-    manual = np.asarray(Image.fromarray(arr).resize((32, 32), Image.Resampling.BILINEAR))
-    torch.testing.assert_close(resized, to_tensor(manual))
+    manual = np.asarray(Image.fromarray(arr).resize((32, 42), Image.Resampling.BILINEAR))[5:37]
+    torch.testing.assert_close(resized, to_tensor(np.ascontiguousarray(manual)))
     gray = to_tensor(Image.fromarray(arr[:, :, 0]))
     assert gray.shape == (3, 32, 32)
     torch.testing.assert_close(gray[0] * STD[0] + MEAN[0], gray[1] * STD[1] + MEAN[1])
@@ -126,3 +127,21 @@ def test_image_errors(bad, err):
         to_tensor(bad)
     with pytest.raises(ValueError):
         to_batch([])
+
+
+@pytest.mark.parametrize("shape", [(32, 32), (48, 48), (40, 75), (90, 33), (31, 200), (20, 20)])
+@pytest.mark.parametrize("size", [32, 48])
+def test_fit_square_is_torchvision_resize_then_centre_crop(shape, size):
+    """The one preprocessing equals the documented stock-torchvision pipeline, pixel for pixel
+    (so an app using torchvision gets the service's logits)."""
+    from PIL import Image
+    from torchvision import transforms as T
+
+    from model_store.images import fit_square
+
+    rng = np.random.default_rng(sum(shape) + size)
+    img = Image.fromarray(rng.integers(0, 256, (*shape, 3), dtype=np.uint8))
+    ref = T.CenterCrop(size)(T.Resize(size, interpolation=T.InterpolationMode.BILINEAR)(img))
+    ours = fit_square(img, size)
+    assert ours.size == (size, size)
+    np.testing.assert_array_equal(np.asarray(ours), np.asarray(ref))

@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 import httpx
+import numpy as np
 from safetensors import safe_open
 from service_testkit import b64, images, png
 from typer.testing import CliRunner
@@ -85,7 +86,10 @@ def test_tailor_download_then_the_readme_app_agrees_with_predict(live, tmp_path)
     assert {p.name for p in out.iterdir()} == {"model.safetensors", "config.json"}
     app = tmp_path / "app.py"
     app.write_text(_readme_app())
-    for i, im in enumerate(images(4, seed=21, size=48)):  # not 32²: the app resizes like /predict
+    rng = np.random.default_rng(21)  # non-square photos: the app must crop like /predict
+    shapes = [(48, 48), (40, 75), (90, 33), (64, 50)]
+    for i, (h, w) in enumerate(shapes):
+        im = rng.integers(0, 256, (h, w, 3), dtype=np.uint8)
         photo = tmp_path / f"p{i}.png"
         photo.write_bytes(png(im))
         ran = subprocess.run([sys.executable, str(app), str(out), str(photo)], check=True,

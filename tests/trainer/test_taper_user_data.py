@@ -60,7 +60,8 @@ def trained(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("user")
     _tree(tmp / "fruit")
     (tmp / "fruit.yaml").write_text(CATALOGUE)
-    summary = _run(tmp, "--catalogue", str(tmp / "fruit.yaml"), "--bad-images", "skip")
+    summary = _run(tmp, "--catalogue", str(tmp / "fruit.yaml"), "--bad-images", "skip",
+                   "--image-size", "48")
     return tmp, summary
 
 
@@ -78,9 +79,11 @@ def test_the_artifact_carries_the_users_catalogue(trained):
     assert len(cat["groups"]) == 2 and {c["group"] for c in cat["classes"]} == set(cat["groups"])
     assert bundle.class_text["domain_prompts"].shape[:3] == (2, 6, 4)
     assert bundle.domain_head is not None and bundle.domain_head["weight"].shape == (2, 512)
+    assert bundle.config["image_size"] == 48 and bundle.manifest["training"]["image_size"] == 48
 
 
-def test_the_service_resolves_the_users_aliases_and_definitions(trained):
+@pytest.fixture(scope="module")
+def client(trained):
     from fastapi.testclient import TestClient
 
     from service.core.settings import Settings
@@ -94,11 +97,55 @@ def test_the_service_resolves_the_users_aliases_and_definitions(trained):
         key = client.post("/v1/keys", json={"name": "u"},
                           headers={"Authorization": f"Bearer {admin}"}).json()["key"]
         client.headers["Authorization"] = f"Bearer {key}"
-        made = client.post("/v1/personalize", json={"description": "pippins, plantains and "
-                                                    "limes in sketches"})
-        assert made.status_code == 200, made.text
-        assert made.json()["classes"] == ["apple", "banana", "lime"]
-        assert made.json()["domain"] == "sketch"
+        yield client
+
+
+def test_the_service_resolves_the_users_aliases_and_definitions(client):
+    made = client.post("/v1/personalize", json={"description": "pippins, plantains and "
+                                                "limes in sketches"})
+    assert made.status_code == 200, made.text
+    assert made.json()["classes"] == ["apple", "banana", "lime"]
+    assert made.json()["domain"] == "sketch"
+
+
+def test_non_square_photos_give_the_same_answer_through_predict_onnx_and_torchvision(
+        client, tmp_path):
+    """One preprocessing at the artifact's 48 px: /predict = the ONNX file = stock torchvision
+    with the documented steps (shorter side, centre crop), on photos of odd shapes."""
+    import io
+
+    import onnxruntime as ort
+    import torch
+    import torchvision
+    from safetensors.torch import load
+    from torchvision import transforms as T
+
+    made = client.post("/v1/personalize", json={"classes": ["plum", "lime", "orange"]}).json()
+    url = f"/v1/models/{made['id']}"
+    cfg = client.get(f"{url}/config").json()
+    pre = cfg["pretrained_cfg"]
+    assert pre["input_size"] == [3, 48, 48] and pre["crop_mode"] == "center"
+    model = torchvision.models.resnet18(num_classes=3).eval()
+    model.load_state_dict(load(client.get(f"{url}/weights").content))
+    graph = ort.InferenceSession(client.get(f"{url}/weights", params={"format": "onnx"}).content)
+    prep = T.Compose([T.Resize(48, interpolation=T.InterpolationMode.BILINEAR),
+                      T.CenterCrop(48), T.ToTensor(), T.Normalize(pre["mean"], pre["std"])])
+    rng = np.random.default_rng(3)
+    for h, w in ((37, 90), (120, 61), (48, 48), (300, 200)):
+        photo = Image.fromarray(rng.integers(0, 256, (h, w, 3), dtype=np.uint8))
+        buf = io.BytesIO()
+        photo.save(buf, format="PNG")
+        served = client.post(f"{url}/predict", files=[("files", ("p.png", buf.getvalue()))],
+                             data={"top_k": "3"}).json()["predictions"][0]
+        x = prep(photo)[None]
+        with torch.no_grad():
+            ref = model(x).softmax(1)[0]
+        onnx = torch.from_numpy(graph.run(None, {"images": x.numpy()})[0]).softmax(1)[0]
+        torch.testing.assert_close(onnx, ref, atol=1e-4, rtol=0)
+        by_label = {p["label"]: p["probability"] for p in served}
+        mine = torch.tensor([by_label[n] for n in cfg["label_names"]])
+        torch.testing.assert_close(mine, ref, atol=1e-4, rtol=0)
+        assert served[0]["label"] == cfg["label_names"][int(ref.argmax())]
 
 
 def test_bad_input_names_the_file_or_class_and_leaves_the_store_alone(trained, tmp_path):

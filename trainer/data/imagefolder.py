@@ -2,7 +2,9 @@
 
 Accepted layouts: `root/class/*.{png,jpg,jpeg,webp}` or `root/domain/class/*.{...}`.
 Class names come from folder names (underscores become spaces, so 'ankle_boot' reads like a
-catalogue name). Images are centre-cropped to a square and resized to 32×32 RGB.
+catalogue name). Images get the service's preprocessing (``model_store.images.fit_square``:
+shorter side resized to ``size``, centre crop; 32 by default), so training sees what /predict
+sees.
 """
 
 from __future__ import annotations
@@ -12,8 +14,8 @@ from pathlib import Path
 import numpy as np
 from PIL import Image, UnidentifiedImageError
 
+from model_store.images import IMAGE_SIZE, fit_square
 from trainer.data.pacs import PacsData, _assign_split, fingerprint
-from trainer.data.render import SIZE
 
 EXTENSIONS = {".png", ".jpg", ".jpeg", ".webp"}
 
@@ -26,24 +28,21 @@ def _subdirs(folder: Path) -> list[Path]:
     return sorted(p for p in folder.iterdir() if p.is_dir() and not p.name.startswith("."))
 
 
-def _load(path: Path) -> np.ndarray:
+def _load(path: Path, size: int = IMAGE_SIZE) -> np.ndarray:
     try:
         with Image.open(path) as img:
-            img = img.convert("RGB")
-            side = min(img.size)
-            left, top = (img.size[0] - side) // 2, (img.size[1] - side) // 2
-            img = img.crop((left, top, left + side, top + side))
-            return np.asarray(img.resize((SIZE, SIZE), Image.Resampling.BILINEAR), np.uint8)
+            return np.asarray(fit_square(img, size), np.uint8)
     except (UnidentifiedImageError, OSError) as err:
         raise ValueError(f"cannot read image {path}: {err}") from err
 
 
-def _load_folder(folder: Path, skip_bad: bool, skipped: list[str] | None) -> list[np.ndarray]:
+def _load_folder(folder: Path, skip_bad: bool, skipped: list[str] | None,
+                 size: int) -> list[np.ndarray]:
     """Every readable image of one class folder (ValueError when it has none)."""
     out = []
     for f in _images_in(folder):
         try:
-            out.append(_load(f))
+            out.append(_load(f, size))
         except ValueError:
             if not skip_bad:
                 raise
@@ -69,7 +68,7 @@ def _layout(root: Path) -> dict[str, list[Path]]:
 
 
 def read_imagefolder(root: str | Path, seed: int = 0, skip_bad: bool = False,
-                     skipped: list[str] | None = None) -> PacsData:
+                     skipped: list[str] | None = None, size: int = IMAGE_SIZE) -> PacsData:
     """Read an ImageFolder tree; splits are seeded ~70/10/20 per (class, domain) cell.
 
     ``skip_bad``: unreadable images are left out (their paths appended to ``skipped``) instead
@@ -92,7 +91,7 @@ def read_imagefolder(root: str | Path, seed: int = 0, skip_bad: bool = False,
         if not dirs:
             raise ValueError(f"domain folder {root / domain_names[d]} has no class folders")
         for folder in dirs:
-            loaded = _load_folder(folder, skip_bad, skipped)
+            loaded = _load_folder(folder, skip_bad, skipped, size)
             images += loaded
             labels += [class_names.index(folder.name.replace("_", " "))] * len(loaded)
             domains += [d] * len(loaded)
@@ -102,6 +101,6 @@ def read_imagefolder(root: str | Path, seed: int = 0, skip_bad: bool = False,
               "source_ids": np.arange(len(labels), dtype=np.int64),
               "split": np.concatenate(split)}
     params = {"kind": "imagefolder", "classes": class_names, "domains": list(domain_names),
-              "seed": seed}
+              "seed": seed, "image_size": size}
     return PacsData(**arrays, class_names=tuple(class_names),
                     fingerprint=fingerprint(arrays, params), domain_names=domain_names)

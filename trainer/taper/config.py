@@ -22,6 +22,7 @@ class TaperConfig:
     name: str = "default"
     data_size: str = "default"  # build_pacs size ("tiny" for tests)
     width: int = 64  # ResNet-18 base width; 64 = the stock model the product ships
+    image_size: int = 32  # S of model_store.images (shorter side to S, centre crop)
     k: int = 5  # task size for training and the main test table
     test_tasks: int = 300  # fixed held-out test tasks per seed
     val_tasks: int = 100  # fixed val tasks (choices like default_method are made on val)

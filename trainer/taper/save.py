@@ -56,7 +56,7 @@ def save_artifact(store: str, env: Env, methods: dict[str, Method], summary: dic
         mixer_cfg=mixer.config,
         catalogue=env.catalogue_doc or catalogue_json(names),
         class_text={k: env.class_text[k] for k in ARTIFACT_TEXT_KEYS},
-        config={"width": env.cfg.width, "k": env.cfg.k},
+        config={"width": env.cfg.width, "k": env.cfg.k, "image_size": env.cfg.image_size},
         metrics=metrics,
         domain_head=head,
         metadata={"training": env.cfg.to_json(), "dataset_fingerprint": env.fingerprint},

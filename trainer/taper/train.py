@@ -59,6 +59,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--groups", type=int, default=3,
                    help="with --data: groups (specialists) to cluster classes into when the "
                         "catalogue gives none")
+    p.add_argument("--image-size", type=int, default=None, choices=(32, 48, 64, 96, 128, 224),
+                   help="train (and serve) at this resolution: shorter side resized, centre "
+                        "crop (default: the config's, 32)")
     p.add_argument("--bad-images", choices=("fail", "skip"), default="fail",
                    help="with --data: an unreadable image fails the run (naming it) or is "
                         "skipped and counted")
@@ -86,6 +89,8 @@ def build_config(args: argparse.Namespace) -> TaperConfig:
         overrides[key] = _coerce(CONFIGS[args.config], key, raw)
     if args.seeds:
         overrides["seeds"] = tuple(int(s) for s in args.seeds.split(","))
+    if getattr(args, "image_size", None):
+        overrides["image_size"] = args.image_size
     return get_config(args.config, **overrides)
 
 
@@ -120,10 +125,22 @@ def load_env(cfg: TaperConfig, data_dir: str, out_dir: Path, data=None) -> Env:
 
 
 def load_data(cfg: TaperConfig, data_dir: str):
-    """Tailor-PACS from ``trainer.data.pacs`` at the configured size."""
+    """Tailor-PACS from ``trainer.data.pacs`` at the configured size, its 32² renders brought
+    to ``cfg.image_size`` with the shared preprocessing when that differs."""
+    import dataclasses
+
+    import numpy as np
+    from PIL import Image
+
+    from model_store.images import fit_square
     from trainer.data.pacs import build_pacs
 
-    return build_pacs(data_dir, size=cfg.data_size)
+    data = build_pacs(data_dir, size=cfg.data_size)
+    if cfg.image_size == data.images.shape[1]:
+        return data
+    images = np.stack([np.asarray(fit_square(Image.fromarray(im), cfg.image_size))
+                       for im in data.images])
+    return dataclasses.replace(data, images=images)
 
 
 def training_task_fn(catalogue: list[dict], k: int):

@@ -31,7 +31,8 @@ def load_user_env(cfg: TaperConfig, args: Any, out_dir: Path) -> tuple[Env, Tape
     from trainer.taper.tasks import neighbour_task_fn
 
     skipped: list[str] = []
-    data = read_imagefolder(args.data, skip_bad=args.bad_images == "skip", skipped=skipped)
+    data = read_imagefolder(args.data, skip_bad=args.bad_images == "skip", skipped=skipped,
+                            size=cfg.image_size)
     if skipped:
         print(f"skipped {len(skipped)} unreadable image(s), e.g. {skipped[0]}", flush=True)
     spec = read_catalogue_file(args.catalogue) if args.catalogue else None
