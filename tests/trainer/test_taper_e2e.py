@@ -100,3 +100,24 @@ def test_resuming_reuses_finished_stages(tiny_run):
         ]
     )
     assert stage1.stat().st_mtime_ns == before
+
+
+def test_checkpoints_resume_only_under_the_config_and_data_that_made_them(tmp_path):
+    """Issue 14 §7: a stage checkpoint of another config or dataset is never reused."""
+    from types import SimpleNamespace
+
+    from trainer.taper.config import get_config
+    from trainer.taper.train import check_resumable
+
+    env = SimpleNamespace(cfg=get_config("tiny"), fingerprint="data-a")
+    check_resumable(tmp_path, env)  # fresh: stamps the directory
+    (tmp_path / "stage1.safetensors").write_bytes(b"x")
+    check_resumable(tmp_path, SimpleNamespace(cfg=get_config("tiny", seeds=(7,)),
+                                              fingerprint="data-a"))  # seeds do not matter
+    for other in (SimpleNamespace(cfg=get_config("tiny", stage1_epochs=2), fingerprint="data-a"),
+                  SimpleNamespace(cfg=get_config("tiny"), fingerprint="data-b")):
+        with pytest.raises(SystemExit, match="another config or dataset"):
+            check_resumable(tmp_path, other)
+    (tmp_path / "run_stamp.json").unlink()
+    with pytest.raises(SystemExit, match="unknown provenance"):
+        check_resumable(tmp_path, env)

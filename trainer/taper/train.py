@@ -150,6 +150,33 @@ def training_task_fn(catalogue: list[dict], k: int):
     return neighbour_task_fn(catalogue, k)
 
 
+def check_resumable(run_dir: Path, env: Env) -> None:
+    """Checkpoints in ``run_dir`` are resumed only by the config and data that made them.
+
+    Every stage resumes from its checkpoint file when it exists; without this stamp a changed
+    config (another budget, width, k…) or dataset would silently reuse stages trained for the
+    old one. The stamp hashes the config (seeds aside: each seed has its own directory) and the
+    data fingerprint; a mismatch stops the run before anything is trained.
+    """
+    import hashlib
+
+    recipe = {k: v for k, v in env.cfg.to_json().items() if k != "seeds"}
+    digest = hashlib.sha256(json.dumps([recipe, env.fingerprint], sort_keys=True,
+                                       default=str).encode()).hexdigest()
+    stamp = run_dir / "run_stamp.json"
+    if stamp.exists():
+        made_by = json.loads(stamp.read_text()).get("sha256")
+        if made_by != digest:
+            raise SystemExit(f"{run_dir} holds checkpoints of another config or dataset; "
+                             "pass a new --out (or delete it) to train from scratch")
+    elif any(run_dir.glob("*.safetensors")):
+        raise SystemExit(f"{run_dir} holds checkpoints of unknown provenance (no run_stamp"
+                         ".json); pass a new --out (or delete it)")
+    else:
+        stamp.write_text(json.dumps({"sha256": digest, "config": recipe,
+                                     "data_fingerprint": env.fingerprint}, indent=1))
+
+
 def run_seed(env: Env, seed: int, ablations: bool) -> tuple[dict, dict]:
     """Train and score one seed; returns (results, trained methods)."""
     from trainer.taper.scoring import score_seed
@@ -157,6 +184,7 @@ def run_seed(env: Env, seed: int, ablations: bool) -> tuple[dict, dict]:
     torch.manual_seed(seed)
     run_dir = env.out_dir / f"seed{seed}"
     run_dir.mkdir(parents=True, exist_ok=True)
+    check_resumable(run_dir, env)
     ctx = Context(cfg=env.cfg, seed=seed, train=env.train, num_classes=len(env.catalogue),
                   groups=env.groups, task_fn=env.task_fn, run_dir=run_dir)
     if (run_dir / "curves.json").exists():  # resumed: keep the finished stages' curves
