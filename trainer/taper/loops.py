@@ -77,7 +77,10 @@ def train_full_way(
                           nesterov=True)
     model.train()
     order, pos, run_loss, run_acc = rng.permutation(pool), 0, 0.0, 0.0
-    for step in tqdm(range(steps), desc=desc, mininterval=10, leave=False):
+    bar = tqdm(total=steps * batch_size, desc=desc, unit="img", unit_scale=True, mininterval=10,
+               leave=False)  # images/s, not steps/s: comparable across batch sizes
+    for step in range(steps):
+        bar.update(batch_size)
         if pos + batch_size > len(order):
             order, pos = rng.permutation(pool), 0
         idx = torch.from_numpy(order[pos : pos + batch_size])
@@ -93,6 +96,7 @@ def train_full_way(
         if curve is not None and (step + 1) % every == 0:
             curve.append({"step": step + 1, "loss": run_loss / every, "acc": run_acc / every})
             run_loss, run_acc = 0.0, 0.0
+    bar.close()
     return model
 
 
@@ -136,7 +140,10 @@ def train_stage3(
     if mixer is not None:
         mixer.train()
     q, run_loss = bases.num_bases, 0.0
-    for step in tqdm(range(steps), desc=desc, mininterval=10, leave=False):
+    bar = tqdm(total=steps * tasks_per_step * task_batch, desc=desc, unit="img", unit_scale=True,
+               mininterval=10, leave=False)
+    for step in range(steps):
+        bar.update(tasks_per_step * task_batch)
         tasks = [batcher.task_batch(task_batch, augment) for _ in range(tasks_per_step)]
         if mixer is None:
             alpha = torch.full((len(tasks), 4, q), 1.0 / q)
@@ -158,6 +165,7 @@ def train_stage3(
         if curve is not None and (step + 1) % every == 0:
             curve.append({"step": step + 1, "loss": run_loss / every})
             run_loss = 0.0
+    bar.close()
     bases.template.train(False)
     if mixer is not None:
         mixer.eval()

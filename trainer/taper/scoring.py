@@ -11,6 +11,7 @@ import time
 
 import numpy as np
 import torch
+from tqdm import tqdm
 
 from trainer.taper.describe import Describer
 from trainer.taper.evaluate import (
@@ -56,7 +57,9 @@ def score_seed(env: Env, ctx: Context, methods: dict[str, Method]) -> dict:
     clear_cache()
     cfg = env.cfg
     test = env.eval_tasks(cfg.k, cfg.test_tasks)
-    main = {name: score(m, env.test, test) for name, m in methods.items()}
+    main = {name: score(m, env.test, test)
+            for name, m in tqdm(methods.items(), desc=f"s{ctx.seed} scoring test tasks",
+                                unit="method")}
     out = {
         "main": {name: r["acc"] for name, r in main.items()},
         "per_domain": {name: per_domain(r["per_task"], test, env.domains)
