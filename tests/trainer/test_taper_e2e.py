@@ -121,3 +121,18 @@ def test_checkpoints_resume_only_under_the_config_and_data_that_made_them(tmp_pa
     (tmp_path / "run_stamp.json").unlink()
     with pytest.raises(SystemExit, match="unknown provenance"):
         check_resumable(tmp_path, env)
+
+
+def test_every_main_row_states_its_training_passes(tiny_run):
+    """Issue 14 §7: the controls that stop before stage 3 train for fewer passes; the report
+    says so per row instead of implying one budget for all."""
+    from trainer.taper.config import get_config
+
+    root, _ = tiny_run
+    report = (root / "run" / "report.md").read_text()
+    cfg = get_config("tiny")
+    assert "| method | acc | passes |" in report and "ddof = 0" in report
+    row = next(line for line in report.splitlines() if line.startswith("| Stage-1 model alone"))
+    assert row.endswith(f"| {cfg.stage1_epochs:g} |")
+    row = next(line for line in report.splitlines() if line.startswith("| TAPER (text mixer"))
+    assert row.endswith(f"| {cfg.budget:g} |")

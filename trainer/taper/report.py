@@ -68,6 +68,19 @@ def summarise(cfg: TaperConfig, per_seed: dict[int, dict]) -> dict:
     }
 
 
+def passes(cfg: TaperConfig, method: str) -> float:
+    """Training passes over the data behind a row: the controls built from stage 1 and the
+    specialists stop before stage 3, so they get fewer than TAPER and the baseline (issue 14
+    §7: every row says its budget)."""
+    if method == "stage1":
+        return cfg.stage1_epochs
+    if method in ("routed", "uniform"):
+        return cfg.stage1_epochs + cfg.stage2_epochs
+    if method == "naive" and cfg.naive_epochs:
+        return cfg.naive_epochs
+    return cfg.budget
+
+
 def _fmt(stat: dict, pct: bool = True) -> str:
     if not stat or stat.get("n", 0) == 0:
         return "n/a"
@@ -85,8 +98,11 @@ def markdown(cfg: TaperConfig, summary: dict, ablation: dict | None) -> str:
              f"**Error ratio TAPER ÷ selection: {_fmt(s['ratio'], False)}** "
              f"(per seed {[round(r, 3) for r in s['ratio_per_seed']]}); one-basis control ÷ "
              f"selection: {_fmt(s['one_basis_ratio'], False)}.", "",
-             "## Main table (test tasks, accuracy %)", "", "| method | acc |", "|---|---|"]
-    lines += [f"| {label} | {_fmt(s['main'][m])} |" for m, label in MAIN_ROWS if m in s["main"]]
+             "## Main table (test tasks, accuracy %)", "",
+             "± is the standard deviation over seeds with ddof = 0 (population), in every table.",
+             "", "| method | acc | passes |", "|---|---|---|"]
+    lines += [f"| {label} | {_fmt(s['main'][m])} | {passes(cfg, m):g} |"
+              for m, label in MAIN_ROWS if m in s["main"]]
     doms = list(next(iter(s["per_domain"].values())))
     lines += ["", "## Per-domain (domain-fixed test tasks)", "",
               "| method | " + " | ".join(doms) + " | domain-free tasks |",
