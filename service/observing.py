@@ -66,9 +66,9 @@ class Observer:
         """``row`` improved by what unlabeled images show, or ``row`` itself when nothing
         would improve (``changed: false``); the parent's own predictions as a histogram."""
         kind = self.p.kinds.of(row)
-        draft, changed = kind.refine(row, batch, self.settings)
-        names = row.recipe["classes"]
+        names = row.recipe["classes"]  # the parent's forward first: 409 for another artifact
         counts = self.p.probabilities(row, batch).argmax(dim=1).bincount(minlength=len(names))
+        draft, changed = kind.refine(row, batch, self.settings)
         hist = {n: int(c) for n, c in zip(names, counts.tolist(), strict=True)}
         if changed:
             new, tier = self.p.create(kind, draft, principal, parent_id=row.id)
@@ -92,9 +92,7 @@ class Observer:
         kind = self._kind(row)
         probs, doms = unlabeled.scores(kind, batch)
         obs, state = self._append(row, probs, doms)
-        est = unlabeled.estimate(kind, state.probs.astype("float64"),
-                                 None if state.doms is None else state.doms.astype("float64"),
-                                 self.settings, obs.k, weights=state.weights)
+        est = self._estimate(kind, state, obs.k)
         info = unlabeled.inferred(kind, est)
         current, tier, changed = row, None, False
         recipe = self._proposal(kind, row, est, info["domain"])
@@ -121,15 +119,19 @@ class Observer:
             return {"model_id": row.id, "images_seen": 0, "images_kept": 0, "estimate": None,
                     "matches_model": True}
         state = StreamState.decode(obs.state)
-        est = unlabeled.estimate(kind, state.probs.astype("float64"),
-                                 None if state.doms is None else state.doms.astype("float64"),
-                                 self.settings, obs.k, weights=state.weights)
+        est = self._estimate(kind, state, obs.k)
         info = unlabeled.inferred(kind, est)
         return {"model_id": row.id, "images_seen": obs.images_seen,
                 "images_kept": int(len(state.weights)), "estimate": info,
                 "matches_model": self._proposal(kind, row, est, info["domain"]) is None}
 
     # ---- helpers --------------------------------------------------------------------------
+
+    def _estimate(self, kind: Any, state: StreamState, k: int | None) -> Any:
+        """The task a kept stream points to (its weighted posteriors)."""
+        doms = None if state.doms is None else state.doms.astype("float64")
+        return unlabeled.estimate(kind, state.probs.astype("float64"), doms, self.settings, k,
+                                  weights=state.weights)
 
     def _kind(self, row: PersonalizedModel) -> Any:
         """The TAPER kind serving ``row`` (409 for other kinds and other artifact versions:
@@ -184,7 +186,7 @@ class Observer:
                 done = s.execute(update(Observation).where(
                     Observation.model_id == row.id, Observation.revision == obs.revision
                 ).values(state=state.encode(), images_seen=obs.images_seen + len(probs),
-                         weight=float(state.weights.sum()), revision=obs.revision + 1,
+                         revision=obs.revision + 1,
                          updated_at=utcnow())).rowcount  # fmt: skip
             if done == 1:
                 return self._read(row.id), state
@@ -201,8 +203,7 @@ class Observer:
     def _insert(self, model_id: str, k: int | None, state: StreamState, seen: int) -> bool:
         """Store a new stream for ``model_id``; False when it has one (or the model is gone:
         the caller's next read says which)."""
-        values = dict(k=k, state=state.encode(), images_seen=seen,
-                      weight=float(state.weights.sum()), updated_at=utcnow())
+        values = dict(k=k, state=state.encode(), images_seen=seen, updated_at=utcnow())
         try:
             with self.p.sessions.begin() as s:
                 if s.get(Observation, model_id) is not None:

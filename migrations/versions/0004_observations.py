@@ -24,7 +24,6 @@ def upgrade() -> None:
         sa.Column("k", sa.Integer(), nullable=True),
         sa.Column("state", sa.LargeBinary(), nullable=False),
         sa.Column("images_seen", sa.Integer(), nullable=False),
-        sa.Column("weight", sa.Float(), nullable=False),
         sa.Column("revision", sa.Integer(), nullable=False),
         sa.Column("updated_at", sa.DateTime(timezone=True), nullable=False),
     )

@@ -13,7 +13,6 @@ from typing import Any
 from sqlalchemy import (
     JSON,
     DateTime,
-    Float,
     ForeignKey,
     Index,
     Integer,
@@ -117,6 +116,5 @@ class Observation(Base):
     k: Mapped[int | None] = mapped_column(Integer, nullable=True)
     state: Mapped[bytes] = mapped_column(LargeBinary)
     images_seen: Mapped[int] = mapped_column(Integer, default=0)
-    weight: Mapped[float] = mapped_column(Float, default=0.0)
     revision: Mapped[int] = mapped_column(Integer, default=0)
     updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)

@@ -258,3 +258,23 @@ def test_two_workers_share_one_stream(database, readable_store, private_redis, t
         assert state["images_seen"] == 8 + 8 * 8 and state["images_kept"] == 72
     finally:
         server.stop()
+
+
+def test_a_model_of_another_artifact_is_refused_before_anything_is_made(
+        settings_for, make_settings, run_live, tmp_path, names):
+    """/refine, /observe and /observations on a row whose artifact is no longer deployed
+    answer 409 (posteriors of another catalogue must never meet the row's class indices)."""
+    url = f"sqlite:///{tmp_path}/t.db"
+    with run_live(settings_for(url)) as live:
+        made = live.http.post("/v1/personalize", json={"images": batch([1, 5], 0)}).json()
+        key = live.key
+    with run_live(make_settings(url)) as live:  # the tiny random artifact: another version
+        http = httpx.Client(base_url=live.url, timeout=60,
+                            headers={"Authorization": f"Bearer {key}"})
+        url_m = f"/v1/models/{made['id']}"
+        for resp in (http.post(f"{url_m}/refine", json={"images": batch([1], 0, n=4)}),
+                     http.post(f"{url_m}/observe", json={"images": batch([1], 0, n=4)}),
+                     http.get(f"{url_m}/observations")):
+            assert resp.status_code == 409, resp.text
+            assert resp.json()["type"].endswith("artifact-version-mismatch")
+        assert [m["id"] for m in http.get("/v1/models").json()["items"]] == [made["id"]]
