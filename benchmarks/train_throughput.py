@@ -1,6 +1,10 @@
 """Training throughput of Tailor's TAPER loops against bare PyTorch (issue 14 §8).
 
     .venv/bin/python benchmarks/train_throughput.py [--steps 20] [--repeats 3] [--device cpu]
+        [--precision auto]
+
+On CUDA both loops run the same way (bf16 autocast and channels_last unless --precision fp32);
+the data lives on the device in both.
 
 Two ratios, each measured in one run with the yardstick on the same device, interleaved
 (Tailor, bare, Tailor, bare, …) so a busy machine slows both alike; medians over repeats:
@@ -33,6 +37,7 @@ from tqdm import tqdm  # noqa: E402
 from model_store.mixer import MixerPredictor  # noqa: E402
 from trainer.data.catalogue import catalogue_for  # noqa: E402
 from trainer.taper.data import Split, TaskBatcher, normalise  # noqa: E402
+from trainer.taper.device import PRECISIONS, Runtime, describe, make_runtime  # noqa: E402
 from trainer.taper.loops import train_full_way, train_stage3  # noqa: E402
 from trainer.taper.mixing import Bases  # noqa: E402
 from trainer.taper.nets import build_net  # noqa: E402
@@ -53,25 +58,34 @@ def sync(device: torch.device) -> None:
         torch.cuda.synchronize()
 
 
-def full_way_pair(split: Split, steps: int, batch: int, device: torch.device):
+def _bare_step_inputs(split: Split, rng: np.random.Generator, batch: int, rt: Runtime):
+    idx = torch.from_numpy(rng.integers(0, len(split), batch))
+    return rt.images(normalise(split.x[idx.to(split.device)])), split.y[idx].to(rt.device)
+
+
+def full_way_pair(split: Split, steps: int, batch: int, rt: Runtime):
     """(Tailor seconds, bare seconds) for ``steps`` full-way steps each."""
+    device = rt.device
+
     def tailor() -> float:
-        model = build_net(N_CLASSES).to(device)
+        model = build_net(N_CLASSES)
         t0 = time.perf_counter()
         train_full_way(model, split, epochs=steps * batch / len(split), lr=0.05,
-                       batch_size=batch, weight_decay=5e-4, seed=0, augment=False)
+                       batch_size=batch, weight_decay=5e-4, seed=0, augment=False, rt=rt)
         sync(device)
         return time.perf_counter() - t0
 
     def bare() -> float:
-        model = build_net(N_CLASSES).to(device).train()
+        model = rt.module(build_net(N_CLASSES)).train()
         opt = torch.optim.SGD(model.parameters(), lr=0.05, momentum=0.9, weight_decay=5e-4,
                               nesterov=True)
         rng = np.random.default_rng(0)
         t0 = time.perf_counter()
         for _ in range(steps):
-            idx = torch.from_numpy(rng.integers(0, len(split), batch))
-            loss = F.cross_entropy(model(normalise(split.x[idx])), split.y[idx])
+            x, y = _bare_step_inputs(split, rng, batch, rt)
+            with rt.autocast():
+                logits = model(x)
+            loss = F.cross_entropy(logits.float(), y)
             opt.zero_grad(set_to_none=True)
             loss.backward()
             opt.step()
@@ -81,31 +95,35 @@ def full_way_pair(split: Split, steps: int, batch: int, device: torch.device):
     return tailor(), bare()
 
 
-def stage3_pair(split: Split, steps: int, tasks: int, task_batch: int, q: int,
-                device: torch.device):
+def stage3_pair(split: Split, steps: int, tasks: int, task_batch: int, q: int, rt: Runtime):
     """(Tailor seconds per stage-3 step, bare seconds per T x (forward + backward))."""
     names = list(catalogue_for([f"c{i}" for i in range(N_CLASSES)]))
     table = torch.nn.functional.normalize(torch.randn(N_CLASSES, 384), dim=1)
 
+    device = rt.device
+
     def tailor() -> float:
-        bases = Bases([build_net(N_CLASSES).state_dict() for _ in range(q)], build_net(N_CLASSES))
+        bases = Bases([build_net(N_CLASSES).state_dict() for _ in range(q)],
+                      rt.module(build_net(N_CLASSES)))
         mixer = MixerPredictor(384, q, hidden=64)
         batcher = TaskBatcher(split, neighbour_task_fn(names, 5), 0.5, seed=0)
         t0 = time.perf_counter()
         train_stage3(bases, batcher, mixer=mixer, embed=lambda c, d: table[c].mean(0),
                      epochs=steps * tasks * task_batch / len(split), lr=1e-3, mixer_lr=1e-3,
                      tasks_per_step=tasks, task_batch=task_batch, aux_weight=0.5,
-                     weight_decay=5e-4, bn_mode="train", augment=False)
+                     weight_decay=5e-4, bn_mode="train", augment=False, rt=rt)
         sync(device)
         return (time.perf_counter() - t0) / steps
 
     def bare() -> float:
-        model = build_net(N_CLASSES).to(device).train()
+        model = rt.module(build_net(N_CLASSES)).train()
         rng = np.random.default_rng(0)
         t0 = time.perf_counter()
         for _ in range(steps * tasks):
-            idx = torch.from_numpy(rng.integers(0, len(split), task_batch))
-            F.cross_entropy(model(normalise(split.x[idx])), split.y[idx]).backward()
+            x, y = _bare_step_inputs(split, rng, task_batch, rt)
+            with rt.autocast():
+                logits = model(x)
+            F.cross_entropy(logits.float(), y).backward()
         sync(device)
         return (time.perf_counter() - t0) / steps
 
@@ -122,30 +140,31 @@ def main(argv: list[str] | None = None) -> dict:
     p.add_argument("--bases", type=int, default=3)
     p.add_argument("--size", type=int, default=32)
     p.add_argument("--device", default="cpu")
+    p.add_argument("--precision", default="auto", choices=PRECISIONS)
     p.add_argument("--threads", type=int, default=None)
     p.add_argument("--out", default="benchmarks/results/train_throughput.json")
     args = p.parse_args(argv)
     if args.threads:
         torch.set_num_threads(args.threads)
-    device = torch.device(args.device)
-    if device.type != "cpu":
-        raise SystemExit("the TAPER loops run on the CPU only so far (issue 14 §3)")
-    split = synthetic_split(4096, args.size)
+    rt = make_runtime(args.device, args.precision)
+    device = rt.device
+    split = synthetic_split(4096, args.size).to(device)
     full, s3 = [], []
     for _ in tqdm(range(args.repeats), desc="interleaved repeats"):
-        t, b = full_way_pair(split, args.steps, args.batch, device)
+        t, b = full_way_pair(split, args.steps, args.batch, rt)
         full.append({"tailor_s": t, "bare_s": b, "ratio": b / t})
-        t, b = stage3_pair(split, args.steps, args.tasks, args.task_batch, args.bases, device)
+        t, b = stage3_pair(split, args.steps, args.tasks, args.task_batch, args.bases, rt)
         s3.append({"tailor_step_s": t, "bare_s": b, "ratio": t / b})
     result = {"command": "python benchmarks/train_throughput.py " + " ".join(argv or
                                                                               sys.argv[1:]),
-              "device": str(device), "threads": torch.get_num_threads(), "args": vars(args),
+              "device": str(device), "runtime": describe(rt),
+              "threads": torch.get_num_threads(), "args": vars(args),
               "full_way": full, "stage3": s3,
               "full_way_ratio": statistics.median(r["ratio"] for r in full),
               "stage3_ratio": statistics.median(r["ratio"] for r in s3)}
     imgs = args.steps * args.batch
-    print(f"| figure ({device}, {result['threads']} threads, medians of {args.repeats}) | value "
-          "| goal |\n|---|---|---|")
+    print(f"| figure ({describe(rt)}, {result['threads']} threads, medians of "
+          f"{args.repeats}) | value | goal |\n|---|---|---|")
     print(f"| full-way: Tailor {imgs / statistics.median(r['tailor_s'] for r in full):.0f} img/s"
           f" ÷ bare {imgs / statistics.median(r['bare_s'] for r in full):.0f} img/s | "
           f"{result['full_way_ratio']:.2f} | ≥ 0.9 |")

@@ -107,7 +107,7 @@ def test_checkpoints_resume_only_under_the_config_and_data_that_made_them(tmp_pa
     from types import SimpleNamespace
 
     from trainer.taper.config import get_config
-    from trainer.taper.train import check_resumable
+    from trainer.taper.inputs import check_resumable
 
     env = SimpleNamespace(cfg=get_config("tiny"), fingerprint="data-a")
     check_resumable(tmp_path, env)  # fresh: stamps the directory

@@ -1,7 +1,10 @@
 """Tensors and task batches for TAPER training, on top of ``trainer.data`` (Tailor-PACS).
 
 Images stay uint8 in memory (a quarter of float32) and are normalised per batch with
-``model_store.images`` MEAN/STD, so training and serving preprocess identically. Augmentation is a
+``model_store.images`` MEAN/STD, so training and serving preprocess identically. On a GPU the
+uint8 images move to it once (``Split.to``; Tailor-PACS default is 74 MB) and batches are cut,
+normalised and augmented there; labels and domains stay on the CPU, where task sampling reads
+them. Augmentation is a
 random translation of up to 2 pixels (no flips: digits and some garments are not mirror-symmetric).
 """
 
@@ -22,25 +25,31 @@ _STD = torch.tensor(STD, dtype=torch.float32).view(1, 3, 1, 1)
 
 
 def normalise(x_uint8: torch.Tensor) -> torch.Tensor:
-    """uint8 NCHW -> normalised float32 NCHW."""
-    return (x_uint8.float() / 255.0 - _MEAN) / _STD
+    """uint8 NCHW -> normalised float32 NCHW (on the images' device)."""
+    dev = x_uint8.device
+    return (x_uint8.float() / 255.0 - _MEAN.to(dev)) / _STD.to(dev)
 
 
 def shift_augment(x: torch.Tensor, gen: torch.Generator, pad: int = 2) -> torch.Tensor:
-    """Random per-image translation by up to ``pad`` pixels (edge padding)."""
+    """Random per-image translation by up to ``pad`` pixels (edge padding).
+
+    The offsets come from the CPU generator ``gen`` whatever ``x``'s device, so a run draws the
+    same augmentation on CPU and GPU.
+    """
     n, c, h, w = x.shape
     padded = torch.nn.functional.pad(x, (pad, pad, pad, pad), mode="replicate")
-    dy = torch.randint(0, 2 * pad + 1, (n,), generator=gen)
-    dx = torch.randint(0, 2 * pad + 1, (n,), generator=gen)
-    rows = (dy[:, None] + torch.arange(h)[None])[:, None, :, None]
+    dy = torch.randint(0, 2 * pad + 1, (n,), generator=gen).to(x.device)
+    dx = torch.randint(0, 2 * pad + 1, (n,), generator=gen).to(x.device)
+    rows = (dy[:, None] + torch.arange(h, device=x.device)[None])[:, None, :, None]
     out = padded.gather(2, rows.expand(n, c, h, w + 2 * pad))
-    cols = (dx[:, None] + torch.arange(w)[None])[:, None, None, :]
+    cols = (dx[:, None] + torch.arange(w, device=x.device)[None])[:, None, None, :]
     return out.gather(3, cols.expand(n, c, h, w))
 
 
 @dataclass
 class Split:
-    """One split of Tailor-PACS as tensors: uint8 images NCHW, labels, domain ids."""
+    """One split of Tailor-PACS as tensors: uint8 images NCHW (on the training device), CPU
+    labels and domain ids."""
 
     x: torch.Tensor
     y: torch.Tensor
@@ -49,10 +58,23 @@ class Split:
     def __len__(self) -> int:
         return len(self.y)
 
+    @property
+    def device(self) -> torch.device:
+        """Where the images (and so every batch) live."""
+        return self.x.device
+
+    def to(self, device: torch.device) -> Split:
+        """The same split with its images on ``device`` (labels stay on the CPU)."""
+        return Split(self.x.to(device), self.y, self.d)
+
     def batch(self, idx: torch.Tensor, gen: torch.Generator | None = None) -> torch.Tensor:
         """Normalised float images ``idx``; augmented when a generator is given."""
-        x = normalise(self.x[idx])
+        x = normalise(self.x[idx.to(self.device)])
         return shift_augment(x, gen) if gen is not None else x
+
+    def labels(self, idx: torch.Tensor) -> torch.Tensor:
+        """Labels of ``idx`` on the images' device (for the loss)."""
+        return self.y[idx].to(self.device, non_blocking=True)
 
 
 def make_split(data, split: int) -> Split:
@@ -116,7 +138,7 @@ class TaskBatcher:
         idx = torch.from_numpy(self.images_for(classes, domain, n))
         return TaskBatch(
             x=self.split.batch(idx, self.gen if augment else None),
-            y=self.split.y[idx],
-            classes=torch.tensor(classes, dtype=torch.long),
+            y=self.split.labels(idx),
+            classes=torch.tensor(classes, dtype=torch.long, device=self.split.device),
             domain=domain,
         )

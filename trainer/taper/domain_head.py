@@ -24,8 +24,9 @@ DECAYS = (1e-4, 1e-3, 1e-2)
 @torch.no_grad()
 def split_features(model: torch.nn.Module, split: Split, idx: np.ndarray,
                    batch: int = 256) -> torch.Tensor:
-    """Pooled features of ``split`` images ``idx`` (eval mode, CPU)."""
-    out = [pooled_features(model, split.batch(torch.from_numpy(idx[i:i + batch])))
+    """Pooled features of ``split`` images ``idx`` (eval mode, on the CPU)."""
+    dev = next(model.parameters()).device
+    out = [pooled_features(model, split.batch(torch.from_numpy(idx[i:i + batch])).to(dev)).cpu()
            for i in range(0, len(idx), batch)]
     return torch.cat(out)
 

@@ -74,12 +74,17 @@ def clear_cache() -> None:
 
 @torch.no_grad()
 def _forward(method: Method, split: Split, alpha: torch.Tensor, idx: np.ndarray) -> torch.Tensor:
+    """CPU logits of ``idx`` under the model ``model_store.synthesis`` builds for ``alpha``.
+
+    Scoring runs in fp32 on the bases' device, as the service serves.
+    """
     state = method.bases.mixed_state(alpha)
     model = method.bases.template.eval()
     out = []
     for start in range(0, len(idx), 512):
         chunk = torch.from_numpy(np.asarray(idx[start : start + 512]))
-        out.append(functional_call(model, state, (split.batch(chunk),)))
+        x = split.batch(chunk).to(method.bases.device)
+        out.append(functional_call(model, state, (x,)).float().cpu())
     return torch.cat(out)
 
 

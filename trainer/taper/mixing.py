@@ -19,6 +19,8 @@ from torch import nn
 from torch.func import functional_call
 
 from model_store.resnet import NUM_BLOCKS, block_of
+from model_store.synthesis import synthesize
+from trainer.taper.device import Runtime
 
 
 @dataclass
@@ -44,27 +46,34 @@ def local_labels(y: torch.Tensor, classes: torch.Tensor) -> torch.Tensor:
 
 
 class Bases:
-    """Q ResNet-18s stored as stacked tensors ``[Q, ...]`` per state-dict key.
+    """Q ResNet-18s stored as stacked tensors ``[Q, ...]`` per state-dict key, on one device.
 
     Parameters are leaf tensors with ``requires_grad`` (optimise ``self.parameters()``); BN
     running statistics are plain tensors (re-estimated explicitly, see ``recalibrate_bn``).
+    Mixing goes through ``model_store.synthesis.synthesize``, the function the service builds
+    models with, so training, scoring and serving share one copy of the mixing math.
     """
 
     def __init__(self, states: Sequence[dict[str, torch.Tensor]], template: nn.Module):
-        """Stack ``states`` (each a full state dict of ``template``'s architecture)."""
+        """Stack ``states`` (each a full state dict of ``template``'s architecture) on the
+        template's device."""
         if not states:
             raise ValueError("need at least one basis")
         self.template = template
+        self.device = next(template.parameters()).device
         self.param_names = [n for n, _ in template.named_parameters()]
         self.buffer_names = [n for n, _ in template.named_buffers()]
         self.block = {n: block_of(n) for n in self.param_names + self.buffer_names}
         self.params = {
-            n: torch.stack([s[n].detach().float() for s in states]).requires_grad_()
+            n: torch.stack([s[n].detach().float() for s in states]).to(self.device)
+            .requires_grad_()
             for n in self.param_names
         }
         self.buffers = {
-            n: torch.stack([s[n].detach().clone() for s in states]) for n in self.buffer_names
+            n: torch.stack([s[n].detach().clone() for s in states]).to(self.device)
+            for n in self.buffer_names
         }
+        self.num_classes = self.params["fc.weight"].shape[1]
 
     @property
     def num_bases(self) -> int:
@@ -76,37 +85,30 @@ class Bases:
         return list(self.params.values())
 
     def state(self, q: int) -> dict[str, torch.Tensor]:
-        """Basis ``q`` as an ordinary state dict (detached copies)."""
-        out = {n: p[q].detach().clone() for n, p in self.params.items()}
-        out.update({n: b[q].clone() for n, b in self.buffers.items()})
+        """Basis ``q`` as an ordinary CPU state dict (detached copies)."""
+        out = {n: p[q].detach().cpu().clone() for n, p in self.params.items()}
+        out.update({n: b[q].cpu().clone() for n, b in self.buffers.items()})
         return out
 
     def stacked_state(self) -> dict[str, torch.Tensor]:
-        """Every key as a detached ``[Q, ...]`` tensor (what ``save_taper`` stores)."""
-        out = {n: p.detach().clone() for n, p in self.params.items()}
-        out.update({n: b.clone() for n, b in self.buffers.items()})
+        """Every key as a detached CPU ``[Q, ...]`` tensor (what ``save_taper`` stores)."""
+        out = {n: p.detach().cpu().clone() for n, p in self.params.items()}
+        out.update({n: b.cpu().clone() for n, b in self.buffers.items()})
         return out
 
-    def _mix_one(self, name: str, tensor: torch.Tensor, alpha: torch.Tensor) -> torch.Tensor:
-        if name.endswith("num_batches_tracked"):
-            return tensor[0].clone()
-        coef = alpha[self.block[name]].to(tensor.dtype)
-        return torch.tensordot(coef, tensor.detach(), dims=1)
+    def mixed_state(self, alpha: torch.Tensor, classes: Sequence[int] | None = None):
+        """The mixed model's state dict (``alpha`` is ``(NUM_BLOCKS, Q)``), with classifier
+        selection of ``classes`` (all classes, in order, when None). Detached."""
+        stacked = {n: p.detach() for n, p in self.params.items()}
+        stacked.update(self.buffers)
+        rows = range(self.num_classes) if classes is None else classes
+        return synthesize(stacked, alpha.detach().float().cpu(), list(rows))
 
     def mix(self, alpha: torch.Tensor) -> tuple[dict[str, torch.Tensor], dict[str, torch.Tensor]]:
-        """Mixed (params, buffers) of one task; ``alpha`` is ``(NUM_BLOCKS, Q)``, detached."""
-        params = {n: self._mix_one(n, p, alpha) for n, p in self.params.items()}
-        buffers = {n: self._mix_one(n, b, alpha) for n, b in self.buffers.items()}
-        return params, buffers
-
-    def mixed_state(self, alpha: torch.Tensor, classes: Sequence[int] | None = None):
-        """A plain state dict of the mixed model, optionally with classifier selection."""
-        params, buffers = self.mix(alpha.detach())
-        state = {**params, **buffers}
-        if classes is not None:
-            idx = torch.as_tensor(list(classes), dtype=torch.long)
-            state["fc.weight"], state["fc.bias"] = state["fc.weight"][idx], state["fc.bias"][idx]
-        return state
+        """Mixed (params, buffers) of one task over all classes; ``alpha`` is detached."""
+        state = self.mixed_state(alpha)
+        return ({n: state[n] for n in self.param_names},
+                {n: state[n] for n in self.buffer_names})
 
 
 def task_logits(bases: Bases, alpha: torch.Tensor, x: torch.Tensor) -> torch.Tensor:
@@ -124,39 +126,48 @@ def stage3_loss(logits: torch.Tensor, task: TaskBatch, aux_weight: float) -> tor
 
 
 def accumulate_task_grads(
-    bases: Bases, alpha: torch.Tensor, tasks: Sequence[TaskBatch], aux_weight: float
+    bases: Bases, alpha: torch.Tensor, tasks: Sequence[TaskBatch], aux_weight: float,
+    rt: Runtime | None = None,
 ) -> tuple[torch.Tensor, float]:
     """Back-propagate every task's loss into ``bases`` (``.grad``) and return ``dL/dalpha``.
 
     Args:
         bases: The stacked bases; their ``.grad`` is overwritten with the mean-task gradient.
-        alpha: ``(T, NUM_BLOCKS, Q)`` detached mixers, one row per task.
+        alpha: ``(T, NUM_BLOCKS, Q)`` detached mixers, one row per task (CPU).
         tasks: The T task batches.
         aux_weight: Weight of the auxiliary full-way loss.
+        rt: Runtime: autocast, memory format, and (under torchrun) which tasks this rank
+            computes; the per-rank sums are then all-reduced, so every rank gets the full step.
 
     Returns:
-        ``(grad_alpha (T, NUM_BLOCKS, Q), mean loss)``.
+        ``(grad_alpha (T, NUM_BLOCKS, Q) on the CPU, mean loss)``.
     """
-    num_tasks = len(tasks)
+    rt = rt or Runtime()
+    num_tasks, dev = len(tasks), bases.device
+    coef = alpha.tolist()  # python floats: no device sync inside the fold
     grads = {n: torch.zeros_like(p) for n, p in bases.params.items()}
-    grad_alpha = torch.zeros_like(alpha)
-    total = 0.0
-    for t, task in enumerate(tasks):
+    grad_alpha = torch.zeros(alpha.shape, device=dev)
+    total = torch.zeros((), device=dev)
+    for t in rt.tasks_of(num_tasks):
+        task = tasks[t]
         mixed, buffers = bases.mix(alpha[t])
         leaves = {n: w.requires_grad_() for n, w in mixed.items()}
-        logits = functional_call(bases.template, {**leaves, **buffers}, (task.x,))
-        loss = stage3_loss(logits, task, aux_weight) / num_tasks
+        with rt.autocast():
+            logits = functional_call(bases.template, {**leaves, **buffers},
+                                     (rt.images(task.x),))
+        loss = stage3_loss(logits.float(), task, aux_weight) / num_tasks
         loss.backward()
-        total += float(loss.detach()) * num_tasks
+        total += loss.detach()
         for name, leaf in leaves.items():
             block, g = bases.block[name], leaf.grad
             for q in range(bases.num_bases):  # in place, no (Q, ...) temporary
-                grads[name][q].add_(g, alpha=float(alpha[t, block, q]))
+                grads[name][q].add_(g, alpha=coef[t][block][q])
             flat = bases.params[name].detach().reshape(bases.num_bases, -1)
             grad_alpha[t, block] += flat @ g.reshape(-1)
+    rt.all_reduce_([*grads.values(), grad_alpha, total])
     for name, p in bases.params.items():
         p.grad = grads[name]
-    return grad_alpha, total / max(num_tasks, 1)
+    return grad_alpha.cpu(), float(total)
 
 
 class _BnMoments:
@@ -197,10 +208,11 @@ def recalibrate_bn(bases: Bases, batches: Sequence[tuple[torch.Tensor, torch.Ten
     model.train()
     hooks = _BnMoments(model)
     sums: dict[str, list[torch.Tensor]] = {}
-    weight = torch.zeros(NUM_BLOCKS, bases.num_bases)
+    weight = torch.zeros(NUM_BLOCKS, bases.num_bases, device=bases.device)
     try:
         for x, alpha in batches:
-            task_logits(bases, alpha, x)
+            task_logits(bases, alpha, x.to(bases.device))
+            alpha = alpha.to(bases.device)
             weight += alpha
             for name, (m1, m2) in hooks.moments.items():
                 coef = alpha[bases.block[name + ".running_mean"]][:, None]

@@ -17,9 +17,11 @@ import numpy as np
 import torch
 from safetensors.torch import load_file, save_file
 
+from trainer.taper.checkpoint import Checkpoint
 from trainer.taper.config import TaperConfig
 from trainer.taper.data import Split, TaskBatcher, TaskFn
 from trainer.taper.describe import Describer
+from trainer.taper.device import Runtime
 from trainer.taper.loops import Curves, train_full_way, train_stage3
 from trainer.taper.mixing import Bases
 from trainer.taper.nets import build_net
@@ -39,9 +41,16 @@ class Context:
     task_fn: TaskFn
     run_dir: Path
     curves: Curves = field(default_factory=dict)
+    rt: Runtime = field(default_factory=Runtime)
+    checkpoint_every: float = 300.0  # seconds between mid-stage snapshots
 
     def net(self):
-        return build_net(self.num_classes, self.cfg.width)
+        """A fresh ResNet-18 on this run's device and memory format."""
+        return self.rt.module(build_net(self.num_classes, self.cfg.width))
+
+    def snapshots(self, final: Path) -> Checkpoint:
+        """The mid-stage snapshot file of the stage whose final checkpoint is ``final``."""
+        return Checkpoint(partial_path(final), self.checkpoint_every, self.rt)
 
     def batcher(self, offset: int) -> TaskBatcher:
         return TaskBatcher(self.train, self.task_fn, self.cfg.domain_task_prob,
@@ -51,14 +60,28 @@ class Context:
         (self.run_dir / "curves.json").write_text(json.dumps(self.curves))
 
 
-def _cached(path: Path, build: Callable[[], State]) -> State:
-    """Load ``path`` if a previous run finished it, else build and save it atomically."""
+def partial_path(final: Path) -> Path:
+    """Where a stage's mid-stage snapshot lives while it trains."""
+    return final.with_name(final.stem + ".partial.safetensors")
+
+
+def _cached(path: Path, build: Callable[[], State], rt: Runtime | None = None) -> State:
+    """Load ``path`` if a previous run finished it, else build and save it atomically.
+
+    Under torchrun every rank builds (the stage's collectives need them all) and rank 0 saves;
+    the barriers keep ranks from disagreeing on whether the file exists.
+    """
+    rt = rt or Runtime()
+    rt.barrier()
     if path.exists():
         return load_file(str(path))
-    state = {k: v.detach().contiguous().clone() for k, v in build().items()}
-    tmp = path.with_suffix(".tmp")
-    save_file(state, str(tmp))
-    os.replace(tmp, path)
+    state = {k: v.detach().cpu().contiguous().clone() for k, v in build().items()}
+    if rt.is_main:
+        tmp = path.with_suffix(".tmp")
+        save_file(state, str(tmp))
+        os.replace(tmp, path)
+        partial_path(path).unlink(missing_ok=True)
+    rt.barrier()
     return state
 
 
@@ -78,27 +101,32 @@ def unstack_states(flat: State) -> list[State]:
 
 def _full_way(ctx: Context, init: State | None, name: str, *, epochs: float, lr: float,
               indices: np.ndarray | None = None, seed_offset: int = 0) -> State:
-    model = ctx.net()
-    if init is not None:
-        model.load_state_dict(init)
-    train_full_way(model, ctx.train, epochs=epochs, lr=lr, batch_size=ctx.cfg.batch_size,
-                   weight_decay=ctx.cfg.weight_decay, seed=ctx.seed * 1000 + seed_offset,
-                   augment=ctx.cfg.augment, indices=indices,
-                   curve=ctx.curves.setdefault(name, []), desc=f"s{ctx.seed} {name}")
-    return model.state_dict()
+    """Train (or resume) one full-way stage; cached as ``<run_dir>/<name>.safetensors``."""
+    final = ctx.run_dir / f"{name}.safetensors"
+
+    def build() -> State:
+        model = ctx.net()
+        if init is not None:
+            model.load_state_dict(init)
+        train_full_way(model, ctx.train, epochs=epochs, lr=lr, batch_size=ctx.cfg.batch_size,
+                       weight_decay=ctx.cfg.weight_decay, seed=ctx.seed * 1000 + seed_offset,
+                       augment=ctx.cfg.augment, indices=indices,
+                       curve=ctx.curves.setdefault(name, []), desc=f"s{ctx.seed} {name}",
+                       rt=ctx.rt, checkpoint=ctx.snapshots(final))
+        return model.state_dict()
+
+    return _cached(final, build, ctx.rt)
 
 
 def stage1(ctx: Context) -> State:
     """Stage 1: one ResNet-18 over all classes, cosine schedule over ``stage1_epochs``."""
-    return _cached(ctx.run_dir / "stage1.safetensors", lambda: _full_way(
-        ctx, None, "stage1", epochs=ctx.cfg.stage1_epochs, lr=ctx.cfg.stage1_lr))
+    return _full_way(ctx, None, "stage1", epochs=ctx.cfg.stage1_epochs, lr=ctx.cfg.stage1_lr)
 
 
 def baseline(ctx: Context, s1: State) -> State:
     """Generic baseline: stage 1 continued for the epochs TAPER spends on stages 2 + 3."""
     extra = ctx.cfg.stage2_epochs + ctx.cfg.stage3_epochs
-    return _cached(ctx.run_dir / "baseline.safetensors", lambda: _full_way(
-        ctx, s1, "baseline", epochs=extra, lr=ctx.cfg.stage2_lr, seed_offset=1))
+    return _full_way(ctx, s1, "baseline", epochs=extra, lr=ctx.cfg.stage2_lr, seed_offset=1)
 
 
 def _shard_key(ctx: Context, g: np.ndarray, d: np.ndarray) -> np.ndarray:
@@ -136,12 +164,9 @@ def shard_of(ctx: Context, classes: list[int], domain: int | None) -> int | None
 
 def stage2(ctx: Context, s1: State) -> list[State]:
     """Stage 2: Q specialists fine-tuned from stage 1, each on its own shard."""
-    out = []
-    for q, idx in enumerate(shards(ctx)):
-        out.append(_cached(ctx.run_dir / f"stage2_{q}.safetensors", lambda q=q, idx=idx: _full_way(
-            ctx, s1, f"stage2_{q}", epochs=ctx.cfg.stage2_epochs, lr=ctx.cfg.stage2_lr,
-            indices=idx, seed_offset=10 + q)))
-    return out
+    return [_full_way(ctx, s1, f"stage2_{q}", epochs=ctx.cfg.stage2_epochs,
+                      lr=ctx.cfg.stage2_lr, indices=idx, seed_offset=10 + q)
+            for q, idx in enumerate(shards(ctx))]
 
 
 def make_mixer(ctx: Context, describer: Describer, q: int, blockwise: bool = True):
@@ -193,6 +218,7 @@ def stage3(ctx: Context, init: list[State], describer: Describer | None, name: s
     """
     bases_path = ctx.run_dir / f"{name}_bases.safetensors"
     mixer_path = ctx.run_dir / f"{name}_mixer.safetensors"
+    ctx.rt.barrier()
     if bases_path.exists() and (describer is None or mixer_path.exists()):
         mixer_state = load_file(str(mixer_path)) if describer is not None else {}
         return unstack_states(load_file(str(bases_path))), mixer_state
@@ -207,20 +233,20 @@ def stage3(ctx: Context, init: list[State], describer: Describer | None, name: s
                  tasks_per_step=cfg.tasks_per_step, task_batch=cfg.task_batch,
                  aux_weight=cfg.aux_weight, weight_decay=cfg.weight_decay, bn_mode=cfg.bn_mode,
                  augment=cfg.augment, curve=ctx.curves.setdefault(name, []),
-                 desc=f"s{ctx.seed} {name}", blocks_share=not blockwise)
+                 desc=f"s{ctx.seed} {name}", blocks_share=not blockwise, rt=ctx.rt,
+                 checkpoint=ctx.snapshots(bases_path))
     states = [bases.state(q) for q in range(bases.num_bases)]
-    _cached(bases_path, lambda: stack_states(states))
     mixer_state = mixer.state_dict() if mixer is not None else {}
-    if mixer is not None:
-        _cached(mixer_path, lambda: mixer_state)
+    if mixer is not None:  # the mixer first: a run stopped in between retrains nothing twice
+        _cached(mixer_path, lambda: mixer_state, ctx.rt)
+    _cached(bases_path, lambda: stack_states(states), ctx.rt)
     return states, mixer_state
 
 
 def one_basis_control(ctx: Context, s1: State) -> State:
     """TAPER with Q=1: full-data stage 2 (same cost as Q shards) then stage 3, no mixing."""
-    s2 = _cached(ctx.run_dir / "stage2_full.safetensors", lambda: _full_way(
-        ctx, s1, "stage2_full", epochs=ctx.cfg.stage2_epochs, lr=ctx.cfg.stage2_lr,
-        seed_offset=9))
+    s2 = _full_way(ctx, s1, "stage2_full", epochs=ctx.cfg.stage2_epochs, lr=ctx.cfg.stage2_lr,
+                   seed_offset=9)
     return stage3(ctx, [s2], None, "one_basis")[0][0]
 
 

@@ -16,11 +16,11 @@ import time
 from pathlib import Path
 
 import torch
-from safetensors.torch import load_file, save_file
 
 from trainer.taper.config import CONFIGS, TaperConfig, get_config
-from trainer.taper.data import TEST, TRAIN, VAL, make_split
-from trainer.taper.describe import Describer, encode_class_text
+from trainer.taper.describe import Describer
+from trainer.taper.device import PRECISIONS, Runtime, describe, make_runtime, shutdown
+from trainer.taper.inputs import check_resumable, load_env
 from trainer.taper.run import Env, train_all
 from trainer.taper.stages import Context
 
@@ -62,6 +62,14 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--image-size", type=int, default=None, choices=(32, 48, 64, 96, 128, 224),
                    help="train (and serve) at this resolution: shorter side resized, centre "
                         "crop (default: the config's, 32)")
+    p.add_argument("--device", default="auto",
+                   help="auto (CUDA when present), cpu, cuda or cuda:N; under torchrun each "
+                        "rank takes cuda:LOCAL_RANK")
+    p.add_argument("--precision", default="auto", choices=PRECISIONS,
+                   help="auto = bf16 autocast on CUDA, fp32 on CPU")
+    p.add_argument("--checkpoint-minutes", type=float, default=5.0,
+                   help="snapshot a training stage this often, so an interrupted run resumes "
+                        "mid-stage (0 = every step)")
     p.add_argument("--bad-images", choices=("fail", "skip"), default="fail",
                    help="with --data: an unreadable image fails the run (naming it) or is "
                         "skipped and counted")
@@ -94,105 +102,45 @@ def build_config(args: argparse.Namespace) -> TaperConfig:
     return get_config(args.config, **overrides)
 
 
-def load_class_text(catalogue: list[dict], cache: Path) -> dict[str, torch.Tensor]:
-    """Prompt/definition embeddings of the catalogue, cached in the run directory."""
-    if cache.exists():
-        return load_file(str(cache))
-    from model_store.text import TextEncoder
+def run_seed(env: Env, seed: int, ablations: bool, rt: Runtime | None = None,
+             checkpoint_every: float = 300.0) -> tuple[dict, dict]:
+    """Train and score one seed; returns (results, trained methods).
 
-    text = encode_class_text(TextEncoder(device="cpu"), catalogue)
-    save_file({k: v.contiguous() for k, v in text.items()}, str(cache))
-    return text
-
-
-def load_env(cfg: TaperConfig, data_dir: str, out_dir: Path, data=None) -> Env:
-    """Data splits, catalogue, text embeddings and the training task sampler."""
-    from trainer.data.catalogue import DOMAINS, GROUPS, catalogue_for
-
-    if data is None:
-        data = load_data(cfg, data_dir)
-    names = list(data.class_names)
-    catalogue = catalogue_for(names)
-    groups = [GROUPS.index(c["group"]) if c["group"] in GROUPS else 0 for c in catalogue]
-    out_dir.mkdir(parents=True, exist_ok=True)
-    return Env(
-        cfg=cfg, train=make_split(data, TRAIN), val=make_split(data, VAL),
-        test=make_split(data, TEST), catalogue=catalogue, domains=list(DOMAINS), groups=groups,
-        class_text=load_class_text(catalogue, out_dir / "class_text.safetensors"),
-        task_fn=training_task_fn(catalogue, cfg.k), out_dir=out_dir,
-        fingerprint=str(getattr(data, "fingerprint", "")),
-    )
-
-
-def load_data(cfg: TaperConfig, data_dir: str):
-    """Tailor-PACS from ``trainer.data.pacs`` at the configured size, its 32² renders brought
-    to ``cfg.image_size`` with the shared preprocessing when that differs."""
-    import dataclasses
-
-    import numpy as np
-    from PIL import Image
-
-    from model_store.images import fit_square
-    from trainer.data.pacs import build_pacs
-
-    data = build_pacs(data_dir, size=cfg.data_size)
-    if cfg.image_size == data.images.shape[1]:
-        return data
-    images = np.stack([np.asarray(fit_square(Image.fromarray(im), cfg.image_size))
-                       for im in data.images])
-    return dataclasses.replace(data, images=images)
-
-
-def training_task_fn(catalogue: list[dict], k: int):
-    """Tasks for stage 3: the shared definition (nearest classes, same group first)."""
-    from trainer.taper.tasks import neighbour_task_fn
-
-    return neighbour_task_fn(catalogue, k)
-
-
-def check_resumable(run_dir: Path, env: Env) -> None:
-    """Checkpoints in ``run_dir`` are resumed only by the config and data that made them.
-
-    Every stage resumes from its checkpoint file when it exists; without this stamp a changed
-    config (another budget, width, k…) or dataset would silently reuse stages trained for the
-    old one. The stamp hashes the config (seeds aside: each seed has its own directory) and the
-    data fingerprint; a mismatch stops the run before anything is trained.
+    Under torchrun every rank trains; rank 0 alone scores while the others wait (they return
+    empty results).
     """
-    import hashlib
+    from trainer.taper.device import main_first
 
-    recipe = {k: v for k, v in env.cfg.to_json().items() if k != "seeds"}
-    digest = hashlib.sha256(json.dumps([recipe, env.fingerprint], sort_keys=True,
-                                       default=str).encode()).hexdigest()
-    stamp = run_dir / "run_stamp.json"
-    if stamp.exists():
-        made_by = json.loads(stamp.read_text()).get("sha256")
-        if made_by != digest:
-            raise SystemExit(f"{run_dir} holds checkpoints of another config or dataset; "
-                             "pass a new --out (or delete it) to train from scratch")
-    elif any(run_dir.glob("*.safetensors")):
-        raise SystemExit(f"{run_dir} holds checkpoints of unknown provenance (no run_stamp"
-                         ".json); pass a new --out (or delete it)")
-    else:
-        stamp.write_text(json.dumps({"sha256": digest, "config": recipe,
-                                     "data_fingerprint": env.fingerprint}, indent=1))
-
-
-def run_seed(env: Env, seed: int, ablations: bool) -> tuple[dict, dict]:
-    """Train and score one seed; returns (results, trained methods)."""
-    from trainer.taper.scoring import score_seed
-
+    rt = rt or Runtime()
     torch.manual_seed(seed)
     run_dir = env.out_dir / f"seed{seed}"
-    run_dir.mkdir(parents=True, exist_ok=True)
-    check_resumable(run_dir, env)
+    with main_first(rt) as first:
+        run_dir.mkdir(parents=True, exist_ok=True)
+        if first:
+            check_resumable(run_dir, env)
     ctx = Context(cfg=env.cfg, seed=seed, train=env.train, num_classes=len(env.catalogue),
-                  groups=env.groups, task_fn=env.task_fn, run_dir=run_dir)
+                  groups=env.groups, task_fn=env.task_fn, run_dir=run_dir, rt=rt,
+                  checkpoint_every=checkpoint_every)
     if (run_dir / "curves.json").exists():  # resumed: keep the finished stages' curves
         ctx.curves = json.loads((run_dir / "curves.json").read_text())
     describer = Describer(env.class_text, env.cfg.description)
     t0 = time.time()
     methods = train_all(ctx, env, describer, ablations)
     train_s = time.time() - t0
+    if not rt.is_main:
+        rt.barrier()  # rank 0 scores
+        return {}, methods
+    try:
+        return _score(env, ctx, methods, train_s)
+    finally:
+        rt.barrier()
+
+
+def _score(env: Env, ctx: Context, methods: dict, train_s: float) -> tuple[dict, dict]:
+    """Scores of one trained seed (cached in ``results.json``)."""
+    from trainer.taper.scoring import score_seed
+
+    run_dir = ctx.run_dir
     cached = run_dir / "results.json"
     if cached.exists():  # scored by a previous (or parallel) run: only re-calibrate BN
         from trainer.taper.scoring import calibrate_all
@@ -201,6 +149,7 @@ def run_seed(env: Env, seed: int, ablations: bool) -> tuple[dict, dict]:
         return json.loads(cached.read_text()), methods
     results = score_seed(env, ctx, methods)
     results["train_seconds"] = train_s
+    results["runtime"] = describe(ctx.rt)
     cached.write_text(json.dumps(results, indent=1))
     return results, methods
 
@@ -238,34 +187,59 @@ def strip_seeds(argv: list[str]) -> list[str]:
     return out
 
 
+def _load(args: argparse.Namespace, cfg: TaperConfig, out_dir: Path,
+          rt: Runtime) -> tuple[Env, TaperConfig]:
+    """The run's data (Tailor-PACS or ``--data``) with its images on the training device."""
+    import dataclasses
+
+    from trainer.taper.device import main_first
+
+    with main_first(rt):  # rank 0 writes the caches (decoded images, class text) first
+        if args.data:
+            from trainer.taper.user_data import load_user_env
+
+            env, cfg = load_user_env(cfg, args, out_dir)
+        else:
+            env = load_env(cfg, args.data_dir, out_dir)
+    if rt.is_main:
+        (out_dir / "config.json").write_text(json.dumps(cfg.to_json(), indent=1))
+    print(f"training on {describe(rt)}", file=sys.stderr, flush=True)
+    env = dataclasses.replace(env, train=env.train.to(rt.device), val=env.val.to(rt.device),
+                              test=env.test.to(rt.device))
+    return env, cfg
+
+
 def main(argv: list[str] | None = None) -> dict:
     """Entry point of ``tailor train taper``; returns the summary dict."""
     from trainer.taper.report import summarise, write_report
     from trainer.taper.save import save_artifact
 
     args = parse_args(argv)
-    torch.set_num_threads(args.threads or auto_threads(parallel=args.jobs > 1 or args.seed_only))
+    ranks = int(os.environ.get("WORLD_SIZE", "1"))
+    torch.set_num_threads(args.threads or auto_threads(
+        parallel=args.jobs > 1 or args.seed_only or ranks > 1))
     cfg = build_config(args)
     out_dir = Path(args.out or f".tailor/runs/taper-{cfg.name}")
-    if args.data:
-        from trainer.taper.user_data import load_user_env
-
-        env, cfg = load_user_env(cfg, args, out_dir)
-    else:
-        env = load_env(cfg, args.data_dir, out_dir)
-    (out_dir / "config.json").write_text(json.dumps(cfg.to_json(), indent=1))
+    rt = make_runtime(args.device, args.precision)
+    env, cfg = _load(args, cfg, out_dir, rt)
+    every = args.checkpoint_minutes * 60
     if args.seed_only:
-        run_seed(env, cfg.seeds[0], ablations=args.ablations)
+        run_seed(env, cfg.seeds[0], ablations=args.ablations, rt=rt, checkpoint_every=every)
         return {}
-    if args.jobs > 1 and len(cfg.seeds) > 1:
+    if args.jobs > 1 and len(cfg.seeds) > 1 and not rt.distributed:
         raw = [a for a in (argv if argv is not None else sys.argv[1:])]
         run_parallel(strip_seeds(raw), cfg.seeds, args.jobs, out_dir)
     per_seed, first = {}, None
     for i, seed in enumerate(cfg.seeds):
-        results, methods = run_seed(env, seed, ablations=args.ablations and i == 0)
+        results, methods = run_seed(env, seed, ablations=args.ablations and i == 0, rt=rt,
+                                    checkpoint_every=every)
         per_seed[seed] = results
         first = first or (seed, results, methods)
+    if not rt.is_main:  # rank 0 writes the report and the artifact
+        shutdown(rt)
+        return {}
     summary = summarise(cfg, per_seed)
+    summary["runtime"] = describe(rt)
     write_report(out_dir, cfg, summary, per_seed, first[2],
                  class_names=[c["name"] for c in env.catalogue])
     if not args.no_artifact:
@@ -273,6 +247,7 @@ def main(argv: list[str] | None = None) -> dict:
         summary["artifact"] = {"version": ref.version, "path": str(ref.path)}
     (out_dir / "summary.json").write_text(json.dumps(summary, indent=1))
     print(json.dumps({k: summary[k] for k in ("ratio", "main") if k in summary}, indent=1))
+    shutdown(rt)
     return summary
 
 
