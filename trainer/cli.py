@@ -18,7 +18,8 @@ train_app = typer.Typer(help="Training commands (TAPER, federated).", no_args_is
 app.add_typer(data_app, name="data")
 app.add_typer(train_app, name="train")
 
-SizeOpt = Annotated[str, typer.Option("--size", help="default (800/class, 30 classes) or tiny")]
+SizeOpt = Annotated[str, typer.Option(
+    "--size", help="default (800/class, 30 classes), tiny, or large (~110k images)")]
 DirOpt = Annotated[Path | None, typer.Option("--data-dir", help="cache dir; $TAILOR_DATA_DIR")]
 SeedOpt = Annotated[int, typer.Option("--seed", help="build seed")]
 
@@ -43,6 +44,16 @@ def build(size: SizeOpt = "default", data_dir: DirOpt = None, seed: SeedOpt = 0)
     typer.echo(f"Tailor-PACS {size}: {len(data)} images, {len(data.class_names)} classes, "
                f"train/val/test {counts[0]}/{counts[1]}/{counts[2]}, "
                f"fingerprint {data.fingerprint[:16]} ({time.perf_counter() - start:.1f} s)")
+
+
+@data_app.command("export-sources")
+def export_sources_cmd(out: Annotated[Path, typer.Argument(help="bundle path (.npz)")]) -> None:
+    """Bundle the installed raw sources for a machine without them (TAILOR_SOURCES=OUT there)."""
+    from trainer.data.sources import export_sources
+
+    counts = export_sources(out)
+    typer.echo(f"wrote {out} ({out.stat().st_size / 1e6:.1f} MB): "
+               + ", ".join(f"{k} {v}" for k, v in counts.items()))
 
 
 @data_app.command("preview")

@@ -9,6 +9,12 @@ and a PUBLIC pool (everything else). Animal-MNIST has only 1,000 images per clas
 size is 800 per class for all 30 classes (balanced), leaving 200 animals per class public.
 Because the partition ignores `seed` and `size`, no build of Tailor-PACS can ever overlap the
 public set that the federated foundation model is trained on.
+
+The `large` size (issue 14 §5: how TAPER scales with data) takes every image of a class that the
+foundation's public build (`build_public` defaults: seed 0, 2,000 per class) does not: the 800 of
+the Tailor-PACS pool plus the public pool's spare images, about 5,000 per digit or garment class
+and 800 per animal (Animal-MNIST has 1,000, 200 of them public). It is disjoint from the default
+public build, not from every public build (a larger `per_class` there would overlap it).
 """
 
 from __future__ import annotations
@@ -30,10 +36,10 @@ from trainer.data.render import render
 BUILD_VERSION = 1  # bump whenever rendering or selection changes, so old caches are not reused
 PACS_POOL = 800
 POOL_SEED = 20261122
-SIZES = {"default": 800, "tiny": 32}
+SIZES = {"default": 800, "tiny": 32, "large": None}  # None: every image of the large pool
 PUBLIC_SIZES = {"default": 2000, "tiny": 64}
 # tiny avoids Fashion-MNIST so it works without the apt package (digits + animals only).
-SIZE_GROUPS = {"default": GROUPS, "tiny": ("digit", "animal")}
+SIZE_GROUPS = {"default": GROUPS, "tiny": ("digit", "animal"), "large": GROUPS}
 GROUP_SOURCE = {"digit": "mnist", "clothing": "fashion", "animal": "animal"}
 SPLITS = ("train", "val", "test")
 VAL_FRACTION, TEST_FRACTION = 0.1, 0.2
@@ -110,6 +116,24 @@ def class_pools(group: str) -> list[tuple[np.ndarray, np.ndarray]]:
     return pools
 
 
+def public_take(public: np.ndarray, class_index: int, seed: int = 0,
+                per_class: int = PUBLIC_SIZES["default"]) -> np.ndarray:
+    """The public-pool images ``build_public`` takes for one class (sorted source indices)."""
+    rng = np.random.default_rng([seed, class_index])
+    return np.sort(rng.permutation(public)[:per_class])
+
+
+def large_pool(group: str) -> list[np.ndarray]:
+    """Per class of a group: the Tailor-PACS pool plus the public images that the default
+    public build leaves out (the `large` size's candidates)."""
+    out = []
+    for c, (pacs, public) in enumerate(class_pools(group)):
+        index = GROUPS.index(group) * 10 + c  # the class's index among all 30 (build_public's)
+        spare = np.setdiff1d(public, public_take(public, index))
+        out.append(np.concatenate([pacs, spare]))
+    return out
+
+
 def _classes_of(groups: tuple[str, ...]) -> tuple[str, ...]:
     return tuple(c["name"] for c in CLASSES if c["group"] in groups)
 
@@ -181,27 +205,33 @@ def build_pacs(
 
     Args:
         data_dir: cache directory; default `default_data_dir()`.
-        size: 'default' (800 per class, 30 classes) or 'tiny' (32 per class, digits + animals,
-            no apt package needed).
+        size: 'default' (800 per class, 30 classes), 'tiny' (32 per class, digits + animals,
+            no apt package needed) or 'large' (every image outside the default public build:
+            ~5,000 per digit/garment class, 800 per animal; ~110k images, ~80 s to render).
         seed: selects images, domains, splits and rendering; same seed → identical arrays.
-        per_class: override the number of source images per class (at most PACS_POOL).
+        per_class: override the number of source images per class (at most PACS_POOL; for
+            'large', a cap on its per-class counts).
     """
     if size not in SIZES:
         raise ValueError(f"unknown size {size!r}; expected one of {sorted(SIZES)}")
     n = SIZES[size] if per_class is None else int(per_class)
-    if not 4 <= n <= PACS_POOL:
+    cap = 10**9 if size == "large" else PACS_POOL
+    if n is not None and not 4 <= n <= cap:
         raise ValueError(f"per_class must be in [4, {PACS_POOL}], got {n}")
     groups = SIZE_GROUPS[size]
     class_names = _classes_of(groups)
     params = {"kind": "tailor-pacs", "version": BUILD_VERSION, "size": size, "per_class": n,
               "seed": seed, "groups": list(groups), "classes": list(class_names)}
-    path = Path(data_dir or default_data_dir()) / f"tailor-pacs-{size}-n{n}-s{seed}.npz"
+    path = Path(data_dir or default_data_dir()) / f"tailor-pacs-{size}-n{n or 'all'}-s{seed}.npz"
     cached = _load_npz(path, params)
     if cached is None:
         parts = []
         for group in groups:
-            for (pool, _), name in zip(class_pools(group), _classes_of((group,)), strict=True):
-                parts.append(_render_class(group, pool, class_names.index(name), n, seed))
+            pools = (large_pool(group) if size == "large"
+                     else [pacs for pacs, _ in class_pools(group)])
+            for pool, name in zip(pools, _classes_of((group,)), strict=True):
+                count = min(n or len(pool), len(pool))
+                parts.append(_render_class(group, pool, class_names.index(name), count, seed))
         arrays = {k: np.concatenate([p[k] for p in parts]) for k in parts[0]}
         meta = {"params": params, "fingerprint": fingerprint(arrays, params)}
         _save_npz(path, arrays, meta)
@@ -241,8 +271,7 @@ def build_public(
             source = GROUP_SOURCE[group]
             images, _ = sources.load_source(source)
             for (_, public), name in zip(class_pools(group), _classes_of((group,)), strict=True):
-                rng = np.random.default_rng([seed, class_names.index(name)])
-                take = np.sort(rng.permutation(public)[:per_class])
+                take = public_take(public, class_names.index(name), seed, per_class)
                 imgs.append(images[take])
                 labels.append(np.full(len(take), class_names.index(name), np.int64))
                 ids.append(sources.source_ids(source, take))

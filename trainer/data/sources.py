@@ -1,6 +1,10 @@
 """Raw grayscale sources for Tailor-PACS, read from locally installed packages only.
 
 Nothing here touches the network: every source ships inside a pip or apt package (DESIGN.md §3).
+A machine without those packages (a GPU box with no registry access) reads the same arrays from a
+bundle that ``tailor data export-sources`` writes where they are installed: set
+``TAILOR_SOURCES=/path/sources.npz`` there (compressed, ~40 MB; builds are identical, since every
+build is a function of these arrays and the seed).
 Each loader returns ``(images uint8 [n, 28, 28], labels int64 [n])`` with white foreground on
 black, in a fixed order, so that source indices are stable ids across machines.
 """
@@ -10,6 +14,7 @@ from __future__ import annotations
 import gzip
 import importlib.util
 import io
+import os
 import pickle
 from functools import lru_cache
 from pathlib import Path
@@ -124,10 +129,35 @@ LOADERS = {"mnist": load_mnist, "fashion": load_fashion, "animal": load_animal}
 
 
 def load_source(name: str) -> tuple[np.ndarray, np.ndarray]:
-    """Load one source by name ('mnist', 'fashion' or 'animal')."""
+    """Load one source by name ('mnist', 'fashion' or 'animal'), from ``$TAILOR_SOURCES``
+    when that names a bundle, else from its package."""
     if name not in LOADERS:
         raise ValueError(f"unknown source {name!r}; expected one of {sorted(LOADERS)}")
-    return LOADERS[name]()
+    bundle = os.environ.get("TAILOR_SOURCES")
+    return _from_bundle(bundle, name) if bundle else LOADERS[name]()
+
+
+@lru_cache(maxsize=3)
+def _from_bundle(path: str, name: str) -> tuple[np.ndarray, np.ndarray]:
+    if not Path(path).is_file():
+        raise SourceMissingError(f"TAILOR_SOURCES={path} is not a file")
+    with np.load(path, allow_pickle=False) as z:
+        if f"{name}_images" not in z.files:
+            raise SourceMissingError(f"{path} has no '{name}' source (bundled: {z.files})")
+        return z[f"{name}_images"], z[f"{name}_labels"]
+
+
+def export_sources(path: str | Path) -> dict[str, int]:
+    """Write every installed source into one compressed bundle; returns images per source."""
+    arrays, counts = {}, {}
+    for name in LOADERS:
+        if source_available(name):
+            images, labels = load_source(name)
+            arrays[f"{name}_images"], arrays[f"{name}_labels"] = images, labels
+            counts[name] = len(labels)
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    np.savez_compressed(path, **arrays)
+    return counts
 
 
 def source_available(name: str) -> bool:

@@ -24,6 +24,8 @@ from dataclasses import dataclass
 import torch
 import torch.distributed as dist
 
+from model_store.device import pick_device
+
 PRECISIONS = ("auto", "fp32", "bf16")
 
 
@@ -83,14 +85,12 @@ class Runtime:
             dist.barrier()
 
 
-def pick_device(name: str = "auto") -> torch.device:
-    """``auto``: CUDA when present, else CPU; otherwise the named device (checked)."""
-    if name == "auto":
-        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
-    device = torch.device(name)
-    if device.type == "cuda" and not torch.cuda.is_available():
-        raise SystemExit(f"--device {name}: CUDA is not available on this machine")
-    return device
+def _device(name: str) -> torch.device:
+    """``model_store.device.pick_device`` (auto: CUDA when present), its errors as CLI exits."""
+    try:
+        return pick_device(name)
+    except ValueError as err:
+        raise SystemExit(f"--device: {err}") from None
 
 
 def make_runtime(device: str = "auto", precision: str = "auto",
@@ -103,7 +103,7 @@ def make_runtime(device: str = "auto", precision: str = "auto",
     if precision not in PRECISIONS:
         raise SystemExit(f"--precision must be one of {PRECISIONS}, got {precision!r}")
     world = int(os.environ.get("WORLD_SIZE", "1"))
-    dev = pick_device(device)
+    dev = _device(device)
     if world > 1 and dev.type == "cuda":
         dev = torch.device("cuda", int(os.environ.get("LOCAL_RANK", "0")))
         torch.cuda.set_device(dev)

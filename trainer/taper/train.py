@@ -9,6 +9,7 @@ re-running the same command), ``seed<k>/curves.json`` and ``results.json``, ``su
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import os
 import sys
@@ -84,6 +85,9 @@ def _coerce(cfg: TaperConfig, key: str, raw: str):
         return raw.lower() in ("1", "true", "yes")
     if isinstance(current, tuple):
         return tuple(int(v) for v in raw.split(","))
+    declared = {f.name: f.type for f in dataclasses.fields(TaperConfig)}[key]
+    if declared in ("float", float):  # a named config may hold 8 where 8.5 is allowed
+        return float(raw)
     return type(current)(raw)
 
 
@@ -190,8 +194,6 @@ def strip_seeds(argv: list[str]) -> list[str]:
 def _load(args: argparse.Namespace, cfg: TaperConfig, out_dir: Path,
           rt: Runtime) -> tuple[Env, TaperConfig]:
     """The run's data (Tailor-PACS or ``--data``) with its images on the training device."""
-    import dataclasses
-
     from trainer.taper.device import main_first
 
     with main_first(rt):  # rank 0 writes the caches (decoded images, class text) first

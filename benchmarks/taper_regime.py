@@ -1,0 +1,118 @@
+"""Is TAPER's gap to the generic model compute or method? The error ratio against budget and data.
+
+    .venv/bin/python benchmarks/taper_regime.py [--sizes default,large] [--budgets 12,24,48]
+        [--seeds 0,1] [--device auto] [--out benchmarks/results/taper_regime]
+
+For every Tailor-PACS size and budget (full passes over the training split, split 8:2:2 between
+stages 1, 2 and 3 as in the ``default`` config; the generic baseline continues stage 1 for the
+same passes), trains TAPER and the generic model at stock width with ``tailor train taper`` and
+reports TAPER error ÷ selection error on the fixed test tasks (< 1: TAPER better), mean ± std over
+seeds (ddof 0, as every TAPER report). Controls are skipped (they do not enter the ratio) and no
+artifact is written. Runs resume: a (size, budget) whose summary exists is read, not retrained.
+
+``--class-text FILE`` copies precomputed class-text embeddings (a run's
+``class_text.safetensors``) into each run directory, so a machine without the MiniLM weights can
+run it; with ``TAILOR_SOURCES`` (``tailor data export-sources``) it also needs no data packages.
+Writes ``<out>/regime.json`` and ``<out>/regime.png``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from trainer.taper.train import main as train_main  # noqa: E402
+
+SPLIT = (8, 2, 2)  # stage 1 : stage 2 : stage 3 passes, the default config's shares
+
+
+def stage_epochs(budget: float) -> list[str]:
+    """``--set`` overrides giving stages 1/2/3 the default shares of ``budget`` passes."""
+    total = sum(SPLIT)
+    names = ("stage1_epochs", "stage2_epochs", "stage3_epochs")
+    return [f"{n}={budget * s / total:g}" for n, s in zip(names, SPLIT, strict=True)]
+
+
+def run_one(size: str, budget: float, seeds: str, args: argparse.Namespace) -> dict:
+    """Train + score one (size, budget) over ``seeds``; the summary's headline figures."""
+    out = Path(args.out) / f"{size}-b{budget:g}"
+    if (out / "summary.json").exists():
+        summary = json.loads((out / "summary.json").read_text())
+    else:
+        out.mkdir(parents=True, exist_ok=True)
+        if args.class_text and not (out / "class_text.safetensors").exists():
+            shutil.copy(args.class_text, out / "class_text.safetensors")
+        argv = ["--config", "default", "--seeds", seeds, "--no-artifact", "--out", str(out),
+                "--device", args.device, "--set", f"data_size={size}", "--set", "controls=false"]
+        if args.data_dir:
+            argv += ["--data-dir", args.data_dir]
+        for item in stage_epochs(budget):
+            argv += ["--set", item]
+        t0 = time.time()
+        summary = train_main(argv)
+        summary["wall_seconds"] = time.time() - t0
+        (out / "summary.json").write_text(json.dumps(summary, indent=1))
+    main = summary["main"]
+    return {"size": size, "budget": budget, "ratio": summary["ratio"],
+            "taper": main["taper"], "selection": main["selection"],
+            "runtime": summary.get("runtime", ""), "wall_seconds": summary.get("wall_seconds")}
+
+
+def plot(rows: list[dict], path: Path) -> None:
+    """Error ratio against budget, one line per data size (±std band)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(5.5, 3.8))
+    for size in dict.fromkeys(r["size"] for r in rows):
+        pts = sorted((r["budget"], r["ratio"]["mean"], r["ratio"]["std"]) for r in rows
+                     if r["size"] == size)
+        xs, ys, sd = zip(*pts, strict=True)
+        ax.errorbar(xs, ys, yerr=sd, marker="o", capsize=3, label=f"Tailor-PACS {size}")
+    ax.axhline(1.0, color="grey", lw=0.8, ls="--")
+    ax.set_xscale("log", base=2)
+    ax.set_xlabel("training budget (passes over the training split)")
+    ax.set_ylabel("TAPER error ÷ selection error")
+    ax.set_title(rows[0]["runtime"] or "TAPER regime", fontsize=8)
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+
+
+def main(argv: list[str] | None = None) -> list[dict]:
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--sizes", default="default,large")
+    p.add_argument("--budgets", default="12,24,48")
+    p.add_argument("--seeds", default="0,1")
+    p.add_argument("--device", default="auto")
+    p.add_argument("--data-dir", default=None)
+    p.add_argument("--class-text", default=None, help="precomputed class_text.safetensors")
+    p.add_argument("--out", default="benchmarks/results/taper_regime")
+    args = p.parse_args(argv)
+    rows = [run_one(size, float(b), args.seeds, args)
+            for size in args.sizes.split(",") for b in args.budgets.split(",")]
+    out = Path(args.out)
+    print(f"\n{rows[0]['runtime']}, seeds {args.seeds}\n"
+          "| size | budget | selection acc | TAPER acc | error ratio | wall s |\n"
+          "|---|---|---|---|---|---|")
+    for r in rows:
+        wall = f"{r['wall_seconds']:.0f}" if r["wall_seconds"] else "-"
+        print(f"| {r['size']} | {r['budget']:g} | {100 * r['selection']['mean']:.1f} | "
+              f"{100 * r['taper']['mean']:.1f} | {r['ratio']['mean']:.3f} ± "
+              f"{r['ratio']['std']:.3f} | {wall} |")
+    (out / "regime.json").write_text(json.dumps({"args": vars(args), "rows": rows}, indent=1))
+    plot(rows, out / "regime.png")
+    return rows
+
+
+if __name__ == "__main__":
+    main()
