@@ -8,7 +8,9 @@ stages 1, 2 and 3 as in the ``default`` config; the generic baseline continues s
 same passes), trains TAPER and the generic model at stock width with ``tailor train taper`` and
 reports TAPER error ÷ selection error on the fixed test tasks (< 1: TAPER better), mean ± std over
 seeds (ddof 0, as every TAPER report). Controls are skipped (they do not enter the ratio) and no
-artifact is written. Runs resume: a (size, budget) whose summary exists is read, not retrained.
+artifact is written. Each (size, budget, seed) is its own run directory and resumes: one whose
+``summary.json`` exists is read, not retrained, so a grid can be filled over several sessions
+(or machines) and ``--collect`` only tabulates what ``--out`` holds.
 
 ``--class-text FILE`` copies precomputed class-text embeddings (a run's
 ``class_text.safetensors``) into each run directory, so a machine without the MiniLM weights can
@@ -28,6 +30,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+import numpy as np  # noqa: E402
+
 from trainer.taper.train import main as train_main  # noqa: E402
 
 SPLIT = (8, 2, 2)  # stage 1 : stage 2 : stage 3 passes, the default config's shares
@@ -40,29 +44,42 @@ def stage_epochs(budget: float) -> list[str]:
     return [f"{n}={budget * s / total:g}" for n, s in zip(names, SPLIT, strict=True)]
 
 
-def run_one(size: str, budget: float, seeds: str, args: argparse.Namespace) -> dict:
-    """Train + score one (size, budget) over ``seeds``; the summary's headline figures."""
-    out = Path(args.out) / f"{size}-b{budget:g}"
+def run_one(size: str, budget: float, seed: int, args: argparse.Namespace) -> dict:
+    """Train + score one (size, budget, seed); its summary."""
+    out = Path(args.out) / f"{size}-b{budget:g}-s{seed}"
     if (out / "summary.json").exists():
-        summary = json.loads((out / "summary.json").read_text())
-    else:
-        out.mkdir(parents=True, exist_ok=True)
-        if args.class_text and not (out / "class_text.safetensors").exists():
-            shutil.copy(args.class_text, out / "class_text.safetensors")
-        argv = ["--config", "default", "--seeds", seeds, "--no-artifact", "--out", str(out),
-                "--device", args.device, "--set", f"data_size={size}", "--set", "controls=false"]
-        if args.data_dir:
-            argv += ["--data-dir", args.data_dir]
-        for item in stage_epochs(budget):
-            argv += ["--set", item]
-        t0 = time.time()
-        summary = train_main(argv)
-        summary["wall_seconds"] = time.time() - t0
-        (out / "summary.json").write_text(json.dumps(summary, indent=1))
-    main = summary["main"]
-    return {"size": size, "budget": budget, "ratio": summary["ratio"],
-            "taper": main["taper"], "selection": main["selection"],
-            "runtime": summary.get("runtime", ""), "wall_seconds": summary.get("wall_seconds")}
+        return json.loads((out / "summary.json").read_text())
+    if args.collect:
+        return {}
+    out.mkdir(parents=True, exist_ok=True)
+    if args.class_text and not (out / "class_text.safetensors").exists():
+        shutil.copy(args.class_text, out / "class_text.safetensors")
+    argv = ["--config", "default", "--seeds", str(seed), "--no-artifact", "--out", str(out),
+            "--device", args.device, "--set", f"data_size={size}", "--set", "controls=false"]
+    if args.data_dir:
+        argv += ["--data-dir", args.data_dir]
+    for item in stage_epochs(budget):
+        argv += ["--set", item]
+    t0 = time.time()
+    summary = train_main(argv)
+    summary["wall_seconds"] = time.time() - t0
+    (out / "summary.json").write_text(json.dumps(summary, indent=1))
+    return summary
+
+
+def _stat(values: list[float]) -> dict:
+    arr = np.asarray(values, dtype=float)
+    return {"mean": float(arr.mean()), "std": float(arr.std()), "n": int(arr.size)}
+
+
+def row(size: str, budget: float, summaries: list[dict]) -> dict:
+    """One table row: a (size, budget) over the seeds that have run."""
+    return {"size": size, "budget": budget,
+            "ratio": _stat([s["ratio"]["mean"] for s in summaries]),
+            "taper": _stat([s["main"]["taper"]["mean"] for s in summaries]),
+            "selection": _stat([s["main"]["selection"]["mean"] for s in summaries]),
+            "runtime": summaries[0].get("runtime", ""),
+            "wall_seconds": _stat([s.get("wall_seconds", float("nan")) for s in summaries])}
 
 
 def plot(rows: list[dict], path: Path) -> None:
@@ -97,18 +114,24 @@ def main(argv: list[str] | None = None) -> list[dict]:
     p.add_argument("--data-dir", default=None)
     p.add_argument("--class-text", default=None, help="precomputed class_text.safetensors")
     p.add_argument("--out", default="benchmarks/results/taper_regime")
+    p.add_argument("--collect", action="store_true", help="train nothing; tabulate --out")
     args = p.parse_args(argv)
-    rows = [run_one(size, float(b), args.seeds, args)
-            for size in args.sizes.split(",") for b in args.budgets.split(",")]
+    rows = []
+    for size in args.sizes.split(","):
+        for budget in (float(b) for b in args.budgets.split(",")):
+            done = [s for s in (run_one(size, budget, int(seed), args)
+                                for seed in args.seeds.split(",")) if s]
+            if done:
+                rows.append(row(size, budget, done))
     out = Path(args.out)
-    print(f"\n{rows[0]['runtime']}, seeds {args.seeds}\n"
-          "| size | budget | selection acc | TAPER acc | error ratio | wall s |\n"
-          "|---|---|---|---|---|---|")
+    print(f"\n{rows[0]['runtime']}\n"
+          "| size | budget | seeds | selection acc | TAPER acc | error ratio | wall s / seed |\n"
+          "|---|---|---|---|---|---|---|")
     for r in rows:
-        wall = f"{r['wall_seconds']:.0f}" if r["wall_seconds"] else "-"
-        print(f"| {r['size']} | {r['budget']:g} | {100 * r['selection']['mean']:.1f} | "
-              f"{100 * r['taper']['mean']:.1f} | {r['ratio']['mean']:.3f} ± "
-              f"{r['ratio']['std']:.3f} | {wall} |")
+        print(f"| {r['size']} | {r['budget']:g} | {r['ratio']['n']} | "
+              f"{100 * r['selection']['mean']:.1f} | {100 * r['taper']['mean']:.1f} | "
+              f"{r['ratio']['mean']:.3f} ± {r['ratio']['std']:.3f} | "
+              f"{r['wall_seconds']['mean']:.0f} |")
     (out / "regime.json").write_text(json.dumps({"args": vars(args), "rows": rows}, indent=1))
     plot(rows, out / "regime.png")
     return rows
