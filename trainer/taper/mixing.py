@@ -5,7 +5,8 @@ keeps a full ResNet-18 copy per task alive for backward and differentiates throu
 Instead each task's mixed weights are materialised as fresh leaves, the task's loss is
 back-propagated to them only, and the gradient is folded back with the chain rule:
 ``dL/dv_q = sum_t a_tq * dL/dW_t`` and ``dL/da_tq = <dL/dW_t, v_q>`` (summed over the block's
-tensors). One task's mixed copy is alive at a time (DESIGN.md §5b).
+tensors). One task's mixed copy is alive at a time (DESIGN.md §5b). The bases are packed per
+block (``trainer.taper.packed``), so a task's fold is a rank-1 update and a GEMV per block.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from torch.func import functional_call
 from model_store.resnet import NUM_BLOCKS, block_of
 from model_store.synthesis import synthesize
 from trainer.taper.device import Runtime
+from trainer.taper.packed import Packed
 
 
 @dataclass
@@ -48,10 +50,13 @@ def local_labels(y: torch.Tensor, classes: torch.Tensor) -> torch.Tensor:
 class Bases:
     """Q ResNet-18s stored as stacked tensors ``[Q, ...]`` per state-dict key, on one device.
 
-    Parameters are leaf tensors with ``requires_grad`` (optimise ``self.parameters()``); BN
-    running statistics are plain tensors (re-estimated explicitly, see ``recalibrate_bn``).
-    Mixing goes through ``model_store.synthesis.synthesize``, the function the service builds
-    models with, so training, scoring and serving share one copy of the mixing math.
+    Parameters live in per-block flat leaves that require grad (``trainer.taper.packed``:
+    optimise ``self.parameters()``); ``params`` and ``buffers`` are ``name -> [Q, ...]`` views
+    into them. BN running statistics are plain tensors (re-estimated explicitly, see
+    ``recalibrate_bn``). Models that are scored or saved are mixed by
+    ``model_store.synthesis.synthesize``, the function the service builds models with
+    (``mixed_state``); stage 3 mixes with the packed GEMVs (``train_state``), pinned equal to it
+    in a test.
     """
 
     def __init__(self, states: Sequence[dict[str, torch.Tensor]], template: nn.Module):
@@ -64,15 +69,17 @@ class Bases:
         self.param_names = [n for n, _ in template.named_parameters()]
         self.buffer_names = [n for n, _ in template.named_buffers()]
         self.block = {n: block_of(n) for n in self.param_names + self.buffer_names}
-        self.params = {
-            n: torch.stack([s[n].detach().float() for s in states]).to(self.device)
-            .requires_grad_()
-            for n in self.param_names
-        }
-        self.buffers = {
-            n: torch.stack([s[n].detach().clone() for s in states]).to(self.device)
-            for n in self.buffer_names
-        }
+
+        def stack(names, cast=None):
+            return {n: torch.stack([(s[n].detach().float() if cast else s[n].detach().clone())
+                                    for s in states]).to(self.device) for n in names}
+
+        floats = [n for n in self.buffer_names if states[0][n].is_floating_point()]
+        ints = [n for n in self.buffer_names if n not in floats]
+        self._params = Packed(stack(self.param_names, float), self.block, requires_grad=True)
+        self._buffers = [Packed(stack(floats), self.block), Packed(stack(ints), self.block)]
+        self.params = self._params.views
+        self.buffers = {**self._buffers[0].views, **self._buffers[1].views}
         self.num_classes = self.params["fc.weight"].shape[1]
 
     @property
@@ -81,8 +88,25 @@ class Bases:
         return next(iter(self.params.values())).shape[0]
 
     def parameters(self) -> list[torch.Tensor]:
-        """The stacked parameter leaves, for an optimiser."""
-        return list(self.params.values())
+        """The packed parameter leaves (one ``[Q, n]`` per block), for an optimiser."""
+        return list(self._params.flat.values())
+
+    def grad(self, name: str) -> torch.Tensor | None:
+        """``[Q, ...]`` gradient of one parameter after ``accumulate_task_grads``."""
+        flat = self._params.flat[self.block[name]]
+        if flat.grad is None:
+            return None
+        return self._params._split(flat.grad, self.block[name], stacked=True)[name]
+
+    def train_state(self, alpha: torch.Tensor) -> tuple[dict[int, torch.Tensor], dict]:
+        """One task's mixed model for stage 3: (per-block parameter leaves that collect the
+        task's gradient, the full state dict of views into them and fresh mixed buffers).
+        ``alpha`` is ``(NUM_BLOCKS, Q)`` on this device."""
+        leaves = {b: w.requires_grad_() for b, w in self._params.mix(alpha).items()}
+        state = self._params.unflatten(leaves)
+        for packed in self._buffers:
+            state.update(packed.unflatten(packed.mix(alpha)))
+        return leaves, state
 
     def state(self, q: int) -> dict[str, torch.Tensor]:
         """Basis ``q`` as an ordinary CPU state dict (detached copies)."""
@@ -144,29 +168,25 @@ def accumulate_task_grads(
     """
     rt = rt or Runtime()
     num_tasks, dev = len(tasks), bases.device
-    coef = alpha.tolist()  # python floats: no device sync inside the fold
-    grads = {n: torch.zeros_like(p) for n, p in bases.params.items()}
+    alpha = alpha.to(dev, torch.float32)
+    flats = bases._params.flat
+    grads = {b: torch.zeros_like(f) for b, f in flats.items()}
     grad_alpha = torch.zeros(alpha.shape, device=dev)
     total = torch.zeros((), device=dev)
     for t in rt.tasks_of(num_tasks):
         task = tasks[t]
-        mixed, buffers = bases.mix(alpha[t])
-        leaves = {n: w.requires_grad_() for n, w in mixed.items()}
+        leaves, state = bases.train_state(alpha[t])
         with rt.autocast():
-            logits = functional_call(bases.template, {**leaves, **buffers},
-                                     (rt.images(task.x),))
+            logits = functional_call(bases.template, state, (rt.images(task.x),))
         loss = stage3_loss(logits.float(), task, aux_weight) / num_tasks
         loss.backward()
         total += loss.detach()
-        for name, leaf in leaves.items():
-            block, g = bases.block[name], leaf.grad
-            for q in range(bases.num_bases):  # in place, no (Q, ...) temporary
-                grads[name][q].add_(g, alpha=coef[t][block][q])
-            flat = bases.params[name].detach().reshape(bases.num_bases, -1)
-            grad_alpha[t, block] += flat @ g.reshape(-1)
+        for b, leaf in leaves.items():  # chain rule, one rank-1 update and one GEMV per block
+            grads[b].addr_(alpha[t, b], leaf.grad)
+            grad_alpha[t, b] += flats[b].detach() @ leaf.grad
     rt.all_reduce_([*grads.values(), grad_alpha, total])
-    for name, p in bases.params.items():
-        p.grad = grads[name]
+    for b, flat in flats.items():
+        flat.grad = grads[b]
     return grad_alpha.cpu(), float(total)
 
 
