@@ -182,3 +182,16 @@ def render(gray28: np.ndarray, domain: str, rng: np.random.Generator) -> np.ndar
         raise ValueError(f"expected a uint8 (H, W) image, got {gray28.dtype} {gray28.shape}")
     out = _RENDERERS[domain](_place(gray28, rng), rng)
     return np.clip(np.rint(out), 0, 255).astype(np.uint8)
+
+
+def plain(gray28: np.ndarray, invert: bool = False) -> np.ndarray:
+    """The source as a plain scan, with no domain styling: the grayscale image resized to 32×32
+    (bilinear) and copied to RGB; ``invert`` gives dark ink on white paper.
+
+    This is what an app sees when its users photograph or scan a handwritten digit or a garment
+    silhouette; the four rendered domains do not cover it (issue 14 §6). Deterministic.
+    """
+    gray28 = np.asarray(gray28, np.uint8)
+    img = Image.fromarray(255 - gray28 if invert else gray28)
+    arr = np.asarray(img.resize((SIZE, SIZE), Image.Resampling.BILINEAR))
+    return np.repeat(arr[..., None], 3, axis=-1)

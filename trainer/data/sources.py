@@ -172,3 +172,14 @@ def source_available(name: str) -> bool:
 def source_ids(name: str, indices: np.ndarray) -> np.ndarray:
     """Global int64 ids of source images, unique across all three sources."""
     return SOURCE_CODES[name] * SOURCE_ID_BASE + np.asarray(indices, dtype=np.int64)
+
+
+def images_by_id(ids: np.ndarray) -> np.ndarray:
+    """The raw uint8 (n, 28, 28) source images of global ids (inverse of ``source_ids``)."""
+    ids = np.asarray(ids, dtype=np.int64)
+    out = np.zeros((len(ids), 28, 28), np.uint8)
+    for name, code in SOURCE_CODES.items():
+        mask = ids // SOURCE_ID_BASE == code
+        if mask.any():
+            out[mask] = load_source(name)[0][ids[mask] % SOURCE_ID_BASE]
+    return out

@@ -44,6 +44,7 @@ class TaperConfig:
     bn_recal_batches: int = 60  # task batches used to re-estimate mixed BN statistics
     weight_decay: float = 5e-4
     augment: bool = True
+    plain_prob: float = 0.0  # share of training images shown as plain source scans (§6)
     mixer_hidden: int = 256
     mixer_warmup: int = 0  # steps of routing warm-up for the mixer before stage 3 (0 = off)
     mixer_norm: str = "layer"  # "batch" is the paper's; 4 tasks/step make its statistics noisy

@@ -39,8 +39,11 @@ def load_env(cfg: TaperConfig, data_dir: str, out_dir: Path, data=None) -> Env:
     catalogue = catalogue_for(names)
     groups = [GROUPS.index(c["group"]) if c["group"] in GROUPS else 0 for c in catalogue]
     out_dir.mkdir(parents=True, exist_ok=True)
+    train = make_split(data, TRAIN)
+    if cfg.plain_prob > 0:
+        train = with_plain(train, data, cfg)
     return Env(
-        cfg=cfg, train=make_split(data, TRAIN), val=make_split(data, VAL),
+        cfg=cfg, train=train, val=make_split(data, VAL),
         test=make_split(data, TEST), catalogue=catalogue, domains=list(DOMAINS), groups=groups,
         class_text=load_class_text(catalogue, out_dir / "class_text.safetensors"),
         task_fn=training_task_fn(catalogue, cfg.k), out_dir=out_dir,
@@ -65,6 +68,31 @@ def load_data(cfg: TaperConfig, data_dir: str):
     images = np.stack([np.asarray(fit_square(Image.fromarray(im), cfg.image_size))
                        for im in data.images])
     return dataclasses.replace(data, images=images)
+
+
+def plain_images(data, split: int, image_size: int, invert: bool = False) -> torch.Tensor:
+    """uint8 NCHW plain scans (``trainer.data.render.plain``) of one split's source images, at
+    the run's resolution through the shared preprocessing."""
+    import numpy as np
+    from PIL import Image
+
+    from model_store.images import fit_square
+    from trainer.data.render import plain
+    from trainer.data.sources import images_by_id
+
+    ids = np.asarray(data.source_ids)[np.asarray(data.split) == split]
+    scans = [plain(im, invert) for im in images_by_id(ids)]
+    if image_size != scans[0].shape[0]:
+        scans = [np.asarray(fit_square(Image.fromarray(im), image_size)) for im in scans]
+    return torch.from_numpy(np.stack(scans)).permute(0, 3, 1, 2).contiguous()
+
+
+def with_plain(train, data, cfg: TaperConfig):
+    """The training split with its plain scans attached for the ``plain_prob`` augmentation."""
+    import dataclasses
+
+    return dataclasses.replace(train, plain=plain_images(data, TRAIN, cfg.image_size),
+                               plain_prob=cfg.plain_prob)
 
 
 def training_task_fn(catalogue: list[dict], k: int):
