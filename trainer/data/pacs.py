@@ -217,7 +217,7 @@ def build_pacs(
     n = SIZES[size] if per_class is None else int(per_class)
     cap = 10**9 if size == "large" else PACS_POOL
     if n is not None and not 4 <= n <= cap:
-        raise ValueError(f"per_class must be in [4, {PACS_POOL}], got {n}")
+        raise ValueError(f"per_class must be in [4, {cap}], got {n}")
     groups = SIZE_GROUPS[size]
     class_names = _classes_of(groups)
     params = {"kind": "tailor-pacs", "version": BUILD_VERSION, "size": size, "per_class": n,

@@ -17,6 +17,10 @@ from trainer.taper.data import TEST, TRAIN, VAL, make_split
 from trainer.taper.describe import encode_class_text
 from trainer.taper.run import Env
 
+# Config fields added after runs were stamped, with the value that reproduces those runs: left
+# out of the stamp at that value, so directories stamped before the field existed still resume.
+ADDED_LATER = {"plain_prob": 0.0}
+
 
 def load_class_text(catalogue: list[dict], cache: Path) -> dict[str, torch.Tensor]:
     """Prompt/definition embeddings of the catalogue, cached in the run directory."""
@@ -112,7 +116,8 @@ def check_resumable(run_dir: Path, env: Env) -> None:
     """
     import hashlib
 
-    recipe = {k: v for k, v in env.cfg.to_json().items() if k != "seeds"}
+    recipe = {k: v for k, v in env.cfg.to_json().items()
+              if k != "seeds" and ADDED_LATER.get(k, object()) != v}
     digest = hashlib.sha256(json.dumps([recipe, env.fingerprint], sort_keys=True,
                                        default=str).encode()).hexdigest()
     stamp = run_dir / "run_stamp.json"

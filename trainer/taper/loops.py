@@ -103,6 +103,8 @@ def train_full_way(
     pool = np.arange(len(split)) if indices is None else np.asarray(indices)
     if len(pool) == 0:
         raise ValueError(f"{desc}: empty training shard")
+    if batch_size % rt.world:  # unequal slices would weigh images unequally in DDP's average
+        raise ValueError(f"batch size {batch_size} is not divisible by {rt.world} ranks")
     steps = max(1, math.ceil(epochs * len(pool) / batch_size))
     every = log_every(steps)
     stream, gen = _Order(pool, np.random.default_rng(seed)), torch.Generator().manual_seed(seed)

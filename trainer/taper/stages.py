@@ -57,7 +57,11 @@ class Context:
                            seed=self.seed * 1000 + offset)
 
     def save_curves(self) -> None:
-        (self.run_dir / "curves.json").write_text(json.dumps(self.curves))
+        """Rank 0 writes the curves (its own slice's losses under torchrun), atomically."""
+        if self.rt.is_main:
+            tmp = self.run_dir / "curves.json.tmp"
+            tmp.write_text(json.dumps(self.curves))
+            os.replace(tmp, self.run_dir / "curves.json")
 
 
 def partial_path(final: Path) -> Path:
@@ -65,23 +69,35 @@ def partial_path(final: Path) -> Path:
     return final.with_name(final.stem + ".partial.safetensors")
 
 
-def _cached(path: Path, build: Callable[[], State], rt: Runtime | None = None) -> State:
-    """Load ``path`` if a previous run finished it, else build and save it atomically.
-
-    Under torchrun every rank builds (the stage's collectives need them all) and rank 0 saves;
-    the barriers keep ranks from disagreeing on whether the file exists.
-    """
-    rt = rt or Runtime()
-    rt.barrier()
-    if path.exists():
-        return load_file(str(path))
-    state = {k: v.detach().cpu().contiguous().clone() for k, v in build().items()}
+def _save(path: Path, state: State, rt: Runtime) -> None:
+    """Rank 0 writes ``state`` atomically and drops the stage's snapshot; all ranks then sync."""
     if rt.is_main:
         tmp = path.with_suffix(".tmp")
         save_file(state, str(tmp))
         os.replace(tmp, path)
         partial_path(path).unlink(missing_ok=True)
     rt.barrier()
+
+
+def _exists(path: Path, rt: Runtime) -> bool:
+    """Whether ``path`` exists, agreed by every rank (a barrier on both sides of the check, so
+    rank 0 cannot write it between two ranks' checks)."""
+    rt.barrier()
+    found = path.exists()
+    rt.barrier()
+    return found
+
+
+def _cached(path: Path, build: Callable[[], State], rt: Runtime | None = None) -> State:
+    """Load ``path`` if a previous run finished it, else build and save it atomically.
+
+    Under torchrun every rank builds (the stage's collectives need them all) and rank 0 saves.
+    """
+    rt = rt or Runtime()
+    if _exists(path, rt):
+        return load_file(str(path))
+    state = {k: v.detach().cpu().contiguous().clone() for k, v in build().items()}
+    _save(path, state, rt)
     return state
 
 
@@ -218,8 +234,7 @@ def stage3(ctx: Context, init: list[State], describer: Describer | None, name: s
     """
     bases_path = ctx.run_dir / f"{name}_bases.safetensors"
     mixer_path = ctx.run_dir / f"{name}_mixer.safetensors"
-    ctx.rt.barrier()
-    if bases_path.exists() and (describer is None or mixer_path.exists()):
+    if _exists(bases_path, ctx.rt) and (describer is None or mixer_path.exists()):
         mixer_state = load_file(str(mixer_path)) if describer is not None else {}
         return unstack_states(load_file(str(bases_path))), mixer_state
     cfg = ctx.cfg
@@ -237,9 +252,10 @@ def stage3(ctx: Context, init: list[State], describer: Describer | None, name: s
                  checkpoint=ctx.snapshots(bases_path))
     states = [bases.state(q) for q in range(bases.num_bases)]
     mixer_state = mixer.state_dict() if mixer is not None else {}
-    if mixer is not None:  # the mixer first: a run stopped in between retrains nothing twice
-        _cached(mixer_path, lambda: mixer_state, ctx.rt)
-    _cached(bases_path, lambda: stack_states(states), ctx.rt)
+    if mixer is not None:  # always this run's mixer: an older file may belong to older bases
+        _save(mixer_path, {k: v.detach().cpu().contiguous() for k, v in mixer_state.items()},
+              ctx.rt)
+    _save(bases_path, {k: v.contiguous() for k, v in stack_states(states).items()}, ctx.rt)
     return states, mixer_state
 
 

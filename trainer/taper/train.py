@@ -227,6 +227,7 @@ def main(argv: list[str] | None = None) -> dict:
     every = args.checkpoint_minutes * 60
     if args.seed_only:
         run_seed(env, cfg.seeds[0], ablations=args.ablations, rt=rt, checkpoint_every=every)
+        shutdown(rt)
         return {}
     if args.jobs > 1 and len(cfg.seeds) > 1 and not rt.distributed:
         raw = [a for a in (argv if argv is not None else sys.argv[1:])]
