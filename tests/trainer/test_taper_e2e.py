@@ -73,6 +73,8 @@ def test_tiny_run_writes_report_curves_and_figures(tiny_run):
     assert {"stage1", "baseline", "stage2_0", "taper", "one_basis"} <= set(curves)
     report = (run / "report.md").read_text()
     assert "Error ratio TAPER ÷ selection" in report
+    assert "Cross-group tasks" in report  # issue 14 §7: their own table
+    assert set(summary["cross_group"]) >= {"selection", "taper"}
     assert set(summary["main"]) >= {
         "standard",
         "selection",

@@ -147,3 +147,34 @@ def test_config_budget_and_errors():
         get_config("huge")
     with pytest.raises(ValueError, match="shard_by"):
         shards(_ctx("class"))
+
+
+def test_cross_group_and_dynamic_k_training_tasks():
+    """Issue 14 §7: training draws k from a range and, at the configured rate, tasks whose
+    classes span groups (neighbour tasks stay inside the label's group)."""
+    import numpy as np
+
+    from trainer.data.catalogue import GROUPS, catalogue_for
+    from trainer.taper.tasks import neighbour_task_fn, random_task_fn, training_tasks
+
+    catalogue = catalogue_for([c for c in _all_class_names()])
+    group = {i: GROUPS.index(c["group"]) for i, c in enumerate(catalogue)}
+    rng = np.random.default_rng(0)
+
+    def spans(task):
+        return len({group[c] for c in task}) > 1
+
+    near = [neighbour_task_fn(catalogue, 5)(i % 30, None, rng) for i in range(300)]
+    wide = [random_task_fn(30, 5)(i % 30, None, rng) for i in range(300)]
+    assert sum(map(spans, near)) == 0 and sum(map(spans, wide)) > 250
+    assert all(len(set(t)) == 5 for t in wide)
+    mixed = [training_tasks(catalogue, (3, 5, 10), 0.5)(i % 30, None, rng) for i in range(600)]
+    assert {len(t) for t in mixed} == {3, 5, 10}
+    assert 0.3 < np.mean([spans(t) for t in mixed]) < 0.6  # ~0.5 x P(a random task spans)
+    assert all(i % 30 in t for i, t in enumerate(mixed))  # the anchor label is always in
+
+
+def _all_class_names():
+    from trainer.data.catalogue import CLASSES
+
+    return [c["name"] for c in CLASSES]

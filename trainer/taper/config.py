@@ -27,6 +27,8 @@ class TaperConfig:
     test_tasks: int = 300  # fixed held-out test tasks per seed
     val_tasks: int = 100  # fixed val tasks (choices like default_method are made on val)
     dynamic_ks: tuple[int, ...] = (3, 5, 10)
+    train_ks: tuple[int, ...] = ()  # k per training task drawn from these; () = always ``k``
+    cross_group_prob: float = 0.0  # share of training tasks that cross class groups
     domain_task_prob: float = 0.5  # share of training tasks that fix a domain
     batch_size: int = 128
     stage1_epochs: float = 8.0

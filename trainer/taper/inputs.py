@@ -19,7 +19,7 @@ from trainer.taper.run import Env
 
 # Config fields added after runs were stamped, with the value that reproduces those runs: left
 # out of the stamp at that value, so directories stamped before the field existed still resume.
-ADDED_LATER = {"plain_prob": 0.0}
+ADDED_LATER = {"plain_prob": 0.0, "train_ks": [], "cross_group_prob": 0.0}
 
 
 def load_class_text(catalogue: list[dict], cache: Path) -> dict[str, torch.Tensor]:
@@ -50,7 +50,7 @@ def load_env(cfg: TaperConfig, data_dir: str, out_dir: Path, data=None) -> Env:
         cfg=cfg, train=train, val=make_split(data, VAL),
         test=make_split(data, TEST), catalogue=catalogue, domains=list(DOMAINS), groups=groups,
         class_text=load_class_text(catalogue, out_dir / "class_text.safetensors"),
-        task_fn=training_task_fn(catalogue, cfg.k), out_dir=out_dir,
+        task_fn=training_task_fn(catalogue, cfg), out_dir=out_dir,
         fingerprint=str(getattr(data, "fingerprint", "")),
     )
 
@@ -99,11 +99,14 @@ def with_plain(train, data, cfg: TaperConfig):
                                plain_prob=cfg.plain_prob)
 
 
-def training_task_fn(catalogue: list[dict], k: int):
-    """Tasks for stage 3: the shared definition (nearest classes, same group first)."""
-    from trainer.taper.tasks import neighbour_task_fn
+def training_task_fn(catalogue: list[dict], cfg: TaperConfig):
+    """Tasks for stage 3: the shared definition (nearest classes, same group first) at ``k``,
+    or over ``train_ks`` and crossing groups with ``cross_group_prob`` (issue 14 §7)."""
+    from trainer.taper.tasks import neighbour_task_fn, training_tasks
 
-    return neighbour_task_fn(catalogue, k)
+    if not cfg.train_ks and cfg.cross_group_prob == 0:
+        return neighbour_task_fn(catalogue, cfg.k)  # the documented runs' exact draws
+    return training_tasks(catalogue, cfg.train_ks or (cfg.k,), cfg.cross_group_prob)
 
 
 def check_resumable(run_dir: Path, env: Env) -> None:

@@ -60,6 +60,8 @@ def summarise(cfg: TaperConfig, per_seed: dict[int, dict]) -> dict:
                         for m in ("selection", "taper", "one_basis") if m in methods},
         "dynamic": {k: {m: _stat([r["dynamic"][k][m] for r in runs]) for m in v}
                     for k, v in runs[0]["dynamic"].items()},
+        "cross_group": {m: _stat([r.get("cross_group", {}).get(m) for r in runs])
+                        for m in runs[0].get("cross_group", {})},
         "free_language": {key: _stat([r["free_language"][key] for r in runs])
                           for key in runs[0]["free_language"]},
         "self_improvement": np.mean([r["self_improvement"] for r in runs], 0).tolist(),
@@ -115,6 +117,10 @@ def markdown(cfg: TaperConfig, summary: dict, ablation: dict | None) -> str:
               "|---" * (len(ks) + 1) + "|"]
     for m in next(iter(s["dynamic"].values())):
         lines.append(f"| {m} | " + " | ".join(_fmt(s["dynamic"][k][m]) for k in ks) + " |")
+    if s.get("cross_group"):
+        lines += ["", f"## Cross-group tasks (k={cfg.k}; other classes from any group)", "",
+                  "| method | accuracy % |", "|---|---|"]
+        lines += [f"| {m} | {_fmt(v)} |" for m, v in s["cross_group"].items()]
     fl = s["free_language"]
     lines += ["", "## Free-language descriptions (§5.1)", "",
               f"class names: {_fmt(fl['names_acc'])} %, definitions: "

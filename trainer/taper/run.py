@@ -22,7 +22,7 @@ from trainer.taper.evaluate import (
     constant_router,
 )
 from trainer.taper.mixing import Bases
-from trainer.taper.tasks import make_eval_tasks, neighbour_task_fn
+from trainer.taper.tasks import make_eval_tasks, neighbour_task_fn, random_task_fn
 
 TEST_SEED, VAL_SEED = 1234, 4321
 
@@ -44,11 +44,16 @@ class Env:
     fingerprint: str = ""
     catalogue_doc: dict | None = None  # the artifact's catalogue.json (user data); None: built-in
 
-    def eval_tasks(self, k: int, n: int, split: str = "test") -> list[EvalTask]:
+    def eval_tasks(self, k: int, n: int, split: str = "test",
+                   cross: bool = False) -> list[EvalTask]:
+        """Fixed held-out tasks: neighbour tasks (same group first), or with ``cross`` tasks
+        whose other classes are drawn from all groups (their own table, issue 14 §7)."""
         data, seed = (self.test, TEST_SEED) if split == "test" else (self.val, VAL_SEED)
-        fn = self.task_fn if k == self.cfg.k else neighbour_task_fn(self.catalogue, k)
+        fn = (random_task_fn(len(self.catalogue), k) if cross
+              else neighbour_task_fn(self.catalogue, k))
         per_class = max(4, 60 // max(k, 1))  # ~60 images per task keeps TAPER's eval cheap
-        return make_eval_tasks(data, fn, k, n, per_class, self.cfg.domain_task_prob, seed + k)
+        return make_eval_tasks(data, fn, k, n, per_class, self.cfg.domain_task_prob,
+                               seed + k + (7919 if cross else 0))
 
 
 class MixerRouter:

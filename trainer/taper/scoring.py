@@ -73,6 +73,9 @@ def score_seed(env: Env, ctx: Context, methods: dict[str, Method]) -> dict:
         tasks = env.eval_tasks(k, max(cfg.test_tasks // 2, 4))
         out["dynamic"][str(k)] = {n: score(methods[n], env.test, tasks)["acc"]
                                   for n in DYNAMIC_METHODS if n in methods}
+    cross = env.eval_tasks(cfg.k, max(cfg.test_tasks // 2, 4), cross=True)
+    out["cross_group"] = {n: score(methods[n], env.test, cross)["acc"]
+                          for n in DYNAMIC_METHODS if n in methods}
     out["free_language"] = free_language(env, methods["taper"], test)
     generic_full = Method("generic", methods["selection"].bases, methods["selection"].router,
                           selection=False)

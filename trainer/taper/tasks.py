@@ -42,6 +42,35 @@ def neighbour_task_fn(catalogue: Sequence[dict], k: int) -> TaskFn:
     return task_fn
 
 
+def random_task_fn(num_classes: int, k: int) -> TaskFn:
+    """Task = the label + ``k-1`` classes drawn uniformly from all others: tasks that cross
+    class groups, which neighbour tasks (same group first) almost never are, so a description
+    cannot give the group away (issue 14 §7)."""
+    if k < 1 or k > num_classes:
+        raise ValueError(f"k must be in [1, {num_classes}], got {k}")
+
+    def task_fn(label: int, _domain: int | None, rng: np.random.Generator) -> list[int]:
+        others = [c for c in range(num_classes) if c != label]
+        order = [label, *(int(c) for c in rng.choice(others, size=k - 1, replace=False))]
+        return [order[i] for i in rng.permutation(len(order))]
+
+    return task_fn
+
+
+def training_tasks(catalogue: Sequence[dict], ks: Sequence[int], cross_prob: float) -> TaskFn:
+    """Training tasks of a k drawn from ``ks`` per task (the paper's dynamic way), crossing
+    groups with probability ``cross_prob`` (else neighbour tasks)."""
+    near = {k: neighbour_task_fn(catalogue, k) for k in ks}
+    wide = {k: random_task_fn(len(catalogue), k) for k in ks}
+
+    def task_fn(label: int, domain: int | None, rng: np.random.Generator) -> list[int]:
+        k = int(ks[int(rng.integers(len(ks)))]) if len(ks) > 1 else int(ks[0])
+        fns = wide if cross_prob > 0 and rng.random() < cross_prob else near
+        return fns[k](label, domain, rng)
+
+    return task_fn
+
+
 def make_eval_tasks(split: Split, task_fn: TaskFn, k: int, n: int, per_class: int,
                     domain_prob: float, seed: int) -> list[EvalTask]:
     """``n`` fixed tasks, each with up to ``per_class`` images of every one of its classes.

@@ -28,7 +28,7 @@ def load_user_env(cfg: TaperConfig, args: Any, out_dir: Path) -> tuple[Env, Tape
     from trainer.data.imagefolder import read_imagefolder
     from trainer.data.user_catalogue import build_catalogue, read_catalogue_file
     from trainer.taper.describe import encode_class_text
-    from trainer.taper.tasks import neighbour_task_fn
+    from trainer.taper.inputs import training_task_fn
 
     skipped: list[str] = []
     data = read_imagefolder(args.data, skip_bad=args.bad_images == "skip", skipped=skipped,
@@ -55,7 +55,7 @@ def load_user_env(cfg: TaperConfig, args: Any, out_dir: Path) -> tuple[Env, Tape
         save_file({k: v.contiguous() for k, v in text.items()}, str(cache))
     env = Env(cfg=cfg, train=make_split(data, TRAIN), val=make_split(data, VAL),
               test=make_split(data, TEST), catalogue=cat.entries, domains=cat.domains,
-              groups=cat.group_ids, class_text=text, task_fn=neighbour_task_fn(cat.entries, cfg.k),
+              groups=cat.group_ids, class_text=text, task_fn=training_task_fn(cat.entries, cfg),
               out_dir=out_dir, fingerprint=str(data.fingerprint),
               catalogue_doc=cat.artifact_json())
     return env, cfg
