@@ -81,3 +81,19 @@ def test_domain_names_default(tiny_pacs):
     assert tiny_pacs.domain_names == DOMAINS
     with pytest.raises(ValueError, match="unknown split"):
         tiny_pacs.indices("holdout")
+
+
+def test_large_pool_is_everything_the_default_public_build_leaves_out(tmp_path):
+    """Issue 14 §5: `large` adds every public image of a class that the foundation's public
+    build (seed 0, 2,000 per class) does not take, and none that it takes. Checked against the
+    ids an actual public build holds (digits, which come first, keep their class indices)."""
+    from trainer.data.pacs import build_public, class_pools, large_pool
+
+    public_build = build_public(tmp_path, groups=("digit",))
+    pools = class_pools("digit")
+    for c, big in enumerate(large_pool("digit")):
+        pacs, public = pools[c]
+        taken = public_build.source_ids[public_build.labels == c] % 1_000_000
+        assert len(taken) == 2000 and len(np.intersect1d(big, taken)) == 0
+        assert set(big) == set(pacs) | (set(public) - set(taken))
+        assert len(big) == len(set(big)) > 4000  # ~4,100-5,900 digits per class
