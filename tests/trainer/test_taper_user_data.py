@@ -165,4 +165,8 @@ def test_bad_input_names_the_file_or_class_and_leaves_the_store_alone(trained, t
         main(["--config", "tiny", "--data", str(tmp / "fruit"), "--catalogue", str(dup),
               "--bad-images", "skip", "--store-dir", str(tmp / "store"), "--out",
               str(tmp_path / "run3")])
+    with pytest.raises(SystemExit, match="plain_prob"):  # no Tailor-PACS sources to swap in
+        main(["--config", "tiny", "--data", str(tmp / "fruit"), "--set", "plain_prob=0.2",
+              "--bad-images", "skip", "--store-dir", str(tmp / "store"), "--out",
+              str(tmp_path / "run4")])
     assert sorted(p.name for p in (tmp / "store" / "taper").iterdir()) == before

@@ -21,6 +21,7 @@ from safetensors.torch import load_file, save_file
 from trainer.taper.device import Runtime
 
 Tensors = dict[str, torch.Tensor]
+POLL_STEPS = 20  # under torchrun, ranks agree on "snapshot now?" once per this many steps
 
 
 def optimizer_tensors(opt: torch.optim.Optimizer, prefix: str) -> tuple[Tensors, dict]:
@@ -58,6 +59,7 @@ class Checkpoint:
     def __init__(self, path: Path | None, every_s: float = 300.0, rt: Runtime | None = None):
         self.path, self.every_s, self.rt = path, every_s, rt or Runtime()
         self._last = time.monotonic()
+        self._calls = 0
 
     def restore(self) -> tuple[Tensors, dict] | None:
         """(tensors, metadata) of the last snapshot, or None when there is none."""
@@ -70,13 +72,18 @@ class Checkpoint:
         return load_file(str(self.path)), meta
 
     def due(self) -> bool:
-        """True every ``every_s`` seconds (all ranks must agree: rank 0 decides)."""
+        """True every ``every_s`` seconds. Under torchrun rank 0 decides and broadcasts, only
+        every ``POLL_STEPS`` calls: a broadcast is a device sync, not something for every step."""
         if self.path is None:
             return False
-        flag = torch.tensor(float(time.monotonic() - self._last >= self.every_s))
-        if self.rt.distributed:
-            flag = flag.to(self.rt.device)
-            torch.distributed.broadcast(flag, 0)
+        if not self.rt.distributed:
+            return time.monotonic() - self._last >= self.every_s
+        self._calls += 1
+        if self._calls % POLL_STEPS:
+            return False
+        flag = torch.tensor(float(time.monotonic() - self._last >= self.every_s),
+                            device=self.rt.device)
+        torch.distributed.broadcast(flag, 0)
         return bool(flag)
 
     def save(self, tensors: Tensors, meta: dict) -> None:

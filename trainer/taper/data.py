@@ -11,7 +11,8 @@ random translation of up to 2 pixels (no flips: digits and some garments are not
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from functools import lru_cache
 
 import numpy as np
 import torch
@@ -24,10 +25,17 @@ _MEAN = torch.tensor(MEAN, dtype=torch.float32).view(1, 3, 1, 1)
 _STD = torch.tensor(STD, dtype=torch.float32).view(1, 3, 1, 1)
 
 
+@lru_cache(maxsize=8)
+def _mean_std(device: torch.device) -> tuple[torch.Tensor, torch.Tensor]:
+    """MEAN/STD on ``device``, copied once: a pageable host-to-GPU copy per batch would
+    synchronise the stream every step."""
+    return _MEAN.to(device), _STD.to(device)
+
+
 def normalise(x_uint8: torch.Tensor) -> torch.Tensor:
     """uint8 NCHW -> normalised float32 NCHW (on the images' device)."""
-    dev = x_uint8.device
-    return (x_uint8.float() / 255.0 - _MEAN.to(dev)) / _STD.to(dev)
+    mean, std = _mean_std(x_uint8.device)
+    return (x_uint8.float() / 255.0 - mean) / std
 
 
 def shift_augment(x: torch.Tensor, gen: torch.Generator, pad: int = 2) -> torch.Tensor:
@@ -68,7 +76,7 @@ class Split:
     def to(self, device: torch.device) -> Split:
         """The same split with its images on ``device`` (labels stay on the CPU)."""
         plain = None if self.plain is None else self.plain.to(device)
-        return Split(self.x.to(device), self.y, self.d, plain, self.plain_prob)
+        return replace(self, x=self.x.to(device), plain=plain)
 
     def batch(self, idx: torch.Tensor, gen: torch.Generator | None = None) -> torch.Tensor:
         """Normalised float images ``idx``; augmented when a generator is given (shifts, and

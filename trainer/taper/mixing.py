@@ -70,13 +70,14 @@ class Bases:
         self.buffer_names = [n for n, _ in template.named_buffers()]
         self.block = {n: block_of(n) for n in self.param_names + self.buffer_names}
 
-        def stack(names, cast=None):
-            return {n: torch.stack([(s[n].detach().float() if cast else s[n].detach().clone())
-                                    for s in states]).to(self.device) for n in names}
+        def stack(names: list[str]) -> dict[str, torch.Tensor]:
+            return {n: torch.stack([s[n].detach() for s in states]).to(self.device)
+                    for n in names}
 
         floats = [n for n in self.buffer_names if states[0][n].is_floating_point()]
         ints = [n for n in self.buffer_names if n not in floats]
-        self._params = Packed(stack(self.param_names, float), self.block, requires_grad=True)
+        params = {n: t.float() for n, t in stack(self.param_names).items()}
+        self._params = Packed(params, self.block, requires_grad=True)
         self._buffers = [Packed(stack(floats), self.block), Packed(stack(ints), self.block)]
         self.params = self._params.views
         self.buffers = {**self._buffers[0].views, **self._buffers[1].views}
@@ -96,7 +97,7 @@ class Bases:
         flat = self._params.flat[self.block[name]]
         if flat.grad is None:
             return None
-        return self._params._split(flat.grad, self.block[name], stacked=True)[name]
+        return self._params.split(flat.grad, self.block[name], stacked=True)[name]
 
     def train_state(self, alpha: torch.Tensor) -> tuple[dict[int, torch.Tensor], dict]:
         """One task's mixed model for stage 3: (per-block parameter leaves that collect the

@@ -37,9 +37,9 @@ class Packed:
                 t.requires_grad_()
         self.views: dict[str, torch.Tensor] = {}
         for g in self.layout:
-            self.views.update(self._split(self.flat[g].detach(), g, stacked=True))
+            self.views.update(self.split(self.flat[g].detach(), g, stacked=True))
 
-    def _split(self, flat: torch.Tensor, g: int, stacked: bool = False) -> dict[str, torch.Tensor]:
+    def split(self, flat: torch.Tensor, g: int, stacked: bool = False) -> dict[str, torch.Tensor]:
         """``name -> view`` of a group's flat tensor (``[Q, n]`` when stacked, else ``[n]``)."""
         sizes = [numel for _, _, numel in self.layout[g]]
         chunks = flat.split(sizes, dim=-1)
@@ -63,5 +63,5 @@ class Packed:
         """``name -> tensor`` views of ``mix`` outputs (gradients flow back to them)."""
         out: dict[str, torch.Tensor] = {}
         for g, flat in mixed.items():
-            out.update(self._split(flat, g))
+            out.update(self.split(flat, g))
         return out

@@ -30,6 +30,9 @@ def load_user_env(cfg: TaperConfig, args: Any, out_dir: Path) -> tuple[Env, Tape
     from trainer.taper.describe import encode_class_text
     from trainer.taper.inputs import training_task_fn
 
+    if cfg.plain_prob > 0:
+        raise SystemExit("plain_prob swaps in plain scans of Tailor-PACS source images; with "
+                         "--data there are none (leave it at 0)")
     skipped: list[str] = []
     data = read_imagefolder(args.data, skip_bad=args.bad_images == "skip", skipped=skipped,
                             size=cfg.image_size)
