@@ -3,6 +3,7 @@ the same clients for every method, multi-tier budgets, FLOPs per exit, and the r
 
 from __future__ import annotations
 
+import argparse
 import json
 
 import numpy as np
@@ -12,7 +13,8 @@ import torch
 from model_store.anytime_artifact import load_anytime
 from model_store.testing import make_tiny_foundation
 from trainer.anytime.cli import anytime_main
-from trainer.anytime.experiment import subsample, tiers_for
+from trainer.anytime.experiment import make_clients, subsample, tiers_for
+from trainer.federated.data import load_backbone, load_pacs
 
 C, DEPTH = 3, 3
 
@@ -25,8 +27,9 @@ def run(tmp_path_factory):
     labels = np.repeat(np.arange(C), 24)
     images = rng.integers(0, 60, (len(labels), 32, 32, 3)).astype(np.uint8)
     images[np.arange(len(labels)), :16, :, labels] = 220  # the class lights one channel
-    np.savez(tmp / "pacs.npz", images=images, labels=labels, domains=np.zeros_like(labels),
-             class_names=np.array(["r", "g", "b"]), domain_names=np.array(["photo"]))
+    domains = np.arange(len(labels)) % 2  # two domains, every class in both
+    np.savez(tmp / "pacs.npz", images=images, labels=labels, domains=domains,
+             class_names=np.array(["r", "g", "b"]), domain_names=np.array(["photo", "sketch"]))
     payload = anytime_main([
         "--pacs-npz", str(tmp / "pacs.npz"), "--store", str(tmp / "store"),
         "--backbone", f"foundation:{ref.version}", "--save", "multitier/accumulator",
@@ -34,11 +37,11 @@ def run(tmp_path_factory):
         "--settings", "multitier", "--seeds", "0", "--per-class", "20",
         "--num-clients", "3", "--fraction", "0.67", "--rounds", "2", "--batch-size", "16",
         "--lr", "3e-3", "--personal-epochs", "1", "--select"])
-    return tmp / "out", payload, tmp / "store"
+    return tmp / "out", payload, tmp / "store", tmp, ref
 
 
 def test_report_json_and_plots_are_written(run):
-    out, payload, _ = run
+    out, payload, *_ = run
     assert {"report.md", "results.json", "multitier.png"} <= {
         p.name for p in out.iterdir()}
     assert json.loads((out / "results.json").read_text())["rows"] == payload["rows"]
@@ -47,16 +50,19 @@ def test_report_json_and_plots_are_written(run):
     assert "zero-shot test accuracy" in report and 0 <= payload["zero_shot"][0] <= 1
 
 
-def test_lr_chosen_on_validation_only_and_used(run):
-    _, payload, _ = run
+def test_lr_and_rounds_chosen_on_validation_only_and_used(run):
+    _, payload, *_ = run
     sel = payload["selection"]
     assert set(sel) == {"multitier/accumulator", "multitier/lw_linear"}
     for key, choice in sel.items():
         assert len(choice["val"]) == 3
         assert choice["val"][f"{choice['lr']:.1e}"] == max(choice["val"].values())
+        assert choice["rounds"] == choice["best_round"][f"{choice['lr']:.1e}"]
+        assert 1 <= choice["rounds"] <= 2
         setting, method = key.split("/")
         (row,) = [r for r in payload["rows"] if (r["setting"], r["method"]) == (setting, method)]
-        assert row["lr"] == choice["lr"]
+        assert row["lr"] == choice["lr"] and row["rounds"] == choice["rounds"]
+        assert len(row["val_curve"]) == row["rounds"]  # the run stopped at the chosen round
     assert len(payload["rows"]) == 2
     for row in payload["rows"]:
         assert 0.0 <= row["headline"] <= 1.0 and len(row["exit_acc"]) == DEPTH
@@ -64,7 +70,7 @@ def test_lr_chosen_on_validation_only_and_used(run):
 
 
 def test_budgets_exchange_and_flops(run):
-    _, payload, _ = run
+    _, payload, *_ = run
     rows = {(r["method"], r["setting"]): r for r in payload["rows"]}
     assert rows[("accumulator", "multitier")]["tiers"] == tiers_for("multitier", 3, DEPTH)
     assert rows[("lw_linear", "multitier")]["params_per_round"] == DEPTH * (32 * C + C)
@@ -85,7 +91,7 @@ def test_tiers_and_subsample_helpers():
 
 
 def test_saved_artifact_serves_each_client_its_own_model(run):
-    _, payload, store = run
+    _, payload, store, *_ = run
     glob = load_anytime(store, None, payload["artifact"], device="cpu")
     cfg = glob.config
     assert cfg["clients"] == ["client0", "client1", "client2"] and cfg["depth"] == DEPTH
@@ -110,3 +116,18 @@ def test_saved_artifact_serves_each_client_its_own_model(run):
         load_anytime(store, "client9", payload["artifact"])
     with pytest.raises(ValueError, match="exit must be"):
         mine.logits(images, DEPTH + 1)
+
+
+def test_domain_partition_gives_one_client_per_domain(run):
+    *_, tmp, ref = run
+    backbone, _ = load_backbone(f"foundation:{ref.version}", str(tmp / "store"), "cpu")
+    data = load_pacs(argparse.Namespace(pacs_npz=str(tmp / "pacs.npz")))
+    args = argparse.Namespace(per_class=20, partition="domains", num_clients=5, alpha=0.1)
+    clients = make_clients(backbone, data, args, seed=0)
+    assert [c.name for c in clients] == ["photo", "sketch"]
+    assert sum(c.num(s) for c in clients for s in ("train", "val", "test")) == 3 * 20
+    for c in clients:  # feature skew, not label skew: every client holds every class
+        assert set(c.split("train")[1].tolist()) == {0, 1, 2}
+    pooled = make_clients(backbone, data, argparse.Namespace(
+        per_class=20, partition="dirichlet", num_clients=3, alpha=1.0), seed=0)
+    assert len(pooled) == 3

@@ -9,7 +9,7 @@ import shlex
 import sys
 from typing import Any
 
-from trainer.anytime.experiment import METHODS, SETTINGS, run_benchmark
+from trainer.anytime.experiment import METHODS, PARTITIONS, SETTINGS, run_benchmark
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -28,6 +28,9 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
     p.add_argument("--per-class", type=int, default=60,
                    help="images per class drawn from Tailor-PACS (a CPU budget)")
+    p.add_argument("--partition", default="dirichlet", choices=PARTITIONS,
+                   help="dirichlet: domains pooled, label skew over --num-clients clients; "
+                        "domains: one client per domain (--num-clients and --alpha unused)")
     p.add_argument("--num-clients", type=int, default=8)
     p.add_argument("--alpha", type=float, default=1.0, help="Dirichlet label skew")
     p.add_argument("--fraction", type=float, default=0.5, help="clients sampled per round")
@@ -43,8 +46,9 @@ def _parser() -> argparse.ArgumentParser:
                    help="write that federation (first seed: global + personalised per client) "
                         "as the 'anytime' artifact in --store, e.g. anytime/accumulator_pa")
     p.add_argument("--select", action="store_true",
-                   help="choose each method's lr per setting from {0.3, 1, 3} x its default on "
-                        "the clients' validation splits (first seed), then run every seed")
+                   help="choose each method's lr per setting from {0.3, 1, 3} x its default, "
+                        "and the number of rounds (up to --rounds), on the clients' validation "
+                        "splits (first seed), then run every seed")
     p.add_argument("--num-cpus", type=int, default=2)
     return p
 

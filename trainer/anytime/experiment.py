@@ -1,9 +1,14 @@
 """The anytime benchmark (Accumulator paper §5): methods x settings x seeds on Tailor-PACS.
 
-Clients: Tailor-PACS (all four domains pooled) subsampled to ``per_class`` images per class,
-shared out by Dirichlet(``alpha``) label skew over ``num_clients`` clients, each split 60/20/20
-(``trainer.federated.data.dirichlet_clients``, the split FedCLIP's Dirichlet run uses). Every
-method of a seed sees the same clients, splits and test sets.
+Clients: Tailor-PACS subsampled to ``per_class`` images per class, then either (``partition``)
+all four domains pooled and shared out by Dirichlet(``alpha``) label skew over ``num_clients``
+clients (``trainer.federated.data.dirichlet_clients``, the split FedCLIP's Dirichlet run uses),
+or one client per domain (``domain_clients``, feature skew: every client has every class).
+Each client is split 60/20/20. Every method of a seed sees the same clients, splits and tests.
+
+Selection (``--select``, the protocol of issue 15): per setting and method, the lr from a
+3-point grid *and* the number of rounds (the best round of that lr's run) are chosen on the
+participants' validation splits of the first seed; every seed then runs that many rounds.
 
 Settings (paper §5.1 and appendix A): ``conventional`` (everyone trains and is scored at the
 last exit), ``anytime`` (a random exit per step; scored at every exit) and ``multitier``
@@ -21,7 +26,7 @@ import numpy as np
 import torch
 
 from trainer.anytime.federation import client_images, run_anytime
-from trainer.federated.data import dirichlet_clients
+from trainer.federated.data import dirichlet_clients, domain_clients
 
 #: benchmark name -> (model_store.anytime method, uses parallel adapters)
 METHODS = {
@@ -30,6 +35,7 @@ METHODS = {
     "lw_mlp": ("mlp", False), "lw_mlp_pa": ("mlp", True), "finetune": ("finetune", False),
 }
 SETTINGS = {"conventional": "last", "anytime": "anytime", "multitier": "last"}
+PARTITIONS = ("dirichlet", "domains")
 
 
 def tiers_for(setting: str, num_clients: int, depth: int) -> list[int]:
@@ -51,7 +57,10 @@ def make_clients(backbone: Any, data: Any, args: Any, seed: int) -> list:
     """The seed's clients (preprocessed images), identical for every method and setting."""
     idx = subsample(np.asarray(data.labels), args.per_class, seed)
     images, labels = np.asarray(data.images)[idx], np.asarray(data.labels)[idx]
-    splits = dirichlet_clients(labels, args.num_clients, args.alpha, seed, min_size=10)
+    if getattr(args, "partition", "dirichlet") == "domains":
+        splits = domain_clients(np.asarray(data.domains)[idx], list(data.domain_names), seed)
+    else:
+        splits = dirichlet_clients(labels, args.num_clients, args.alpha, seed, min_size=10)
     return [client_images(backbone, images, labels, s) for s in splits]
 
 
@@ -61,11 +70,14 @@ def default_lr(method: str, args: Any) -> float:
 
 
 def job_config(method: str, setting: str, seed: int, args: Any,
-               lr: float | None = None) -> dict[str, Any]:
-    """Server + client config of one federation (same budget for every method)."""
-    lr = default_lr(method, args) if lr is None else lr
+               choice: dict[str, Any] | None = None) -> dict[str, Any]:
+    """Server + client config of one federation (same budget for every method); ``choice``
+    (``lr``, ``rounds``) overrides the defaults, as selection does."""
+    choice = choice or {}
+    lr = choice.get("lr", default_lr(method, args))
     part = "client_token" if method.startswith("accumulator") else "all"
-    return {"method": "fedavg", "weighting": "samples", "rounds": args.rounds, "lr": lr,
+    return {"method": "fedavg", "weighting": "samples",
+            "rounds": int(choice.get("rounds", args.rounds)), "lr": lr,
             "local_epochs": args.local_epochs, "batch_size": args.batch_size,
             "weight_decay": args.weight_decay, "seed": seed, "fraction_train": args.fraction,
             "exit_mode": SETTINGS[setting], "personal_part": part,
@@ -73,7 +85,8 @@ def job_config(method: str, setting: str, seed: int, args: Any,
 
 
 def run_one(fed_dir: Path, clients: list, bench: dict[str, Any], method: str, setting: str,
-            seed: int, lr: float | None = None) -> tuple[dict[str, Any], dict[str, Any]]:
+            seed: int, choice: dict[str, Any] | None = None
+            ) -> tuple[dict[str, Any], dict[str, Any]]:
     """Federate one (method, setting, seed); return its summary and the server's sink
     (``bench``: see :func:`setup`)."""
     args, depth = bench["args"], bench["depth"]
@@ -81,29 +94,34 @@ def run_one(fed_dir: Path, clients: list, bench: dict[str, Any], method: str, se
     spec = {"foundation": bench["foundation"], "method": kind,
             "num_classes": bench["num_classes"], "adapter_rank": args.adapter_rank if pa else 0}
     tiers = tiers_for(setting, len(clients), depth)
-    sink = run_anytime(fed_dir, clients, tiers, spec,
-                       job_config(method, setting, seed, args, lr), num_cpus=args.num_cpus)
+    cfg = job_config(method, setting, seed, args, choice)
+    sink = run_anytime(fed_dir, clients, tiers, spec, cfg, num_cpus=args.num_cpus)
     row = summarize(sink, clients, tiers, depth, method, setting, seed)
-    row["lr"] = job_config(method, setting, seed, args, lr)["lr"]
+    row.update(lr=cfg["lr"], rounds=cfg["rounds"])
     return row, sink
 
 
-def select_lrs(bench: dict[str, Any], clients: list, tmp: Path, bar: Any) -> dict[str, Any]:
-    """Per (setting, method): the lr among {0.3, 1, 3} x its default with the best headline
-    on the clients' *validation* splits (first seed); test numbers are never looked at."""
+def select(bench: dict[str, Any], clients: list, tmp: Path, bar: Any) -> dict[str, Any]:
+    """Per (setting, method): the lr among {0.3, 1, 3} x its default, and the number of rounds,
+    whose global model has the best headline on the clients' *validation* splits (first
+    seed's clients; the earliest such round). Test numbers are never looked at."""
     args, out = bench["args"], {}
     for setting in args.settings:
         for method in args.methods:
-            tried = {}
+            tried: dict[float, tuple[float, int]] = {}
             for factor in (0.3, 1.0, 3.0):
                 lr = default_lr(method, args) * factor
                 bar.set_postfix_str(f"select {setting} {method} lr {lr:.1e}")
                 row, _ = run_one(tmp / f"sel-{setting}-{method}-{factor}", clients, bench,
-                                 method, setting, args.seeds[0], lr)
-                tried[lr] = row["val_headline"]
+                                 method, setting, args.seeds[0], {"lr": lr})
+                best = int(np.nanargmax(row["val_curve"]))
+                tried[lr] = (row["val_curve"][best], best + 1)
                 bar.update()
-            out[f"{setting}/{method}"] = {"lr": max(tried, key=tried.get),
-                                          "val": {f"{k:.1e}": v for k, v in tried.items()}}
+            lr = max(tried, key=lambda k: tried[k][0])
+            out[f"{setting}/{method}"] = {
+                "lr": lr, "rounds": tried[lr][1],
+                "val": {f"{k:.1e}": v for k, (v, _) in tried.items()},
+                "best_round": {f"{k:.1e}": r for k, (_, r) in tried.items()}}
     return out
 
 
@@ -135,9 +153,10 @@ def summarize(sink: dict[str, Any], clients: list, tiers: list[int], depth: int,
     exit_acc, own, headline = scores(final, clients, tiers, depth, setting, "test")
     personal = {i: sink["personal"][i]["metrics"]["test_acc"] for i in sink["personal"]}
     rounds = sink["rounds"]
+    val_curve = [scores(ev, clients, tiers, depth, setting, "val")[2]
+                 for ev in sink["client_eval"]]
     return {"method": method, "setting": setting, "seed": seed, "tiers": tiers,
-            "headline": headline, "val_headline": scores(final, clients, tiers, depth,
-                                                         setting, "val")[2],
+            "headline": headline, "val_headline": val_curve[-1], "val_curve": val_curve,
             "exit_acc": exit_acc, "client_global": own,
             "client_personal": [personal.get(i, math.nan) for i in range(len(clients))],
             "params_per_round": rounds[0]["params_per_client"],
@@ -213,6 +232,7 @@ def run_benchmark(args: Any) -> dict[str, Any]:
 
     from tqdm import tqdm
 
+    from trainer.anytime.artifact import save_run
     from trainer.anytime.report import write_report
 
     t0 = time.perf_counter()
@@ -226,15 +246,18 @@ def run_benchmark(args: Any) -> dict[str, Any]:
             clients = make_clients(backbone, data, args, seed)
             zero[seed] = zero_shot(backbone, clients, data.class_names)
             if args.select and not chosen:
-                chosen = select_lrs(bench, clients, Path(tmp), bar)
+                chosen = select(bench, clients, Path(tmp), bar)
             for setting, method in plan:
                 bar.set_postfix_str(f"seed {seed} {setting} {method}")
-                lr = chosen.get(f"{setting}/{method}", {}).get("lr")
+                choice = chosen.get(f"{setting}/{method}")
                 row, sink = run_one(Path(tmp) / f"{seed}-{setting}-{method}", clients, bench,
-                                    method, setting, seed, lr)
+                                    method, setting, seed, choice)
                 rows.append(row)
                 if args.save == f"{setting}/{method}" and "artifact" not in bench:
-                    bench["artifact"] = save_run(bench, clients, row, sink)
+                    kind, pa = METHODS[method]
+                    bench["artifact"] = save_run(bench, clients, row, sink, {
+                        "method": kind, "adapter_rank": args.adapter_rank if pa else 0,
+                        "depth": bench["depth"]})
                 bar.update()
     payload = {"command": getattr(args, "command", "tailor train anytime"),
                "foundation": bench["source"], "methods": args.methods,
@@ -246,57 +269,17 @@ def run_benchmark(args: Any) -> dict[str, Any]:
     return payload
 
 
-def _or_none(value: float) -> float | None:
-    """JSON has no NaN: an exit beyond a client's budget was not scored."""
-    return None if math.isnan(value) else float(value)
-
-
-def save_run(bench: dict[str, Any], clients: list, row: dict[str, Any],
-             sink: dict[str, Any]) -> str:
-    """Write one federation (first seed of ``--save``) as the ``anytime`` artifact the service
-    serves by client ID; returns its version."""
-    from model_store.anytime_artifact import save_anytime
-
-    args, depth = bench["args"], bench["depth"]
-    kind, pa = METHODS[row["method"]]
-    names = [c.name for c in clients]
-    ref = save_anytime(
-        args.store, model_cfg={"method": kind, "adapter_rank": args.adapter_rank if pa else 0,
-                               "depth": depth},
-        class_names=bench["class_names"], foundation=bench["source"],
-        global_state=sink["global_state"],
-        client_states={names[i]: rec["state"] for i, rec in sink["personal"].items()},
-        tiers=dict(zip(names, row["tiers"], strict=True)),
-        exit_val_acc=exit_val_accuracies(names, sink, depth),
-        flops=bench["flops"][row["method"]],
-        metadata={"benchmark_row": dict(row), "command": getattr(args, "command", None)})
-    return ref.version
-
-
-def exit_val_accuracies(names: list[str], sink: dict[str, Any],
-                        depth: int) -> dict[str, list[float | None]]:
-    """Validation accuracy per exit of the models the artifact serves: each client's
-    personalised model on its own val split, and ``global``: the global model's, averaged over
-    the clients whose budget reaches the exit (None where nobody measured it)."""
-    final, personal = sink["client_eval"][-1], sink["personal"]
-    out: dict[str, list[float | None]] = {}
-    for i, name in enumerate(names):
-        rec = personal[i]["metrics"] if i in personal else final[i]
-        out[name] = [_or_none(rec.get(f"val_acc_exit{e}")) for e in range(1, depth + 1)]
-    out["global"] = [_or_none(float(np.nanmean(col)) if not np.isnan(col).all() else None)
-                     for col in ([float(final[i][f"val_acc_exit{e}"]) for i in final]
-                                 for e in range(1, depth + 1))]  # fmt: skip
-    return out
-
-
 def protocol_text(args: Any) -> str:
     """One paragraph of what every method got (the same for all)."""
-    return (f"{args.num_clients} clients, Dirichlet alpha={args.alpha} over "
+    clients = ("one client per domain" if getattr(args, "partition", "") == "domains" else
+               f"{args.num_clients} clients, Dirichlet alpha={args.alpha}")
+    return (f"{clients} over "
             f"{args.per_class} images/class, split 60/20/20; {args.fraction:.0%} of clients per "
-            f"round; {args.rounds} rounds x {args.local_epochs} local epochs, batch "
-            f"{args.batch_size}; lr "
-            + ("chosen per setting and method from {0.3, 1, 3} x the default on the clients' "
-               "validation splits (first seed)" if args.select else
+            f"round; {'up to ' if args.select else ''}{args.rounds} rounds x "
+            f"{args.local_epochs} local epochs, batch {args.batch_size}; lr "
+            + ("and rounds chosen per setting and method (lr from {0.3, 1, 3} x the default, "
+               "rounds: that lr's best round) on the clients' validation splits (first seed)"
+               if args.select else
                f"{args.lr} (finetune {args.lr_finetune}), not selected")
             + f"; PA rank "
             f"{args.adapter_rank}; personalisation {args.personal_epochs} epochs (client token "

@@ -113,10 +113,12 @@ def write_report(out: Path, payload: dict[str, Any]) -> None:
                   *personal_table(rows, methods, s), ""]
         plot_exits(rows, methods, s, payload["flops"], out / f"{s}.png")
     if payload.get("selection"):
-        lines += ["## Learning rates chosen on validation (first seed)", "",
-                  "| setting/method | chosen | val headline per lr |", "|---|---|---|"]
-        lines += [f"| {k} | {v['lr']:.1e} | "
-                  + ", ".join(f"{lr}: {100 * a:.1f}" for lr, a in v["val"].items()) + " |"
+        lines += ["## Learning rate and rounds chosen on validation (first seed)", "",
+                  "| setting/method | lr | rounds | best val headline per lr (at round) |",
+                  "|---|---|---|---|"]
+        lines += [f"| {k} | {v['lr']:.1e} | {v.get('rounds', '–')} | "
+                  + ", ".join(f"{lr}: {100 * a:.1f} ({v.get('best_round', {}).get(lr, '–')})"
+                              for lr, a in v["val"].items()) + " |"
                   for k, v in payload["selection"].items()]
         lines.append("")
     lines += ["## Wall time", "", f"{payload['seconds']:.0f} s in total.", ""]
