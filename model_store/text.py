@@ -78,6 +78,14 @@ class TextEncoder:
         """The underlying ``SentenceTransformer`` (e.g. to ``.save()`` a copy of it)."""
         return self._model
 
+    def known_words(self) -> frozenset[str]:
+        """Whole words of the tokenizer's vocabulary (no ``##`` pieces): what the encoder has
+        seen as words, so a request's word outside it is likely misspelt."""
+        if not hasattr(self, "_known"):
+            vocab = getattr(self._model.tokenizer, "get_vocab", dict)()
+            self._known = frozenset(w for w in vocab if w.isalpha())
+        return self._known
+
     def encode(self, texts: Sequence[str], batch_size: int = 64) -> np.ndarray:
         """Embed ``texts`` -> float32 ``(n, dim)`` with unit L2 rows.
 

@@ -87,7 +87,9 @@ async def read_images(request: Request, settings: Settings) -> ImageBatch:
                   "send images as multipart/form-data (field 'files') or JSON base64")  # fmt: skip
 
 
-async def _from_multipart(request: Request, settings: Settings):
+async def _multipart_files(request: Request, settings: Settings):
+    """``(form, encoded images, names)`` of a multipart body: its 'files' parts, within the
+    batch, part-size and field limits (both /predict and /personalize read them so)."""
     form = await request.form(
         max_files=settings.max_batch + 1, max_fields=16, max_part_size=settings.max_image_bytes
     )
@@ -95,10 +97,14 @@ async def _from_multipart(request: Request, settings: Settings):
     if not files:
         raise Problem(422, "validation-error", "multipart body needs one or more 'files' parts")
     _check_count(len(files), settings)
+    names = [f.filename or f"files[{i}]" for i, f in enumerate(files)]
+    return form, [await f.read() for f in files], names
+
+
+async def _from_multipart(request: Request, settings: Settings) -> ImageBatch:
+    form, raw, names = await _multipart_files(request, settings)
     top_k = _form_int(form, request, "top_k", 100) or 1
     exit_, max_layers = _form_int(form, request, "exit"), _form_int(form, request, "max_layers")
-    raw = [await f.read() for f in files]
-    names = [f.filename or f"files[{i}]" for i, f in enumerate(files)]
     return ImageBatch(raw, names, top_k, exit_, max_layers)
 
 
@@ -109,20 +115,14 @@ async def read_personalize(
     for requests without images). JSON errors answer exactly as FastAPI's own validation."""
     ctype = request.headers.get("content-type", "").split(";")[0].strip().lower()
     if ctype == "multipart/form-data":
-        form = await request.form(max_files=settings.max_batch + 1, max_fields=16,
-                                  max_part_size=settings.max_image_bytes)  # fmt: skip
-        files = [f for f in form.getlist("files") if not isinstance(f, str)]
-        if not files:
-            raise Problem(422, "validation-error", "multipart body needs one or more 'files'")
-        _check_count(len(files), settings)
+        form, raw, names = await _multipart_files(request, settings)
         fields = {n: form.get(n) for n in ("domain", "method") if form.get(n) is not None}
         k = _form_int(form, request, "k")
         try:
             body = PersonalizeCreate.model_validate({**fields, "k": k, "images": ["-"]})
         except ValidationError as exc:
             raise RequestValidationError(exc.errors(include_url=False)) from None
-        names = [f.filename or f"files[{i}]" for i, f in enumerate(files)]
-        return body, [await f.read() for f in files], names
+        return body, raw, names
     if ctype not in ("application/json", ""):
         raise Problem(415, "unsupported-media-type", "send JSON, or multipart/form-data "
                       "unlabeled images (field 'files')")  # fmt: skip

@@ -4,9 +4,11 @@ A description is first read by :mod:`service.kinds.parsing` (instruction, filler
 dropped; class mentions and style words kept). Each mention then resolves
 
 1. exactly, when one of its word n-grams is a class name, an alias from the catalogue (``aliases``
-   per class) or a numeral ("3", "3s" → three), singular or plural, and at most one other word
-   is left over ("woolly sheep", "high-top boots" are not: "the striped african horse" is a
-   description, not a horse);
+   per class) or a numeral ("3", "3s" → three), singular or plural, and either at most one
+   other word is left over ("woolly sheep", "high-top boots") or every other word follows it
+   and names no class (a post-modifier: "dogs near the feeder", "four written by hand"); words
+   *before* it make a description ("the striped african horse" is not a horse). A run of
+   numbers with no separator ("2 4 6 8") is one mention per number;
 2. else by cosine similarity of its embedding with every view of every class (name, aliases,
    definition), the best view per class counting.
 
@@ -28,7 +30,17 @@ import numpy as np
 from scipy.optimize import linear_sum_assignment
 
 from model_store.domains import DOMAIN_DESCRIPTIONS
-from service.kinds.parsing import NUMERALS, negates, parse, singular_forms, words
+from service.kinds.parsing import (
+    FILLER,
+    NEGATIONS,
+    NUMERALS,
+    STYLE_WORDS,
+    Speller,
+    negates,
+    parse,
+    singular_forms,
+    words,
+)
 
 DOMAIN_MIN_SIMILARITY = 0.25
 
@@ -80,23 +92,50 @@ class ClassResolver:
         described = {**DOMAIN_DESCRIPTIONS, **catalogue.get("domain_descriptions", {})}
         texts = [f"{d.replace('_', ' ')}: {described.get(d, d)}" for d in self.domains]
         self._domain_emb = encoder.encode(texts) if texts else None
+        vocabulary = {w for term in self._lexicon for w in term.split()}
+        vocabulary |= {w + ("es" if w.endswith(("s", "x", "ch", "sh")) else "s")
+                       for w in vocabulary}  # plurals: "sneakers", "dresses"
+        known = getattr(encoder, "known_words", lambda: ())()
+        self.spell = Speller(vocabulary | FILLER | STYLE_WORDS | NEGATIONS, known)
 
     # ---- mentions -------------------------------------------------------------------------
 
     def exact(self, phrase: str) -> int | None:
-        """The class a short phrase names outright (longest n-gram first; of equal ones the
-        last, the head noun: "two horses" is horses, "house cats" cats), else None."""
+        """The class a phrase names outright (longest n-gram first; of equal ones the last, the
+        head noun: "two horses" is horses, "house cats" cats), else None. Words before the name
+        beyond one make a description; words after it are a post-modifier unless one of them
+        names a class too ("dogs near the feeder" is dogs, "cats dogs" is not one class)."""
         tokens = words(phrase)
         for n in range(len(tokens), 0, -1):
-            if len(tokens) - n > 1:  # more than one word besides the name: a description
-                return None
             for start in reversed(range(len(tokens) - n + 1)):
-                *head, last = tokens[start : start + n]
-                for form in singular_forms(last):
-                    idx = self._lexicon.get(" ".join([*head, form]))
-                    if idx is not None:
-                        return idx
+                idx = self._term(tokens[start : start + n])
+                if idx is None:
+                    continue
+                if len(tokens) - n <= 1:
+                    return idx
+                trailing = tokens[start + n :]
+                if start == 0 and not any(self._term([t]) is not None for t in trailing):
+                    return idx
         return None
+
+    def _term(self, tokens: list[str]) -> int | None:
+        """The class whose name, alias or numeral these tokens are (last word may be plural)."""
+        *head, last = tokens
+        for form in singular_forms(last):
+            idx = self._lexicon.get(" ".join([*head, form]))
+            if idx is not None:
+                return idx
+        return None
+
+    def number_run(self, phrase: str) -> list[str]:
+        """"2 4 6 8", "six seven" → one mention per number (numbers are listed with spaces);
+        any other phrase → itself."""
+        tokens = words(phrase)
+        numbers = set(NUMERALS) | set(NUMERALS.values())
+        singles = [next((f for f in singular_forms(t) if f in numbers), None) for t in tokens]
+        if len(tokens) > 1 and all(singles) and all(self._term([t]) is not None for t in tokens):
+            return tokens
+        return [phrase]
 
     def similarities(self, phrases: list[str]) -> np.ndarray:
         """(len(phrases), classes): the best cosine similarity over each class's views."""
@@ -133,6 +172,17 @@ class ClassResolver:
             return Match(phrase, None, None, round(score, 4), suggestions)
         others = [s for s in suggestions if s["name"] != self.names[chosen]][:2]
         return Match(phrase, self.names[chosen], chosen, round(score, 4), others)
+
+    def is_context(self, phrase: str) -> bool:
+        """A clause about the app, not a class: three or more content words, none of which
+        names a class, and no class similar enough to accept. Class names are one or two
+        words; a longer phrase that does mean a class ("the striped african horse") is
+        similar to it, so it stays a mention."""
+        tokens = words(phrase)
+        if len(tokens) < 3 or any(self._term(tokens[i : i + n]) is not None
+                                  for n in (1, 2, 3) for i in range(len(tokens) - n + 1)):
+            return False
+        return float(self.similarities([phrase]).max()) < self.threshold
 
     # ---- domains --------------------------------------------------------------------------
 
@@ -173,17 +223,31 @@ def _mentions(resolver: ClassResolver, request: Any):
                        "is negated" if words(text) else "has no letters or digits to match")
                 raise Problem(422, "unreadable-classes",
                               f"class {text!r} {why}; name each class you want, plainly")
-        return _distinct(list(request.classes)), None
-    parsed = parse(request.description or "", lambda t: resolver.exact(t) is not None)
+        return _distinct([_respelt(resolver, text) for text in request.classes]), None
+    parsed = parse(request.description or "", lambda t: resolver.exact(t) is not None,
+                   resolver.spell)
     if parsed.refused:
         raise Problem(422, "unreadable-description", parsed.refused)
-    return _distinct(parsed.mentions), resolver.domain_of(parsed.style)
+    mentions = [m for mention in parsed.mentions for m in resolver.number_run(mention)]
+    return _distinct(mentions), resolver.domain_of(parsed.style)
+
+
+def _respelt(resolver: ClassResolver, text: str) -> str:
+    """A class name of up to three words with its misspelt words corrected ("sneekers"); a
+    longer phrase is a definition, left to the encoder as written."""
+    tokens = words(text)
+    fixed = [resolver.spell(t) for t in tokens] if len(tokens) <= 3 else tokens
+    return " ".join(fixed) if fixed != tokens else text
 
 
 def resolve_request(
-    resolver: ClassResolver, request: Any, domains: list[str]
+    resolver: ClassResolver, request: Any, domains: list[str], ignored: list[str] | None = None
 ) -> tuple[list[Match], str | None]:
     """A ``description``/``classes`` request → its distinct classes (request order) and domain.
+
+    A description's context clauses ("visitors point the camera at an enclosure", "for our
+    sorting office") are dropped, and appended to ``ignored``, when at least two mentions
+    remain: see :meth:`ClassResolver.is_context`.
 
     Raises:
         Problem: 422 ``unreadable-description`` / ``unreadable-classes``, ``unknown-domain``,
@@ -202,6 +266,12 @@ def resolve_request(
                       "these mentions name the same class; keep one of each: " + "; ".join(
                           f"{', '.join(map(repr, ps))} → {name}" for name, ps in clashes.items()),
                       same_class=clashes)  # fmt: skip
+    if request.description is not None:
+        context = [p for p in phrases if resolver.is_context(p)]
+        if context and len(phrases) - len(context) >= 2:
+            phrases = [p for p in phrases if p not in context]
+            if ignored is not None:
+                ignored += context
     matches = resolver.match_many(phrases)
     unknown = [m for m in matches if m.name is None]
     if unknown:

@@ -121,7 +121,8 @@ class TaperKind(ModelKind):
         """Resolve the description/classes, then recipe + mixers (computed once, reused)."""
         if self.resolver is None:
             raise Problem(409, "resolver-not-loaded", "this runtime resolves no descriptions")
-        matches, domain = resolve_request(self.resolver, request, self.domains)
+        ignored: list[str] = []
+        matches, domain = resolve_request(self.resolver, request, self.domains, ignored)
         method = request.method or self.default_method
         recipe = self.recipe([m.index for m in matches], domain=domain, method=method)
         mixers = self.mixers(recipe)
@@ -133,6 +134,8 @@ class TaperKind(ModelKind):
         from service.kinds.unlabeled import method_notes
 
         notes = method_notes(self, method, domain, request.method)
+        if ignored:
+            notes.append("read as context, not classes: " + ", ".join(map(repr, ignored)))
         return Draft(recipe, method, request.description, self.rounded(mixers), hint=mixers,
                      extra={"resolution": resolution, "notes": notes})  # fmt: skip
 

@@ -80,6 +80,11 @@ def test_personalize_is_deterministic_and_reports_resolution(live):
     assert sel.json()["mixers"] is None and sel.json()["method_accuracy"] == 0.4
     sketch = live.http.post("/v1/personalize", json={"description": "sketches of cats and dogs"})
     assert sketch.json()["domain"] == "sketch"
+    context = live.http.post("/v1/personalize", json={
+        "description": "For our shelter volunteers: they scan the kennel door by hand, and we "
+                       "report cats or dogs"}).json()  # fmt: skip
+    assert context.get("classes") == ["cat", "dog"], context
+    assert any("context" in n and "scan kennel door hand" in n for n in context["notes"])
     assert (
         sketch.json()["mixers"]
         != live.http.post("/v1/personalize", json={"classes": ["cat", "dog"]}).json()["mixers"]
