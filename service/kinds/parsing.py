@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
@@ -26,11 +26,23 @@ NUMERALS = dict(zip("0123456789", ("zero", "one", "two", "three", "four", "five"
 # Quotes, markup and comment syntax: what injection attempts need and task wording never does
 # (plain words such as "select" or "update" are not refused).
 _INJECTION = re.compile(r"[\"<>={}\[\]\\|`]|--|/\*")
-_SEPARATORS = re.compile(  # not inside a hyphenated compound: "black-and-white", "either-or"
-    r",|;|&|\+|/|(?<![-\w])(?:and|or|nor|vs\.?|versus|from)(?![-\w])|[.!?](?=\s|$)", re.I)
+# Not inside a hyphenated compound ("black-and-white"); a full stop ends a sentence only after a
+# word of four or more letters ("Dr. Smith", "Version 2." do not end one).
+_SEPARATORS = re.compile(
+    r",|;|&|\+|/|(?<![-\w])(?:and|or|nor|vs\.?|versus|from)(?![-\w])"
+    r"|(?<=[a-z]{4})\.(?=\s|$)|[!?](?=\s|$)", re.I)
+_COMPOUND = re.compile(r"\b(\w+)-(and|or)-(\w+)\b", re.I)  # "cats-and-dogs", "black-and-white"
 _NUMBER = r"(?:\d|zero|one|two|three|four|five|six|seven|eight|nine)"
 _RANGE = re.compile(rf"\b({_NUMBER})\s*(?:-|–|—|\bto\b|\bthrough\b|\bthru\b|\btill\b|"
-                    rf"\buntil\b)\s*({_NUMBER})\b(\s+\w+)?", re.I)
+                    rf"\buntil\b)\s*({_NUMBER})\b", re.I)
+# A class word followed by one of these starts a post-modifier: "dogs near the feeder".
+_POST = {"in", "on", "at", "near", "with", "by", "under", "behind", "beside", "inside", "outside",
+         "around", "during", "into", "onto", "over", "across", "along", "through", "within", "of",
+         "that", "which", "who", "where", "when", "while", "per", "for"}
+# Words that go with a written number without making it a count or a label ("handwritten 3s").
+_RANGE_WORDS = {"to", "through", "thru", "till", "until"}  # "5 to 9 per photo" is no class list
+_DIGIT_CONTEXT = {"digit", "digits", "number", "numbers", "numeral", "numerals", "handwritten",
+                  "hand", "written", "printed", "scanned", "s"}
 _HEADER = re.compile(r"^(.*)(?::|\s[—–-]\s)(.*)$", re.S)  # "pets: cat and dog", "paintings — …"
 _COUNT = re.compile(
     r"\b(?:\d+|two|three|four|five|six|seven|eight|nine|ten)\s+(?:digits?|numbers?|numerals?|"
@@ -66,19 +78,38 @@ FILLER = {
     "knows", "know", "if", "question", "task", "classes", "class", "categories", "s", "pls",
     "plz", "animal", "animals", "creature", "creatures", "clothes", "clothing", "garment",
     "garments", "item", "items", "object", "objects", "thing", "things", "shown", "pictured",
-    "depicted", "draw", "did", "tag", "tags", "recognizer", "recogniser", "detector",
+    "depicted", "draw", "did", "tag", "tags", "recognizer", "recogniser", "detector", "hand",
+    "written", "hi", "hello", "hey", "thanks", "thank", "cheers",
 }  # fmt: skip
-# Stop words a class may still be named by ("one", "top") are kept where they name a class.
+# Stop words a class may still be named by ("one", "top", "fire truck") are kept where they do.
 FILLER |= ENGLISH_STOP_WORDS - NEGATIONS
 
 
 @dataclass
 class Parsed:
-    """A description, read: its class mentions (request order), style words, or why refused."""
+    """A description, read: its class mentions (request order), style words, or why refused.
+    ``clauses``: the mentions that came from a chunk of five or more words (a clause, which
+    may be context about the app rather than a class)."""
 
     mentions: list[str]
     style: list[str] = field(default_factory=list)
     refused: str | None = None
+    clauses: set[str] = field(default_factory=set)
+
+
+def _never(_: str) -> bool:
+    return False
+
+
+@dataclass(frozen=True)
+class Known:
+    """What the resolver knows that parsing needs: whether a phrase names a class outright,
+    whether a word is part of some class name or alias (such a word is never filler, a style
+    word or a negation: "fire truck", "top hat", a class called "none"), and a spelling fix."""
+
+    names_a_class: Callable[[str], bool] = _never
+    class_word: Callable[[str], bool] = _never
+    fix: Callable[[str], str] = str
 
 
 def words(text: str) -> list[str]:
@@ -88,46 +119,48 @@ def words(text: str) -> list[str]:
     return re.sub(r"[^0-9a-z]+", " ", folded.replace("'", "")).split()
 
 
-def parse(text: str, names_a_class: Callable[[str], bool] | None = None,
-          fix: Callable[[str], str] | None = None) -> Parsed:
-    """Split ``text`` into class mentions and style words (see the module docstring).
-
-    ``names_a_class`` tells a header ("farm animals: cows, sheep") from a first mention ("cats:
-    dogs, horses"): text before a colon or dash that names a class is a mention like the rest;
-    it also keeps a stop word that names a class ("one"). ``fix`` corrects a misspelt token.
-    """
+def parse(text: str, known: Known = Known()) -> Parsed:  # noqa: B008 (immutable default)
+    """Split ``text`` into class mentions and style words (see the module docstring)."""
     if _INJECTION.search(text):
         return Parsed([], refused="the description contains quotes, markup or code; describe the "
                       "task in plain words, e.g. 'classify cats and dogs'")  # fmt: skip
-    names_a_class = names_a_class or (lambda _: False)
-    fix = fix or (lambda t: t)
-    text = expand_ranges(text, names_a_class)
-    style: list[str] = []
-    header = _HEADER.match(text)
-    if header and words(header.group(2)):
-        head, rest = header.group(1), header.group(2)
-        if any(names_a_class(_content(words(c), names_a_class))
-               for c in _SEPARATORS.split(head)):  # fmt: skip
-            text = f"{head}, {rest}"
-        else:
-            style += [w for w in words(head) if is_style(w)]
-            text = rest
+    text = _COMPOUND.sub(lambda m: f"{m[1]}, {m[3]}" if known.class_word(m[1].lower())
+                         and known.class_word(m[3].lower()) else m[0], text)  # fmt: skip
+    style, text = _header(text, known)
     text = _PRONOUN_ONE.sub(" ", _COUNT.sub(" ", text))
-    mentions = []
+    parsed = Parsed([], style)
     for chunk in _SEPARATORS.split(text):
-        tokens = [fix(t) for t in words(chunk)]
-        if negates(tokens):  # "not horses": that class is not asked for
+        if (numbers := _range(chunk, known)) is not None:
+            parsed.mentions += numbers
             continue
-        style += [t for t in tokens if is_style(t)]
-        if kept := _content(tokens, names_a_class):
-            mentions.append(kept)
-    return Parsed(mentions, style)
+        tokens = [known.fix(t) for t in words(chunk)]
+        if negates(tokens, known.class_word):  # "not horses": that class is not asked for
+            continue
+        parsed.style += [t for t in tokens if is_style(t) and not known.class_word(t)]
+        kept = _content(_drop_numbers(_post_modifier(tokens, known), known), known)
+        if kept:
+            parsed.mentions.append(kept)
+            if len(tokens) >= 5:
+                parsed.clauses.add(kept)
+    return parsed
 
 
-def _content(tokens: list[str], names_a_class: Callable[[str], bool]) -> str:
-    """The tokens that can name a class: no filler, no style words (unless one names a class)."""
+def _header(text: str, known: Known) -> tuple[list[str], str]:
+    """``(style words, text)``: a header before a colon or dash ("farm animals: cows, sheep",
+    "paintings — …") gives only style words, unless it names a class ("cats: dogs, horses")."""
+    header = _HEADER.match(text)
+    if not header or not words(header.group(2)):
+        return [], text
+    head, rest = header.group(1), header.group(2)
+    if any(known.names_a_class(_content(words(c), known)) for c in _SEPARATORS.split(head)):
+        return [], f"{head}, {rest}"
+    return [w for w in words(head) if is_style(w)], rest
+
+
+def _content(tokens: list[str], known: Known) -> str:
+    """The tokens that can name a class: no filler, no style words (unless a class word)."""
     return " ".join(t for t in tokens
-                    if (not is_style(t) and t not in FILLER) or names_a_class(t))
+                    if (not is_style(t) and t not in FILLER) or known.class_word(t))
 
 
 def is_style(token: str) -> bool:
@@ -135,18 +168,18 @@ def is_style(token: str) -> bool:
     return any(form in STYLE_WORDS for form in singular_forms(token))
 
 
-def expand_ranges(text: str, names_a_class: Callable[[str], bool]) -> str:
-    """"digits 0 through 4", "1-3", "six to nine" → the numbers spelt out, comma-separated,
-    when both ends name classes; not "two to three dogs" (a count of something that does)."""
-    def spell(match: re.Match) -> str:
-        lo, hi = (_as_int(match.group(i)) for i in (1, 2))
-        after = match.group(3) or ""
-        counted = bool(words(after)) and names_a_class(words(after)[0])
-        ends = all(names_a_class(match.group(i).lower()) for i in (1, 2))
-        if counted or not ends or lo >= hi:
-            return match.group(0)
-        return ", ".join(str(n) for n in range(lo, hi + 1)) + after
-    return _RANGE.sub(spell, text)
+def _range(chunk: str, known: Known) -> list[str] | None:
+    """The numbers of a chunk that is a range and nothing else ("digits 0 through 4", "1-3",
+    "handwritten numbers six to nine"), when both ends name classes; None otherwise, so "size
+    2-4 shoes", "ages 3 to 5" and "5 to 9 per photo" stay as they are."""
+    match = _RANGE.search(chunk)
+    if match is None or words(chunk[match.end():]) or any(
+            t not in FILLER for t in words(chunk[: match.start()])):  # fmt: skip
+        return None
+    lo, hi = (_as_int(match[i]) for i in (1, 2))
+    if lo >= hi or not all(known.names_a_class(match[i].lower()) for i in (1, 2)):
+        return None
+    return [str(n) for n in range(lo, hi + 1)]
 
 
 def _as_int(number: str) -> int:
@@ -154,56 +187,47 @@ def _as_int(number: str) -> int:
     return int(number) if number.isdigit() else list(NUMERALS.values()).index(number)
 
 
-def edit_distance(a: str, b: str, limit: int) -> int:
-    """Edits (insertions, deletions, substitutions, adjacent swaps) between ``a`` and ``b``;
-    ``limit + 1`` when the lengths alone rule out ``limit``. Written here, not imported: two
-    short words are a dozen lines, and no library this project depends on has it."""
-    if abs(len(a) - len(b)) > limit:
-        return limit + 1
-    prev2, prev = None, list(range(len(b) + 1))
-    for i, ca in enumerate(a, 1):
-        row = [i] + [0] * len(b)
-        for j, cb in enumerate(b, 1):
-            row[j] = min(prev[j] + 1, row[j - 1] + 1, prev[j - 1] + (ca != cb))
-            if prev2 is not None and i > 1 and j > 1 and ca == b[j - 2] and a[i - 2] == cb:
-                row[j] = min(row[j], prev2[j - 2] + 1)
-        prev2, prev = prev, row
-    return prev[-1]
+def is_number(token: str) -> bool:
+    """A digit or number word, or the plural of one ("3s", "sevens")."""
+    return any(f in NUMERALS or f in NUMERALS.values() for f in singular_forms(token))
 
 
-class Speller:
-    """Corrects a misspelt word ("sneekers", "classifer") to the nearest word of
-    ``vocabulary``, if it is within 1 edit (2 from 8 letters) and no other word is as near.
-    A word the text encoder's own vocabulary knows (``known``: "goats", "boats"), or one
-    inflected from such a word ("buttoned"), is real and never corrected into a class; nor
-    are words shorter than 5 letters or with digits."""
-
-    def __init__(self, vocabulary: Iterable[str], known: Iterable[str]) -> None:
-        self.vocabulary = {w for w in vocabulary if w.isalpha()}
-        self.known = set(known) | self.vocabulary
-
-    def __call__(self, token: str) -> str:
-        if len(token) < 5 or not token.isalpha() or self._real(token):
-            return token
-        limit = 1 if len(token) < 8 else 2
-        dist = {w: edit_distance(token, w, limit) for w in self.vocabulary}
-        best = min(dist.values(), default=limit + 1)
-        near = {w for w, d in dist.items() if d == best}
-        return near.pop() if best <= limit and len(near) == 1 else token
-
-    def _real(self, token: str) -> bool:
-        """A known word, or one inflected from a known word ("buttoned", "grazing")."""
-        stems = singular_forms(token) + [token[: -len(end)] for end in ("ed", "d", "ing", "er",
-                                                                        "ers", "ly", "est")
-                                         if token.endswith(end)]  # fmt: skip
-        return any(stem in self.known for stem in stems)
+def _post_modifier(tokens: list[str], known: Known) -> list[str]:
+    """``tokens`` up to a post-modifier of the class word before it: "dogs near the feeder" →
+    "dogs"; kept whole when another class word follows ("cats with dogs") or none precedes."""
+    for p, token in enumerate(tokens):
+        if token in _POST and any(known.class_word(t) for t in tokens[:p]):
+            if not any(known.class_word(t) for t in tokens[p + 1 :]):
+                return tokens[:p]
+            break
+    return tokens
 
 
-def negates(tokens: list[str]) -> bool:
+def _drop_numbers(tokens: list[str], known: Known) -> list[str]:
+    """Without numbers that count, label or bound something else: "3 kids", "7 days", "one
+    piece swimsuits", "version 2", "size 4", "aged 1 to 3" (a number followed by a content word
+    or a plural, or preceded by a content word or a range word; numbers and digit words such as
+    "handwritten", "digits", "written" do not count)."""
+    def counts(i: int) -> bool:
+        after = tokens[i + 1] if i + 1 < len(tokens) else None
+        before = tokens[i - 1] if i > 0 else None
+        if before in _RANGE_WORDS or after in _RANGE_WORDS:
+            return True
+        if after is not None and not is_number(after) and after not in _DIGIT_CONTEXT and (
+                after not in FILLER or (after.endswith("s") and after not in ENGLISH_STOP_WORDS)
+        ):  # "3 kids", not "nine apart" nor "9 is"
+            return True
+        return before is not None and before not in FILLER and not is_style(before) \
+            and not is_number(before) and before not in _DIGIT_CONTEXT  # fmt: skip
+    return [t for i, t in enumerate(tokens) if not (is_number(t) and counts(i))]
+
+
+def negates(tokens: list[str], class_word: Callable[[str], bool] = _never) -> bool:
     """A mention that asks for the absence of a class: "not horses", "no cats", "anything but
     dogs" (a negation first, or an excluding word anywhere); "a top with no collar" is not."""
-    content = [t for t in tokens if t not in FILLER or t in NEGATIONS]
-    return bool(content) and (content[0] in NEGATIONS or bool(_EXCLUDING & set(tokens)))
+    content = [t for t in tokens if t not in FILLER or t in NEGATIONS or class_word(t)]
+    return bool(content) and ((content[0] in NEGATIONS and not class_word(content[0]))
+                              or bool(_EXCLUDING & set(tokens)))
 
 
 def singular_forms(word: str) -> list[str]:

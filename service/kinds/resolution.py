@@ -4,10 +4,9 @@ A description is first read by :mod:`service.kinds.parsing` (instruction, filler
 dropped; class mentions and style words kept). Each mention then resolves
 
 1. exactly, when one of its word n-grams is a class name, an alias from the catalogue (``aliases``
-   per class) or a numeral ("3", "3s" → three), singular or plural, and either at most one
-   other word is left over ("woolly sheep", "high-top boots") or every other word follows it
-   and names no class (a post-modifier: "dogs near the feeder", "four written by hand"); words
-   *before* it make a description ("the striped african horse" is not a horse). A run of
+   per class) or a numeral ("3", "3s" → three), singular or plural, and at most one other word
+   is left over, which names no other class ("woolly sheep", "high-top boots"; "the striped
+   african horse" is a description, not a horse; "cats dogs" is not one class). A run of
    numbers with no separator ("2 4 6 8") is one mention per number;
 2. else by cosine similarity of its embedding with every view of every class (name, aliases,
    definition), the best view per class counting.
@@ -31,16 +30,15 @@ from scipy.optimize import linear_sum_assignment
 
 from model_store.domains import DOMAIN_DESCRIPTIONS
 from service.kinds.parsing import (
-    FILLER,
-    NEGATIONS,
     NUMERALS,
-    STYLE_WORDS,
-    Speller,
+    Known,
+    is_number,
     negates,
     parse,
     singular_forms,
     words,
 )
+from service.kinds.spelling import Speller
 
 DOMAIN_MIN_SIMILARITY = 0.25
 
@@ -92,31 +90,48 @@ class ClassResolver:
         described = {**DOMAIN_DESCRIPTIONS, **catalogue.get("domain_descriptions", {})}
         texts = [f"{d.replace('_', ' ')}: {described.get(d, d)}" for d in self.domains]
         self._domain_emb = encoder.encode(texts) if texts else None
-        vocabulary = {w for term in self._lexicon for w in term.split()}
-        vocabulary |= {w + ("es" if w.endswith(("s", "x", "ch", "sh")) else "s")
-                       for w in vocabulary}  # plurals: "sneakers", "dresses"
-        known = getattr(encoder, "known_words", lambda: ())()
-        self.spell = Speller(vocabulary | FILLER | STYLE_WORDS | NEGATIONS, known)
+        self._words = {w for term in self._lexicon for w in term.split()}
+        plurals = {w + ("es" if w.endswith(("s", "x", "ch", "sh")) else "s") for w in self._words}
+        self.spell = Speller(self._words | plurals, getattr(encoder, "known_words", tuple)())
+        self.known = Known(lambda p: self.exact(p) is not None, self.class_word, self.spell)
+        self._exact: dict[str, int | None] = {}
 
     # ---- mentions -------------------------------------------------------------------------
 
     def exact(self, phrase: str) -> int | None:
-        """The class a phrase names outright (longest n-gram first; of equal ones the last, the
-        head noun: "two horses" is horses, "house cats" cats), else None. Words before the name
-        beyond one make a description; words after it are a post-modifier unless one of them
-        names a class too ("dogs near the feeder" is dogs, "cats dogs" is not one class)."""
-        tokens = words(phrase)
-        for n in range(len(tokens), 0, -1):
-            for start in reversed(range(len(tokens) - n + 1)):
-                idx = self._term(tokens[start : start + n])
-                if idx is None:
-                    continue
-                if len(tokens) - n <= 1:
-                    return idx
-                trailing = tokens[start + n :]
-                if start == 0 and not any(self._term([t]) is not None for t in trailing):
-                    return idx
+        """The class a short phrase names outright (longest n-gram first; of equal ones the
+        last, the head noun: "house cats" is cats), else None; memoised (parsing asks again)."""
+        if phrase not in self._exact:
+            if len(self._exact) > 4096:
+                self._exact.clear()
+            self._exact[phrase] = self._exact_uncached(words(phrase))
+        return self._exact[phrase]
+
+    def _exact_uncached(self, tokens: list[str]) -> int | None:
+        """The name must end the phrase: a word after it makes it a modifier ("horse
+        carriages", "cat ears"), a word before it may qualify it ("woolly sheep")."""
+        for n in range(len(tokens), max(len(tokens) - 2, 0), -1):
+            idx = self._term(tokens[len(tokens) - n :])
+            if idx is not None and not any(self._term([t]) not in (None, idx) and
+                                           not is_number(t) for t in tokens[: len(tokens) - n]):
+                return idx
         return None
+
+    def classes_in(self, phrase: str) -> list[int]:
+        """The distinct non-number classes a phrase's words name (longest names first, left
+        to right: "t shirt" is one class, "cats dogs" two)."""
+        tokens, found, i = words(phrase), [], 0
+        while i < len(tokens):
+            n = next((n for n in (3, 2, 1) if i + n <= len(tokens)
+                      and self._term(tokens[i : i + n]) is not None), 0)  # fmt: skip
+            if n and not is_number(tokens[i]):
+                found.append(self._term(tokens[i : i + n]))
+            i += max(n, 1)
+        return list(dict.fromkeys(found))
+
+    def class_word(self, token: str) -> bool:
+        """Whether ``token`` (or its singular) is a word of a class name or alias."""
+        return any(form in self._words for form in singular_forms(token))
 
     def _term(self, tokens: list[str]) -> int | None:
         """The class whose name, alias or numeral these tokens are (last word may be plural)."""
@@ -128,12 +143,10 @@ class ClassResolver:
         return None
 
     def number_run(self, phrase: str) -> list[str]:
-        """"2 4 6 8", "six seven" → one mention per number (numbers are listed with spaces);
-        any other phrase → itself."""
+        """One mention per number of a run listed with spaces ("2 4 6 8", "six seven"); any
+        other phrase → itself."""
         tokens = words(phrase)
-        numbers = set(NUMERALS) | set(NUMERALS.values())
-        singles = [next((f for f in singular_forms(t) if f in numbers), None) for t in tokens]
-        if len(tokens) > 1 and all(singles) and all(self._term([t]) is not None for t in tokens):
+        if len(tokens) > 1 and all(is_number(t) and self._term([t]) is not None for t in tokens):
             return tokens
         return [phrase]
 
@@ -173,16 +186,17 @@ class ClassResolver:
         others = [s for s in suggestions if s["name"] != self.names[chosen]][:2]
         return Match(phrase, self.names[chosen], chosen, round(score, 4), others)
 
-    def is_context(self, phrase: str) -> bool:
-        """A clause about the app, not a class: three or more content words, none of which
-        names a class, and no class similar enough to accept. Class names are one or two
-        words; a longer phrase that does mean a class ("the striped african horse") is
-        similar to it, so it stays a mention."""
-        tokens = words(phrase)
-        if len(tokens) < 3 or any(self._term(tokens[i : i + n]) is not None
-                                  for n in (1, 2, 3) for i in range(len(tokens) - n + 1)):
-            return False
-        return float(self.similarities([phrase]).max()) < self.threshold
+    def context(self, clauses: list[str]) -> list[str]:
+        """The clauses (mentions from a chunk of five or more words) that are about the app,
+        not a class: three or more content words, no class word among them, and no class
+        similar enough to accept. An unknown class is one to three words in a list ("guinea
+        pig babies"), so it stays a mention and gets its 422."""
+        candidates = [c for c in clauses
+                      if len(words(c)) >= 3 and not any(map(self.class_word, words(c)))]
+        if not candidates:
+            return []
+        best = self.similarities(candidates).max(axis=1)
+        return [c for c, b in zip(candidates, best, strict=True) if b < self.threshold]
 
     # ---- domains --------------------------------------------------------------------------
 
@@ -212,24 +226,28 @@ def _distinct(phrases: list[str]) -> list[str]:
 
 
 def _mentions(resolver: ClassResolver, request: Any):
-    """(mentions, domain from style words) of a ``description`` or ``classes`` request."""
+    """(mentions, domain from style words, context clauses dropped) of a ``description`` or
+    ``classes`` request (see :meth:`ClassResolver.context`)."""
     from service.core.problems import Problem
 
     if request.classes is not None:
         for text in request.classes:
             parsed = parse(text)
-            if parsed.refused or negates(words(text)) or not words(text):
+            if parsed.refused or negates(words(text), resolver.class_word) or not words(text):
                 why = ("contains quotes, markup or code" if parsed.refused else
                        "is negated" if words(text) else "has no letters or digits to match")
                 raise Problem(422, "unreadable-classes",
                               f"class {text!r} {why}; name each class you want, plainly")
-        return _distinct([_respelt(resolver, text) for text in request.classes]), None
-    parsed = parse(request.description or "", lambda t: resolver.exact(t) is not None,
-                   resolver.spell)
+        return _distinct([_respelt(resolver, text) for text in request.classes]), None, []
+    parsed = parse(request.description or "", resolver.known)
     if parsed.refused:
         raise Problem(422, "unreadable-description", parsed.refused)
-    mentions = [m for mention in parsed.mentions for m in resolver.number_run(mention)]
-    return _distinct(mentions), resolver.domain_of(parsed.style)
+    context = resolver.context([m for m in parsed.mentions if m in parsed.clauses])
+    if context and len(parsed.mentions) - len(context) < 2:
+        context = []
+    mentions = [m for mention in parsed.mentions if mention not in context
+                for m in resolver.number_run(mention)]  # fmt: skip
+    return _distinct(mentions), resolver.domain_of(parsed.style), context
 
 
 def _respelt(resolver: ClassResolver, text: str) -> str:
@@ -245,9 +263,8 @@ def resolve_request(
 ) -> tuple[list[Match], str | None]:
     """A ``description``/``classes`` request → its distinct classes (request order) and domain.
 
-    A description's context clauses ("visitors point the camera at an enclosure", "for our
-    sorting office") are dropped, and appended to ``ignored``, when at least two mentions
-    remain: see :meth:`ClassResolver.is_context`.
+    A description's context clauses ("visitors point the camera at an enclosure") are dropped,
+    and appended to ``ignored``, when at least two mentions remain (:meth:`ClassResolver.context`).
 
     Raises:
         Problem: 422 ``unreadable-description`` / ``unreadable-classes``, ``unknown-domain``,
@@ -256,22 +273,25 @@ def resolve_request(
     """
     from service.core.problems import Problem
 
-    phrases, domain = _mentions(resolver, request)
+    phrases, domain, context = _mentions(resolver, request)
+    if ignored is not None:
+        ignored += context
     domain = request.domain or domain
     if domain is not None and domain not in domains:
         raise Problem(422, "unknown-domain", f"unknown domain {domain!r}", domains=domains)
+    several = {p: [resolver.names[i] for i in resolver.classes_in(p)] for p in phrases}
+    several = {p: names for p, names in several.items() if len(names) > 1}
+    if several:
+        raise Problem(422, "ambiguous-classes", "these mentions name several classes at once; "
+                      "separate the classes with commas: " + "; ".join(
+                          f"{p!r} → {', '.join(ns)}" for p, ns in several.items()),
+                      several_classes=several)  # fmt: skip
     clashes = _exact_clashes(resolver, phrases)
     if clashes:
         raise Problem(422, "ambiguous-classes",
                       "these mentions name the same class; keep one of each: " + "; ".join(
                           f"{', '.join(map(repr, ps))} → {name}" for name, ps in clashes.items()),
                       same_class=clashes)  # fmt: skip
-    if request.description is not None:
-        context = [p for p in phrases if resolver.is_context(p)]
-        if context and len(phrases) - len(context) >= 2:
-            phrases = [p for p in phrases if p not in context]
-            if ignored is not None:
-                ignored += context
     matches = resolver.match_many(phrases)
     unknown = [m for m in matches if m.name is None]
     if unknown:

@@ -84,7 +84,7 @@ def test_personalize_is_deterministic_and_reports_resolution(live):
         "description": "For our shelter volunteers: they scan the kennel door by hand, and we "
                        "report cats or dogs"}).json()  # fmt: skip
     assert context.get("classes") == ["cat", "dog"], context
-    assert any("context" in n and "scan kennel door hand" in n for n in context["notes"])
+    assert any("context" in n and "scan kennel door" in n for n in context["notes"])
     assert (
         sketch.json()["mixers"]
         != live.http.post("/v1/personalize", json={"classes": ["cat", "dog"]}).json()["mixers"]
