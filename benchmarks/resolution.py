@@ -12,11 +12,13 @@ The rows are split in two by a hash of their id: the *tune* split chooses the si
 threshold (the best exact-set accuracy minus 5 × the wrong-200 rate), the *report* split is
 scored at that threshold (and at the service's default, for comparison).
 
-Two more sets were written *outside* the project, by writers that saw only the class and domain
-names and the row format, never this code, its catalogue text or the development set
-(``resolution_outside.jsonl``: 70 natural + 40 definition rows; ``resolution_outside2.jsonl``:
-60 + 30, written later and not looked at before the stop-25 resolver was final). They are
-scored, never tuned on: splits ``outside`` and ``outside2``.
+Three more sets were written *outside* the project, by writers (independent agents) that saw
+only the class and domain names and the row format, never this code, its catalogue text or the
+development set: ``resolution_outside.jsonl`` (70 natural + 40 definition rows),
+``resolution_outside2.jsonl`` (60 + 30) and ``resolution_outside3.jsonl`` (60 + 30). No
+threshold is chosen on them, but the stop-25 parsing rules were written after reading the
+failures of the first two, so only ``outside3`` (first scored at commit ba75097) is held out
+in the full sense. Splits ``outside``, ``outside2``, ``outside3``.
 
     .venv/bin/python benchmarks/resolution.py [--threshold 0.55]
 
@@ -46,8 +48,8 @@ import numpy as np  # noqa: E402
 from tqdm import tqdm  # noqa: E402
 
 DATA = _HERE / "data" / "resolution_dev.jsonl"
-OUTSIDE = {"outside": _HERE / "data" / "resolution_outside.jsonl",
-           "outside2": _HERE / "data" / "resolution_outside2.jsonl"}
+OUTSIDE = {name: _HERE / "data" / f"resolution_{name}.jsonl"
+           for name in ("outside", "outside2", "outside3")}
 OUT = _HERE / "results" / "resolution"
 THRESHOLDS = [round(0.30 + 0.025 * i, 3) for i in range(21)]  # 0.30 … 0.80
 MARGINS = [0.0, 0.02, 0.04, 0.06, 0.08, 0.10]

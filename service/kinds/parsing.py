@@ -29,8 +29,9 @@ _INJECTION = re.compile(r"[\"<>={}\[\]\\|`]|--|/\*")
 # Not inside a hyphenated compound ("black-and-white"); a full stop ends a sentence only after a
 # word of four or more letters ("Dr. Smith", "Version 2." do not end one).
 _SEPARATORS = re.compile(
-    r",|;|&|\+|/|(?<![-\w])(?:and|or|nor|vs\.?|versus|from)(?![-\w])"
-    r"|(?<=[a-z]{4})\.(?=\s|$)|[!?](?=\s|$)", re.I)
+    r",|;|&|\+|/|(?<![-\w])(?:and|or|nor|vs\.?|versus|from)(?![-\w])", re.I)
+_SENTENCE = re.compile(r"(?<=[a-z]{4})\.(?=\s|$)|[!?]+(?=\s|$)", re.I)
+_BULLET = re.compile(r"^\s*(?:[-*•·]|\d{1,2}[.)])\s+")  # "- cow", "1) giraffe", "2. zebra"
 _COMPOUND = re.compile(r"\b(\w+)-(and|or)-(\w+)\b", re.I)  # "cats-and-dogs", "black-and-white"
 _NUMBER = r"(?:\d|zero|one|two|three|four|five|six|seven|eight|nine)"
 _RANGE = re.compile(rf"\b({_NUMBER})\s*(?:-|–|—|\bto\b|\bthrough\b|\bthru\b|\btill\b|"
@@ -41,6 +42,8 @@ _POST = {"in", "on", "at", "near", "with", "by", "under", "behind", "beside", "i
          "that", "which", "who", "where", "when", "while", "per", "for"}
 # Words that go with a written number without making it a count or a label ("handwritten 3s").
 _RANGE_WORDS = {"to", "through", "thru", "till", "until"}  # "5 to 9 per photo" is no class list
+_COUNTED = {"thing", "things", "item", "items", "more", "of", "kind", "type", "time", "times",
+            "way", "question"}  # "one thing", "one of them", "two more"
 _DIGIT_CONTEXT = {"digit", "digits", "number", "numbers", "numeral", "numerals", "handwritten",
                   "hand", "written", "printed", "scanned", "s"}
 _HEADER = re.compile(r"^(.*)(?::|\s[—–-]\s)(.*)$", re.S)  # "pets: cat and dog", "paintings — …"
@@ -79,7 +82,9 @@ FILLER = {
     "plz", "animal", "animals", "creature", "creatures", "clothes", "clothing", "garment",
     "garments", "item", "items", "object", "objects", "thing", "things", "shown", "pictured",
     "depicted", "draw", "did", "tag", "tags", "recognizer", "recogniser", "detector", "hand",
-    "written", "hi", "hello", "hey", "thanks", "thank", "cheers",
+    "written", "hi", "hello", "hey", "thanks", "thank", "cheers", "u", "ur", "set", "setup",
+    "thats", "whats", "theres", "heres", "dont", "doesnt", "isnt", "arent", "wont", "cant", "ive",
+    "youre", "theyre", "lets", "shes", "hes", "were", "style",
 }  # fmt: skip
 # Stop words a class may still be named by ("one", "top", "fire truck") are kept where they do.
 FILLER |= ENGLISH_STOP_WORDS - NEGATIONS
@@ -88,13 +93,15 @@ FILLER |= ENGLISH_STOP_WORDS - NEGATIONS
 @dataclass
 class Parsed:
     """A description, read: its class mentions (request order), style words, or why refused.
-    ``clauses``: the mentions that came from a chunk of five or more words (a clause, which
-    may be context about the app rather than a class)."""
+    Mentions that may be context about the app rather than a class: ``clauses`` came from a
+    chunk of five or more words, ``asides`` from a sentence of three or more words that has no
+    class word at all ("We run a wildlife NGO.")."""
 
     mentions: list[str]
     style: list[str] = field(default_factory=list)
     refused: str | None = None
     clauses: set[str] = field(default_factory=set)
+    asides: set[str] = field(default_factory=set)
 
 
 def _never(_: str) -> bool:
@@ -126,23 +133,42 @@ def parse(text: str, known: Known = Known()) -> Parsed:  # noqa: B008 (immutable
                       "task in plain words, e.g. 'classify cats and dogs'")  # fmt: skip
     text = _COMPOUND.sub(lambda m: f"{m[1]}, {m[3]}" if known.class_word(m[1].lower())
                          and known.class_word(m[3].lower()) else m[0], text)  # fmt: skip
-    style, text = _header(text, known)
+    style, text = _header(_lines(text), known)
     text = _PRONOUN_ONE.sub(" ", _COUNT.sub(" ", text))
     parsed = Parsed([], style)
-    for chunk in _SEPARATORS.split(text):
-        if (numbers := _range(chunk, known)) is not None:
-            parsed.mentions += numbers
-            continue
-        tokens = [known.fix(t) for t in words(chunk)]
-        if negates(tokens, known.class_word):  # "not horses": that class is not asked for
-            continue
-        parsed.style += [t for t in tokens if is_style(t) and not known.class_word(t)]
-        kept = _content(_drop_numbers(_post_modifier(tokens, known), known), known)
-        if kept:
-            parsed.mentions.append(kept)
-            if len(tokens) >= 5:
-                parsed.clauses.add(kept)
+    for sentence in _SENTENCE.split(text):
+        tokens = words(sentence)
+        aside = len(tokens) >= 3 and not any(map(known.class_word, tokens))
+        for chunk in _SEPARATORS.split(sentence):
+            _read_chunk(chunk, known, parsed, aside)
     return parsed
+
+
+def _read_chunk(chunk: str, known: Known, parsed: Parsed, aside: bool) -> None:
+    """Add one chunk's mention (or a range's numbers) and style words to ``parsed``."""
+    if (numbers := _range(chunk, known)) is not None:
+        parsed.mentions += numbers
+        return
+    tokens = [known.fix(t) for t in words(chunk)]
+    if negates(tokens, known.class_word):  # "not horses": that class is not asked for
+        return
+    parsed.style += [t for t in tokens if is_style(t) and not known.class_word(t)]
+    kept = _content(_drop_numbers(_post_modifier(tokens, known), known), known)
+    if kept:
+        parsed.mentions.append(kept)
+        if len(tokens) >= 5:
+            parsed.clauses.add(kept)
+        if aside:
+            parsed.asides.add(kept)
+
+
+def _lines(text: str) -> str:
+    """A multi-line request as one line: bullets and list numbers dropped ("1) giraffe"), a
+    line that ends without punctuation continued as a list item."""
+    lines = [_BULLET.sub("", line).strip() for line in text.splitlines()]
+    lines = [line for line in lines if line]
+    return " ".join(line if line[-1] in ".!?:;," else line + "," for line in lines[:-1]) \
+        + (" " + lines[-1] if lines else "")  # fmt: skip
 
 
 def _header(text: str, known: Known) -> tuple[list[str], str]:
@@ -211,7 +237,7 @@ def _drop_numbers(tokens: list[str], known: Known) -> list[str]:
     def counts(i: int) -> bool:
         after = tokens[i + 1] if i + 1 < len(tokens) else None
         before = tokens[i - 1] if i > 0 else None
-        if before in _RANGE_WORDS or after in _RANGE_WORDS:
+        if before in _RANGE_WORDS or after in _RANGE_WORDS or after in _COUNTED:
             return True
         if after is not None and not is_number(after) and after not in _DIGIT_CONTEXT and (
                 after not in FILLER or (after.endswith("s") and after not in ENGLISH_STOP_WORDS)
@@ -226,8 +252,9 @@ def negates(tokens: list[str], class_word: Callable[[str], bool] = _never) -> bo
     """A mention that asks for the absence of a class: "not horses", "no cats", "anything but
     dogs" (a negation first, or an excluding word anywhere); "a top with no collar" is not."""
     content = [t for t in tokens if t not in FILLER or t in NEGATIONS or class_word(t)]
+    other_than = any(a == "other" and b == "than" for a, b in zip(tokens, tokens[1:], strict=False))
     return bool(content) and ((content[0] in NEGATIONS and not class_word(content[0]))
-                              or bool(_EXCLUDING & set(tokens)))
+                              or bool(_EXCLUDING & set(tokens)) or other_than)
 
 
 def singular_forms(word: str) -> list[str]:

@@ -186,13 +186,15 @@ class ClassResolver:
         others = [s for s in suggestions if s["name"] != self.names[chosen]][:2]
         return Match(phrase, self.names[chosen], chosen, round(score, 4), others)
 
-    def context(self, clauses: list[str]) -> list[str]:
-        """The clauses (mentions from a chunk of five or more words) that are about the app,
-        not a class: three or more content words, no class word among them, and no class
-        similar enough to accept. An unknown class is one to three words in a list ("guinea
-        pig babies"), so it stays a mention and gets its 422."""
-        candidates = [c for c in clauses
-                      if len(words(c)) >= 3 and not any(map(self.class_word, words(c)))]
+    def context(self, clauses: set[str], asides: set[str]) -> list[str]:
+        """The mentions that are about the app, not a class: no class word among them, no
+        class similar enough to accept, and either from a clause (a chunk of five or more
+        words) with three or more content words, or from a sentence without any class word
+        ("Night shots included."). An unknown class is a few words in a list ("guinea pig
+        babies", "tigers"), so it stays a mention and gets its 422."""
+        candidates = [c for c in dict.fromkeys([*clauses, *asides])
+                      if (c in asides or len(words(c)) >= 3)
+                      and not any(map(self.class_word, words(c)))]
         if not candidates:
             return []
         best = self.similarities(candidates).max(axis=1)
@@ -242,7 +244,7 @@ def _mentions(resolver: ClassResolver, request: Any):
     parsed = parse(request.description or "", resolver.known)
     if parsed.refused:
         raise Problem(422, "unreadable-description", parsed.refused)
-    context = resolver.context([m for m in parsed.mentions if m in parsed.clauses])
+    context = resolver.context(parsed.clauses, parsed.asides)
     if context and len(parsed.mentions) - len(context) < 2:
         context = []
     mentions = [m for mention in parsed.mentions if mention not in context

@@ -244,3 +244,18 @@ def test_real_words_compounds_and_unknown_classes_are_refused(pacs, description)
 ])
 def test_counts_labels_abbreviations_and_compounds(pacs, description, classes):
     assert _resolve(pacs, description=description)[0] == classes
+
+
+def test_lists_on_lines_and_sentences_about_the_app(pacs):
+    assert _resolve(pacs, description="Please build:\n1) giraffes\n2) zebras\n- cows")[0] \
+        == ["giraffe", "zebra", "cow"]  # fmt: skip
+    ignored: list[str] = []
+    request = PersonalizeCreate(description="We run a small rescue centre. Sort the photos into "
+                                            "sheep, cows and horses. Night shots too.")
+    matches, domain = resolve_request(pacs, request, pacs.domains, ignored)
+    assert [m.name for m in matches] == ["sheep", "cow", "horse"] and domain == "photo"
+    assert set(ignored) == {"small rescue centre", "night shots"}
+    _refused(pacs, description="Cats and dogs. Also tigers.")  # a short sentence: a class asked
+    _refused(pacs, description="Is it possible to detect beagles, tabbies and horses?")
+    _refused(pacs, description="every digit other than 0 and 1")
+    _refused(pacs, description="I only care about one thing: is there a dog in it or not?")
