@@ -87,7 +87,7 @@ def resolve(resolver, catalogue: dict, row: dict) -> tuple[int, list[str] | None
     classes are its suggestions (``did_you_mean`` names per unknown phrase, if any)."""
     from service.core.problems import Problem
     from service.core.schemas import PersonalizeCreate
-    from service.kinds.resolution import resolve_request
+    from service.kinds.task_request import resolve_request
 
     fields = {"description": row["description"]} if row["kind"] == "natural" else {
         "classes": row["classes"]}  # fmt: skip

@@ -34,7 +34,8 @@ from service.core.schemas import Resolution
 from service.core.settings import Settings
 from service.kinds.base import Draft, ModelKind
 from service.kinds.lazy import LazyModule, build_module
-from service.kinds.resolution import ClassResolver, resolve_request
+from service.kinds.resolution import ClassResolver
+from service.kinds.task_request import resolve_request
 
 log = logging.getLogger(__name__)
 

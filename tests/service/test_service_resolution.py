@@ -9,7 +9,8 @@ from service.core.problems import Problem
 from service.core.schemas import PersonalizeCreate
 from service.core.settings import Settings
 from service.kinds.parsing import parse
-from service.kinds.resolution import ClassResolver, resolve_request
+from service.kinds.resolution import ClassResolver
+from service.kinds.task_request import resolve_request
 
 NAMES = ["zero", "seven", "T-shirt/top", "Trouser", "Bag", "Ankle boot", "cat", "dog", "horse"]
 SMALL = {

@@ -1,0 +1,124 @@
+"""A task request (``description`` or ``classes``) → its classes and domain, or a 422.
+
+The request-level rules around :class:`service.kinds.resolution.ClassResolver`: which phrases
+are mentions (parsed, respelt, repeated ones collapsed, context dropped), when a request is
+ambiguous, unknown or too small, and the problem each answer carries.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from service.kinds.parsing import negates, parse, singular_forms, words
+from service.kinds.resolution import ClassResolver, Match
+
+
+def _distinct(phrases: list[str]) -> list[str]:
+    """Drop repeated mentions ("cat, cat, dog"; "cats … cats again"), first occurrence kept."""
+    seen, out = set(), []
+    for p in phrases:
+        key = tuple(singular_forms(w)[-1] for w in words(p))
+        if key and key not in seen:
+            seen.add(key)
+            out.append(p)
+    return out
+
+
+def _mentions(resolver: ClassResolver, request: Any):
+    """(mentions, domain from style words, context clauses dropped) of a ``description`` or
+    ``classes`` request (see :meth:`ClassResolver.context`)."""
+    from service.core.problems import Problem
+
+    if request.classes is not None:
+        for text in request.classes:
+            parsed = parse(text)
+            if parsed.refused or negates(words(text), resolver.class_word) or not words(text):
+                why = ("contains quotes, markup or code" if parsed.refused else
+                       "is negated" if words(text) else "has no letters or digits to match")
+                raise Problem(422, "unreadable-classes",
+                              f"class {text!r} {why}; name each class you want, plainly")
+        return _distinct([_respelt(resolver, text) for text in request.classes]), None, []
+    parsed = parse(request.description or "", resolver.known)
+    if parsed.refused:
+        raise Problem(422, "unreadable-description", parsed.refused)
+    context = resolver.context(parsed.clauses, parsed.asides)
+    if context and len(parsed.mentions) - len(context) < 2:
+        context = []
+    mentions = [m for mention in parsed.mentions if mention not in context
+                for m in resolver.number_run(mention)]  # fmt: skip
+    return _distinct(mentions), resolver.domain_of(parsed.style), context
+
+
+def _respelt(resolver: ClassResolver, text: str) -> str:
+    """A class name of up to three words with its misspelt words corrected ("sneekers"); a
+    longer phrase is a definition, left to the encoder as written."""
+    tokens = words(text)
+    fixed = [resolver.spell(t) for t in tokens] if len(tokens) <= 3 else tokens
+    return " ".join(fixed) if fixed != tokens else text
+
+
+def resolve_request(
+    resolver: ClassResolver, request: Any, domains: list[str], ignored: list[str] | None = None
+) -> tuple[list[Match], str | None]:
+    """A ``description``/``classes`` request → its distinct classes (request order) and domain.
+
+    A description's context clauses ("visitors point the camera at an enclosure") are dropped,
+    and appended to ``ignored``, when at least two mentions remain (:meth:`ClassResolver.context`).
+
+    Raises:
+        Problem: 422 ``unreadable-description`` / ``unreadable-classes``, ``unknown-domain``,
+            ``unknown-classes`` (with suggestions per phrase), ``ambiguous-classes`` or
+            ``too-few-classes``.
+    """
+    from service.core.problems import Problem
+
+    phrases, domain, context = _mentions(resolver, request)
+    if ignored is not None:
+        ignored += context
+    domain = request.domain or domain
+    if domain is not None and domain not in domains:
+        raise Problem(422, "unknown-domain", f"unknown domain {domain!r}", domains=domains)
+    _refuse_ambiguous(resolver, phrases)
+    matches = resolver.match_many(phrases)
+    unknown = [m for m in matches if m.name is None]
+    if unknown:
+        raise Problem(
+            422, "unknown-classes",
+            "no catalogue class matches " + ", ".join(repr(m.phrase) for m in unknown),
+            unknown=[{"phrase": m.phrase, "did_you_mean": m.suggestions} for m in unknown],
+        )  # fmt: skip
+    if len(matches) < 2:
+        raise Problem(422, "too-few-classes",
+                      "a task needs at least 2 distinct classes; resolved: "
+                      + ", ".join(str(m.name) for m in matches))  # fmt: skip
+    return matches, domain
+
+
+def _refuse_ambiguous(resolver: ClassResolver, phrases: list[str]) -> None:
+    """422 ``ambiguous-classes`` for a mention naming several classes ("cats then dogs") or
+    several mentions naming one class exactly ("kittens and cats")."""
+    from service.core.problems import Problem
+
+    several = {p: [resolver.names[i] for i in resolver.classes_in(p)] for p in phrases}
+    several = {p: names for p, names in several.items() if len(names) > 1}
+    if several:
+        raise Problem(422, "ambiguous-classes", "these mentions name several classes at once; "
+                      "separate the classes with commas: " + "; ".join(
+                          f"{p!r} → {', '.join(ns)}" for p, ns in several.items()),
+                      several_classes=several)  # fmt: skip
+    clashes = _exact_clashes(resolver, phrases)
+    if clashes:
+        raise Problem(422, "ambiguous-classes",
+                      "these mentions name the same class; keep one of each: " + "; ".join(
+                          f"{', '.join(map(repr, ps))} → {name}" for name, ps in clashes.items()),
+                      same_class=clashes)  # fmt: skip
+
+
+def _exact_clashes(resolver: ClassResolver, phrases: list[str]) -> dict[str, list[str]]:
+    """Class name → the different mentions that all name it exactly (two or more)."""
+    by_class: dict[str, list[str]] = {}
+    for p in phrases:
+        idx = resolver.exact(p)
+        if idx is not None:
+            by_class.setdefault(resolver.names[idx], []).append(p)
+    return {name: ps for name, ps in by_class.items() if len(ps) > 1}
