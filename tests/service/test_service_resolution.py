@@ -260,3 +260,26 @@ def test_lists_on_lines_and_sentences_about_the_app(pacs):
     _refused(pacs, description="Is it possible to detect beagles, tabbies and horses?")
     _refused(pacs, description="every digit other than 0 and 1")
     _refused(pacs, description="I only care about one thing: is there a dog in it or not?")
+
+
+def test_random_requests_answer_200_or_a_422_problem(pacs):
+    """Seeded fuzz over the parser's vocabulary (class words, filler, numbers, ranges, bullets,
+    punctuation, misspellings): every request resolves to >= 2 distinct classes or raises a
+    422 Problem, never another exception (a 500)."""
+    import random
+
+    rng = random.Random(25)
+    vocab = ["cats", "dog", "ankle boots", "t-shirt", "3", "sevens", "zero", "through", "to",
+             "2-4", "and", "or", "vs.", "not", "except", "other than", "one thing", "the",
+             "please", "classify", "sneekers", "girafes", "in", "near", "for", "sketches",
+             "photos", "Dr.", "version 2.", "\n- ", "\n1) ", ",", ".", "!", "?", ":", " — ",
+             "cats-and-dogs", "black-and-white", "guinea pig", "we run a zoo.", "x" * 30]
+    for _ in range(200):
+        text = " ".join(rng.choice(vocab) for _ in range(rng.randint(1, 14)))
+        try:
+            matches, _ = resolve_request(pacs, PersonalizeCreate(description=text), pacs.domains)
+        except Problem as err:
+            assert err.status == 422, text
+            continue
+        names = [m.name for m in matches]
+        assert len(names) >= 2 and len(set(names)) == len(names), text
