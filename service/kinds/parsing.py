@@ -30,7 +30,10 @@ _INJECTION = re.compile(r"[\"<>={}\[\]\\|`]|--|/\*")
 # word of four or more letters ("Dr. Smith", "Version 2." do not end one).
 _SEPARATORS = re.compile(
     r",|;|&|\+|/|(?<![-\w])(?:and|or|nor|vs\.?|versus|from)(?![-\w])", re.I)
-_SENTENCE = re.compile(r"(?<=[a-z]{4})\.(?=\s|$)|[!?]+(?=\s|$)", re.I)
+_SENTENCE = re.compile(r"(?<=[a-z]{4})\.(?=\s|$)|[!?]+(?=\s|$)|[()]", re.I)  # (an aside)
+_ARROW = re.compile(r"\s*(?:->|=>|→)\s*")  # "paintings -> bears, horses": a header, not code
+# A class list introduced inside a clause: "sort our listings into sneakers", "label them as".
+_PRE = {"into", "as", "between", "among", "including", "namely", "like"}
 _BULLET = re.compile(r"^\s*(?:[-*•·]|\d{1,2}[.)])\s+")  # "- cow", "1) giraffe", "2. zebra"
 _COMPOUND = re.compile(r"\b(\w+)-(and|or)-(\w+)\b", re.I)  # "cats-and-dogs", "black-and-white"
 _NUMBER = r"(?:\d|zero|one|two|three|four|five|six|seven|eight|nine)"
@@ -82,6 +85,8 @@ FILLER = {
     "plz", "animal", "animals", "creature", "creatures", "clothes", "clothing", "garment",
     "garments", "item", "items", "object", "objects", "thing", "things", "shown", "pictured",
     "depicted", "draw", "did", "tag", "tags", "recognizer", "recogniser", "detector", "hand",
+    "folder", "folders", "dataset", "datasets", "collection", "album", "batch", "labelled",
+    "labeled", "labelling", "labeling", "labels", "recognition", "classification",
     "written", "hi", "hello", "hey", "thanks", "thank", "cheers", "u", "ur", "set", "setup",
     "thats", "whats", "theres", "heres", "dont", "doesnt", "isnt", "arent", "wont", "cant", "ive",
     "youre", "theyre", "lets", "shes", "hes", "were", "style",
@@ -128,6 +133,7 @@ def words(text: str) -> list[str]:
 
 def parse(text: str, known: Known = Known()) -> Parsed:  # noqa: B008 (immutable default)
     """Split ``text`` into class mentions and style words (see the module docstring)."""
+    text = _ARROW.sub(": ", text)
     if _INJECTION.search(text):
         return Parsed([], refused="the description contains quotes, markup or code; describe the "
                       "task in plain words, e.g. 'classify cats and dogs'")  # fmt: skip
@@ -149,17 +155,20 @@ def _read_chunk(chunk: str, known: Known, parsed: Parsed, aside: bool) -> None:
     if (numbers := _range(chunk, known)) is not None:
         parsed.mentions += numbers
         return
-    tokens = [known.fix(t) for t in words(chunk)]
-    if negates(tokens, known.class_word):  # "not horses": that class is not asked for
+    raw = [known.fix(t) for t in words(chunk)]
+    if negates(raw, known.class_word):  # "not horses": that class is not asked for
         return
-    parsed.style += [t for t in tokens if is_style(t) and not known.class_word(t)]
-    kept = _content(_drop_numbers(_post_modifier(tokens, known), known), known)
-    if kept:
-        parsed.mentions.append(kept)
-        if len(tokens) >= 5:
-            parsed.clauses.add(kept)
-        if aside:
-            parsed.asides.add(kept)
+    parsed.style += [t for t in raw if is_style(t) and not known.class_word(t)]
+    kept = _content(_drop_numbers(_post_modifier(_pre_clause(raw, known), known), known), known)
+    if not kept:
+        return
+    parsed.mentions.append(kept)
+    if len(raw) >= 5:
+        parsed.clauses.add(kept)
+    # a sentence without class words, or a chunk that opens with a preposition and has none
+    # ("for a laundry sorting app"), is about the app
+    if aside or (raw[0] in _POST and not any(map(known.class_word, raw))):
+        parsed.asides.add(kept)
 
 
 def _lines(text: str) -> str:
@@ -196,11 +205,15 @@ def is_style(token: str) -> bool:
 
 def _range(chunk: str, known: Known) -> list[str] | None:
     """The numbers of a chunk that is a range and nothing else ("digits 0 through 4", "1-3",
-    "handwritten numbers six to nine"), when both ends name classes; None otherwise, so "size
-    2-4 shoes", "ages 3 to 5" and "5 to 9 per photo" stay as they are."""
+    "handwritten numbers six to nine"), or a range right after a digit word ("recognition for
+    digits 3 through 7 only"), when both ends name classes; None otherwise, so "size 2-4
+    shoes", "ages 3 to 5" and "5 to 9 per photo" stay as they are."""
     match = _RANGE.search(chunk)
-    if match is None or words(chunk[match.end():]) or any(
-            t not in FILLER for t in words(chunk[: match.start()])):  # fmt: skip
+    if match is None:
+        return None
+    before, after = words(chunk[: match.start()]), words(chunk[match.end():])
+    cued = bool(before) and before[-1] in _DIGIT_CONTEXT and all(t in FILLER for t in after)
+    if not cued and (after or any(t not in FILLER for t in before)):
         return None
     lo, hi = (_as_int(match[i]) for i in (1, 2))
     if lo >= hi or not all(known.names_a_class(match[i].lower()) for i in (1, 2)):
@@ -216,6 +229,16 @@ def _as_int(number: str) -> int:
 def is_number(token: str) -> bool:
     """A digit or number word, or the plural of one ("3s", "sevens")."""
     return any(f in NUMERALS or f in NUMERALS.values() for f in singular_forms(token))
+
+
+def _pre_clause(tokens: list[str], known: Known) -> list[str]:
+    """The tokens after the clause that introduces a class ("want to auto-sort our listings
+    into sneakers" → "sneakers"), when no class word comes before that clause's last
+    ``into``/``as``/``between``/… ("bags of dog food" keeps its head)."""
+    for p in range(len(tokens) - 1, -1, -1):
+        if tokens[p] in _PRE and any(map(known.class_word, tokens[p + 1 :])):
+            return tokens if any(map(known.class_word, tokens[:p])) else tokens[p + 1 :]
+    return tokens
 
 
 def _post_modifier(tokens: list[str], known: Known) -> list[str]:

@@ -283,3 +283,18 @@ def test_random_requests_answer_200_or_a_422_problem(pacs):
             continue
         names = [m.name for m in matches]
         assert len(names) >= 2 and len(set(names)) == len(names), text
+
+
+@pytest.mark.parametrize(("description", "classes", "domain"), [
+    ("Watercolours -> giraffes, zebras, cows", ["giraffe", "zebra", "cow"], "art_painting"),
+    ("we want to auto-sort our stock into coats, bags and sandals", ["coat", "bag", "sandal"],
+     None),
+    ("Trail camera photos: bears, birds, dogs (yes, we live in Alaska).",
+     ["bear", "bird", "dog"], "photo"),
+    ("trousers and dresses, for a laundry folding robot", ["trouser", "dress"], None),
+    ("Number recognition for digits 4 through 6 only.", ["four", "five", "six"], None),
+    ("I have a folder of pencil sketches of cats and horses, want them labelled.",
+     ["cat", "horse"], "sketch"),
+])
+def test_arrows_introducing_clauses_asides_and_cued_ranges(pacs, description, classes, domain):
+    assert _resolve(pacs, description=description) == (classes, domain)
