@@ -3,13 +3,16 @@
 "I need to tell apart sketches of sneakers, 3s and ankle boots" → mentions ``["sneakers",
 "3s", "ankle boots"]``, style words ``["sketches"]``. The instruction ("I need to tell apart"),
 filler ("the", "pictures of", "which one is"; scikit-learn's English stop words plus this
-domain's own) and counts ("the four digits") are dropped *before* matching, so they cannot
-stay glued to a class phrase; ranges of numbers are spelled out ("digits 0 through 4");
-"and"/"or" inside a hyphenated compound ("black-and-white") do not split; misspelt words are
-corrected against the words the resolver knows (``fix``); a mention under a negation ("not
-horses", "anything but cats") is dropped; an injection-like string (quotes, SQL, markup) is
-refused outright. Which class a mention means, and which domain the style words
-mean, is decided by the resolver (``service.kinds.resolution``) with the text encoder.
+domain's own) and counts ("the four digits", "3 kids", "version 2") are dropped *before*
+matching, so they cannot stay glued to a class phrase. The text is read as sentences (bullets
+and lines as list items, a parenthesis as an aside) and chunks; ranges are spelt out ("digits 0
+through 4"); a clause introducing a list ("sort them into …") and a post-modifier ("… near the
+feeder") are cut; misspelt class words are corrected (``Known.fix``); a mention under a
+negation ("not horses", "anything but cats") is dropped; an injection-like string (quotes,
+SQL, markup) is refused outright. Mentions that may be context about the app are marked
+(``clauses``, ``asides``) for the resolver to drop. Which class a mention means, and which
+domain the style words mean, is decided by the resolver (``service.kinds.resolution``) with
+the text encoder.
 """
 
 from __future__ import annotations
@@ -26,11 +29,12 @@ NUMERALS = dict(zip("0123456789", ("zero", "one", "two", "three", "four", "five"
 # Quotes, markup and comment syntax: what injection attempts need and task wording never does
 # (plain words such as "select" or "update" are not refused).
 _INJECTION = re.compile(r"[\"<>={}\[\]\\|`]|--|/\*")
-# Not inside a hyphenated compound ("black-and-white"); a full stop ends a sentence only after a
-# word of four or more letters ("Dr. Smith", "Version 2." do not end one).
+# List separators, not inside a hyphenated compound ("black-and-white").
 _SEPARATORS = re.compile(
     r",|;|&|\+|/|(?<![-\w])(?:and|or|nor|vs\.?|versus|from)(?![-\w])", re.I)
-_SENTENCE = re.compile(r"(?<=[a-z]{4})\.(?=\s|$)|[!?]+(?=\s|$)|[()]", re.I)  # (an aside)
+# A full stop ends a sentence only after a word of four or more letters ("Dr. Smith" and
+# "Version 2." do not end one); a parenthesis is a sentence of its own (an aside).
+_SENTENCE = re.compile(r"(?<=[a-z]{4})\.(?=\s|$)|[!?]+(?=\s|$)|[()]", re.I)
 _ARROW = re.compile(r"\s*(?:->|=>|→)\s*")  # "paintings -> bears, horses": a header, not code
 # A class list introduced inside a clause: "sort our listings into sneakers", "label them as".
 _PRE = {"into", "as", "between", "among", "including", "namely", "like"}
@@ -43,10 +47,10 @@ _RANGE = re.compile(rf"\b({_NUMBER})\s*(?:-|–|—|\bto\b|\bthrough\b|\bthru\b|
 _POST = {"in", "on", "at", "near", "with", "by", "under", "behind", "beside", "inside", "outside",
          "around", "during", "into", "onto", "over", "across", "along", "through", "within", "of",
          "that", "which", "who", "where", "when", "while", "per", "for"}
-# Words that go with a written number without making it a count or a label ("handwritten 3s").
 _RANGE_WORDS = {"to", "through", "thru", "till", "until"}  # "5 to 9 per photo" is no class list
 _COUNTED = {"thing", "things", "item", "items", "more", "of", "kind", "type", "time", "times",
             "way", "question"}  # "one thing", "one of them", "two more"
+# Words that go with a written number without making it a count or a label ("handwritten 3s").
 _DIGIT_CONTEXT = {"digit", "digits", "number", "numbers", "numeral", "numerals", "handwritten",
                   "hand", "written", "printed", "scanned", "s"}
 _HEADER = re.compile(r"^(.*)(?::|\s[—–-]\s)(.*)$", re.S)  # "pets: cat and dog", "paintings — …"

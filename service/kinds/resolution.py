@@ -22,6 +22,7 @@ drawings" → sketch).
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -92,18 +93,15 @@ class ClassResolver:
         plurals = {w + ("es" if w.endswith(("s", "x", "ch", "sh")) else "s") for w in self._words}
         self.spell = Speller(self._words | plurals, getattr(encoder, "known_words", tuple)())
         self.known = Known(lambda p: self.exact(p) is not None, self.class_word, self.spell)
-        self._exact: dict[str, int | None] = {}
+        self._exact = functools.lru_cache(maxsize=4096)(
+            lambda phrase: self._exact_uncached(words(phrase)))
 
     # ---- mentions -------------------------------------------------------------------------
 
     def exact(self, phrase: str) -> int | None:
         """The class a short phrase names outright (longest n-gram first; of equal ones the
         last, the head noun: "house cats" is cats), else None; memoised (parsing asks again)."""
-        if phrase not in self._exact:
-            if len(self._exact) > 4096:
-                self._exact.clear()
-            self._exact[phrase] = self._exact_uncached(words(phrase))
-        return self._exact[phrase]
+        return self._exact(phrase)
 
     def _exact_uncached(self, tokens: list[str]) -> int | None:
         """The name must end the phrase: a word after it makes it a modifier ("horse
