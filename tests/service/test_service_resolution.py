@@ -298,3 +298,8 @@ def test_random_requests_answer_200_or_a_422_problem(pacs):
 ])
 def test_arrows_introducing_clauses_asides_and_cued_ranges(pacs, description, classes, domain):
     assert _resolve(pacs, description=description) == (classes, domain)
+
+
+def test_plural_style_words_name_the_domain(pacs):
+    assert _resolve(pacs, description="cats and dogs on our trail cameras") \
+        == (["cat", "dog"], "photo")  # fmt: skip
