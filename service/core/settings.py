@@ -93,8 +93,8 @@ class Settings(BaseSettings):
     max_image_pixels: int = Field(default=4096 * 4096, gt=0)
     max_image_bytes: int = Field(default=8 * 1024 * 1024, gt=0)
     max_request_pixels: int = Field(default=64 * 1024 * 1024, gt=0)
-    match_threshold: float = Field(default=0.575, ge=-1, le=1)  # benchmarks/resolution.py
-    match_margin: float = Field(default=0.08, ge=0, le=2)  # chosen on its tune split
+    match_threshold: float = Field(default=0.55, ge=-1, le=1)  # benchmarks/resolution.py
+    match_margin: float = Field(default=0.04, ge=0, le=2)  # chosen on its tuning pool
     public_url: str = ""
     fedclip_version: str = "latest"
     anytime_version: str = "latest"

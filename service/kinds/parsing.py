@@ -24,6 +24,8 @@ from dataclasses import dataclass, field
 
 from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
 
+from service.kinds.numbers import digit_of
+
 NUMERALS = dict(zip("0123456789", ("zero", "one", "two", "three", "four", "five", "six",
                                      "seven", "eight", "nine"), strict=True))  # fmt: skip
 # Quotes, markup and comment syntax: what injection attempts need and task wording never does
@@ -94,6 +96,9 @@ FILLER = {
     "written", "hi", "hello", "hey", "thanks", "thank", "cheers", "u", "ur", "set", "setup",
     "thats", "whats", "theres", "heres", "dont", "doesnt", "isnt", "arent", "wont", "cant", "ive",
     "youre", "theyre", "lets", "shes", "hes", "were", "style",
+    # chat and ticket register: acknowledgements, urgency and hedges carry no class
+    "thx", "ty", "yes", "yeah", "yep", "ok", "okay", "q", "quick", "btw", "fyi", "asap", "lol",
+    "urgent", "possible", "automatically", "auto", "dedicated", "accurate", "accurately",
 }  # fmt: skip
 # Stop words a class may still be named by ("one", "top", "fire truck") are kept where they do.
 FILLER |= ENGLISH_STOP_WORDS - NEGATIONS
@@ -158,6 +163,9 @@ def _read_chunk(chunk: str, known: Known, parsed: Parsed, aside: bool) -> None:
     """Add one chunk's mention (or a range's numbers) and style words to ``parsed``."""
     if (numbers := _range(chunk, known)) is not None:
         parsed.mentions += numbers
+        return
+    if (digit := digit_of(chunk)) is not None and known.names_a_class(str(digit)):
+        parsed.mentions.append(str(digit))  # "the number after six": not "six"
         return
     raw = [known.fix(t) for t in words(chunk)]
     if negates(raw, known.class_word):  # "not horses": that class is not asked for

@@ -223,7 +223,7 @@ def test_class_names_made_of_stop_or_negation_words(encoder):
 
 
 @pytest.mark.parametrize("description", [
-    "mittens, coats and bags", "beagles, cats and horses", "culottes, dresses and coats",
+    "mittens, coats and bags", "meerkats, cats and horses", "culottes, dresses and coats",
     "one piece swimsuits, dresses and coats", "four leaf clovers, cats and dogs",
     "bear claw pastries, cats and dogs", "dog walking service flyers, cats and horses",
     "cats, dogs and guinea pig babies", "size 2-4 shoes and sneakers",
@@ -257,7 +257,7 @@ def test_lists_on_lines_and_sentences_about_the_app(pacs):
     assert [m.name for m in matches] == ["sheep", "cow", "horse"] and domain == "photo"
     assert set(ignored) == {"small rescue centre", "night shots"}
     _refused(pacs, description="Cats and dogs. Also tigers.")  # a short sentence: a class asked
-    _refused(pacs, description="Is it possible to detect beagles, tabbies and horses?")
+    _refused(pacs, description="Is it possible to detect meerkats, tabbies and horses?")
     _refused(pacs, description="every digit other than 0 and 1")
     _refused(pacs, description="I only care about one thing: is there a dog in it or not?")
 

@@ -24,7 +24,9 @@ classes:
     aliases: [pippin, crab apple]
   banana: {definition: A long curved fruit with a yellow peel., aliases: [plantain]}
   lime: {definition: A small sour green citrus fruit.}
-  plum: {definition: A small purple stone fruit with juicy flesh.}
+  plum:
+    definition: A small purple stone fruit with juicy flesh.
+    descriptions: [dried it becomes a prune]
   orange: {definition: A round citrus fruit with a thick orange rind.}
   blueberry: {definition: A tiny round blue berry that grows on shrubs.}
 domains:
@@ -74,6 +76,7 @@ def test_the_artifact_carries_the_users_catalogue(trained):
     assert set(names) == {"apple", "banana", "lime", "plum", "orange", "blueberry"}
     apple = cat["classes"][names.index("apple")]
     assert apple["definition"].startswith("A round fruit") and "pippin" in apple["aliases"]
+    assert cat["classes"][names.index("plum")]["descriptions"] == ["dried it becomes a prune"]
     assert cat["domains"] == ["sketch", "studio"]
     assert cat["domain_descriptions"]["sketch"] == "pencil drawings of fruit on paper"
     assert len(cat["groups"]) == 2 and {c["group"] for c in cat["classes"]} == set(cat["groups"])
@@ -106,6 +109,10 @@ def test_the_service_resolves_the_users_aliases_and_definitions(client):
     assert made.status_code == 200, made.text
     assert made.json()["classes"] == ["apple", "banana", "lime"]
     assert made.json()["domain"] == "sketch"
+    described = client.post("/v1/personalize", json={"classes": [
+        "the fruit that is dried into prunes", "banana", "lime"]})  # the file's descriptions
+    assert described.status_code == 200, described.text
+    assert described.json()["classes"] == ["plum", "banana", "lime"]
 
 
 def test_non_square_photos_give_the_same_answer_through_predict_onnx_and_torchvision(

@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from model_store.domains import DOMAIN_DESCRIPTIONS, DOMAINS
+from trainer.data.descriptions import DESCRIPTIONS
 
 GROUPS = ("digit", "clothing", "animal")
 
@@ -61,23 +62,32 @@ _DEFINITIONS = {"digit": _DIGITS, "clothing": _CLOTHING, "animal": _ANIMALS}
 _ALIASES = {
     "zero": ["nought", "naught", "nil"],
     "t-shirt": ["tee", "tee shirt", "tshirt"],
-    "trouser": ["trousers", "pants", "slacks", "jeans", "chinos"],
-    "pullover": ["sweater", "jumper", "jersey", "sweatshirt"],
+    "trouser": ["trousers", "pants", "slacks", "jeans", "chinos", "joggers", "sweatpants",
+                "khakis", "denims"],
+    "pullover": ["sweater", "jumper", "jersey", "sweatshirt", "hoodie", "cardigan", "knitwear",
+                 "turtleneck"],
     "dress": ["gown", "frock", "sundress"],
-    "coat": ["jacket", "overcoat", "parka", "raincoat", "anorak"],
-    "sandal": ["flip flop", "slide", "slipper sandal"],
-    "shirt": ["blouse", "button down", "dress shirt"],
-    "sneaker": ["trainer", "running shoe", "tennis shoe", "sports shoe", "kicks"],
-    "bag": ["handbag", "purse", "tote", "backpack", "satchel", "shoulder bag"],
-    "ankle boot": ["boot", "bootie", "chelsea boot"],
-    "bear": ["grizzly", "brown bear", "polar bear", "cub"],
-    "bird": ["songbird", "sparrow", "parrot", "pigeon", "eagle", "owl", "robin", "chick"],
-    "cat": ["kitten", "kitty", "feline", "tomcat", "moggy"],
-    "cow": ["cattle", "calf", "bull", "ox", "heifer", "steer", "bovine"],
-    "dog": ["puppy", "pup", "hound", "canine", "doggy", "doggie", "pooch"],
+    "coat": ["jacket", "overcoat", "parka", "raincoat", "anorak", "puffer",
+             "windbreaker", "blazer"],
+    "sandal": ["flip flop", "slide", "slipper sandal", "espadrille"],
+    "shirt": ["blouse", "button down", "dress shirt", "polo"],
+    "sneaker": ["trainer", "running shoe", "tennis shoe", "sports shoe", "kicks", "plimsoll"],
+    "bag": ["handbag", "purse", "tote", "backpack", "satchel", "shoulder bag", "clutch",
+            "rucksack", "duffel"],
+    "ankle boot": ["boot", "bootie", "chelsea boot", "chukka"],
+    "bear": ["grizzly", "brown bear", "polar bear", "cub", "panda"],
+    "bird": ["songbird", "sparrow", "parrot", "pigeon", "eagle", "owl", "robin", "chick",
+             "budgie", "parakeet", "finch", "crow", "seagull", "gull", "hawk", "pelican",
+             "penguin", "hummingbird", "duck", "hen", "chicken", "swan", "blackbird", "bluebird",
+             "magpie", "flamingo"],
+    "cat": ["kitten", "kitty", "feline", "tomcat", "moggy", "tabby", "siamese"],
+    "cow": ["cattle", "calf", "bull", "ox", "heifer", "steer", "bovine", "holstein", "oxen"],
+    "dog": ["puppy", "pup", "hound", "canine", "doggy", "doggie", "pooch", "doggo", "labrador",
+            "retriever", "beagle", "poodle", "terrier", "collie", "spaniel", "bulldog", "husky",
+            "dachshund", "chihuahua", "corgi", "pug", "rottweiler"],
     "elephant": ["pachyderm"],
-    "horse": ["pony", "stallion", "mare", "foal", "colt"],
-    "sheep": ["lamb", "ewe", "ram"],
+    "horse": ["pony", "stallion", "mare", "foal", "colt", "thoroughbred", "equine", "filly"],
+    "sheep": ["lamb", "ewe", "ram", "merino"],
 }
 
 # Frozen output of prototype_neighbours on the full sources (see module docstring).
@@ -165,6 +175,7 @@ CLASSES: list[dict[str, Any]] = [
         "prompts": class_prompts(name),
         "definition": definition,
         "aliases": list(_ALIASES.get(name, [])),
+        "descriptions": list(DESCRIPTIONS[name]),
         "neighbours": _split_neighbours(_NEIGHBOURS[name]),
     }
     for group in GROUPS
@@ -186,7 +197,8 @@ def catalogue_for(names: Sequence[str]) -> list[dict[str, Any]]:
         base = _BY_NAME.get(name)
         if base is None:
             entries.append({"name": name, "group": None, "prompts": class_prompts(name),
-                            "definition": "", "aliases": [], "neighbours": []})
+                            "definition": "", "aliases": [], "descriptions": [],
+                            "neighbours": []})
             continue
         entry = dict(base)
         entry["neighbours"] = [n for n in base["neighbours"] if n in present]

@@ -8,6 +8,8 @@ The optional file (YAML or JSON) describes the classes of an image tree and its 
         definition: Footwear that covers the foot and rises just above the ankle.
         prompts: [a photo of an ankle boot., a product shot of an ankle boot.]
         aliases: [boot, bootie]       # other words people use: the request resolver matches them
+        descriptions:                 # how people describe it without its name (resolver views)
+          - a short boot that stops just above the ankle
         group: footwear               # classes of a group share a stage-2 specialist
     domains:
       studio: product photos on a white background   # what the resolver matches style words to
@@ -32,13 +34,14 @@ from trainer.data.catalogue import DOMAIN_TEMPLATES, GENERIC_TEMPLATES
 
 _USER_DOMAIN_TEMPLATES = ("a {d} image of {x}.", "a {d} picture of {x}.", "{x}, {d}.",
                           "an image of {x} ({d}).")
-_CLASS_KEYS = {"name", "definition", "prompts", "aliases", "group"}
+_CLASS_KEYS = {"name", "definition", "prompts", "aliases", "descriptions", "group"}
 
 
 @dataclass
 class UserCatalogue:
     """Entries in label order (``name``, ``group``, ``prompts``, ``definition``, ``aliases``,
-    ``neighbours``, ``domain_prompts``), group names, domains and their descriptions."""
+    ``descriptions``, ``neighbours``, ``domain_prompts``), group names, domains and the
+    domains' descriptions."""
 
     entries: list[dict[str, Any]]
     groups: list[str]
@@ -51,7 +54,7 @@ class UserCatalogue:
 
     def artifact_json(self) -> dict[str, Any]:
         """The artifact's ``catalogue.json``."""
-        keep = ("name", "group", "prompts", "definition", "aliases", "neighbours")
+        keep = ("name", "group", "prompts", "definition", "aliases", "descriptions", "neighbours")
         return {"classes": [{k: e[k] for k in keep} for e in self.entries],
                 "groups": self.groups, "domains": self.domains,
                 "domain_descriptions": self.descriptions}
@@ -78,7 +81,7 @@ def read_catalogue_file(path: str | Path) -> dict[str, Any]:
     for key, entry in (doc.get("classes") or {}).items():
         if not isinstance(entry, dict) or set(entry) - _CLASS_KEYS:
             raise ValueError(f"{path}: class {key!r} must be a mapping of {sorted(_CLASS_KEYS)}")
-        for field in ("prompts", "aliases"):
+        for field in ("prompts", "aliases", "descriptions"):
             if not isinstance(entry.get(field, []), list):
                 raise ValueError(f"{path}: class {key!r}: {field} must be a list")
     if not isinstance(doc.get("domains") or {}, dict):
@@ -140,6 +143,7 @@ def build_catalogue(class_names: Sequence[str], domains: Sequence[str], spec: di
         entries.append({"name": name, "group": g.get("group"), "prompts": _prompts(
             name, g.get("prompts")), "definition": str(g.get("definition") or ""),
             "aliases": [str(a) for a in g.get("aliases", [])],
+            "descriptions": [str(d) for d in g.get("descriptions", [])],
             "domain_prompts": {d: _domain_prompts(name, d) for d in domains}})
     if dup := sorted({e["name"] for e in entries if [x["name"] for x in entries].count(e["name"])
                       > 1}):

@@ -1,0 +1,58 @@
+"""Digits described by arithmetic or order: "the number after six", "half of eighteen", "3 + 4".
+
+People who describe a digit without naming it often compute it. A sentence encoder does not
+compute ("one less than ten" is as near to *one* as to *nine*), so such a mention is evaluated
+here and, when it comes to a whole number from 0 to 9, names that digit outright. Only a
+mention that is nothing but the computation (and filler such as "the number", "that comes",
+"you get") is read; anything else is left to the encoder. "and", "-" and "/" are not
+operators: they separate classes and ranges ("four and five", "0-4", "cats/dogs").
+"""
+
+from __future__ import annotations
+
+import re
+
+_UNITS = ("zero one two three four five six seven eight nine ten eleven twelve thirteen "
+          "fourteen fifteen sixteen seventeen eighteen nineteen twenty").split()
+_VALUES = {w: i for i, w in enumerate(_UNITS)} | {"dozen": 12, "a dozen": 12, "nothing": 0}
+_NUM = r"(\d{1,2}|" + "|".join(sorted(_VALUES, key=len, reverse=True)) + ")"
+_LEAD = (r"^(?:(?:it is|its|what is|whats|what you get (?:from|when you)|the result of)\s+)?"
+         r"(?:the\s+)?(?:(?:number|digit|numeral|value|answer)\s+)?"
+         r"(?:(?:that|which)\s+)?(?:(?:comes|is|you get|equals?)\s+)?"
+         r"(?:(?:right|just|immediately|directly)\s+)?")
+# (pattern after the lead-in, function of the captured numbers)
+_FORMS = [
+    (rf"(?:after|following|next after|succeeding)\s+{_NUM}", lambda a: a + 1),
+    (rf"(?:before|preceding|prior to)\s+{_NUM}", lambda a: a - 1),
+    (rf"(?:one|1)\s+(?:more|greater|bigger|higher)\s+than\s+{_NUM}", lambda a: a + 1),
+    (rf"(?:one|1)\s+(?:less|fewer|smaller|lower)\s+than\s+{_NUM}", lambda a: a - 1),
+    (rf"half\s+(?:of\s+)?(?:a\s+)?{_NUM}", lambda a: a / 2),
+    (rf"(?:double|twice)\s+(?:of\s+)?{_NUM}", lambda a: 2 * a),
+    (rf"{_NUM}\s+(?:squared)", lambda a: a * a),
+    (rf"(?:the\s+)?square\s+root\s+of\s+{_NUM}", lambda a: a ** 0.5),
+    (rf"{_NUM}\s*(?:plus|\+|added to)\s*{_NUM}", lambda a, b: a + b),
+    (rf"{_NUM}\s*(?:minus|take away)\s*{_NUM}", lambda a, b: a - b),
+    (rf"{_NUM}\s*(?:times|x|\*|multiplied by)\s*{_NUM}", lambda a, b: a * b),
+    (rf"{_NUM}\s*(?:divided by)\s*{_NUM}", lambda a, b: a / b if b else -1),
+]
+_COMPILED = [(re.compile(_LEAD + form + r"\s*$"), fn) for form, fn in _FORMS]
+
+
+def _value(token: str) -> int:
+    return int(token) if token.isdigit() else _VALUES[token]
+
+
+def digit_of(phrase: str) -> int | None:
+    """The digit 0–9 that ``phrase`` computes, or None when it is not purely a computation
+    of one ("the number after six" → 7, "half of eighteen" → 9, "eleven minus two" → 9,
+    "two cats" → None, "the number after ten" → None)."""
+    text = re.sub(r"[^0-9a-z+* ]+", " ", phrase.lower().replace("half a dozen", "half of 12"))
+    text = re.sub(r"\s+", " ", text).strip()
+    for pattern, fn in _COMPILED:
+        match = pattern.match(text)
+        if match:
+            result = fn(*(_value(g) for g in match.groups()))
+            if float(result).is_integer() and 0 <= result <= 9:
+                return int(result)
+            return None
+    return None
