@@ -59,7 +59,9 @@ _HEADER = re.compile(r"^(.*)(?::|\s[—–-]\s)(.*)$", re.S)  # "pets: cat and d
 _COUNT = re.compile(
     r"\b(?:\d+|two|three|four|five|six|seven|eight|nine|ten)\s+(?:digits?|numbers?|numerals?|"
     r"classes|categories|kinds|types|animals|garments|things|items)\b", re.I)  # fmt: skip
-_PRONOUN_ONE = re.compile(r"\b(which|this|that|each|every|any|no|the other)\s+one\b", re.I)
+_PRONOUN_ONE = re.compile(r"\b(which|this|that|each|every|any|no|the other)\s+one\b|"
+                          r"\b(?:these|those|both|all)\s+(?:two|three|four|five|six)\b(?!\s*[,&]|"
+                          r"\s+(?:and|or)\b)", re.I)  # "just those two", not "those 2, 3 and 4"
 NEGATIONS = {"not", "no", "non", "never", "except", "excluding", "without", "but", "nor", "none",
              "nothing"}
 _EXCLUDING = {"except", "excluding", "anything", "everything"}  # negate wherever they stand

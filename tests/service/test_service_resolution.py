@@ -242,6 +242,8 @@ def test_real_words_compounds_and_unknown_classes_are_refused(pacs, description)
     ("Dr. Smith wants cats and dogs", ["cat", "dog"]),
     ("cats-and-dogs and horses", ["cat", "dog", "horse"]),
     ("Which of 4, 6 or 9 is written on the tag?", ["four", "six", "nine"]),
+    ("can it tell cats from dogs? just need those two lol", ["cat", "dog"]),  # outside6, stop 26
+    ("those two, three and four", ["two", "three", "four"]),
 ])
 def test_counts_labels_abbreviations_and_compounds(pacs, description, classes):
     assert _resolve(pacs, description=description)[0] == classes
