@@ -49,6 +49,9 @@ class Settings(BaseSettings):
         match_threshold: cosine similarity below which a phrase is "unknown" (422 + suggestions).
         match_margin: how far a phrase's best class must lead the next one when it is matched
             by similarity (not by name or alias); closer is ambiguous (422 + suggestions).
+        match_described_threshold, match_described_margin: the same two for a phrase that
+            describes a class (three or more content words: "summer footwear that leaves the
+            toes bare"), which is also compared with the catalogue's descriptions.
         fedclip_version: which FedCLIP adapter artifact serves client-ID personalization
             (``latest`` follows ``LATEST``; when the store has none, client IDs get a 404/409).
         anytime_version: which ``anytime`` artifact (early-exit models per federated client)
@@ -93,8 +96,10 @@ class Settings(BaseSettings):
     max_image_pixels: int = Field(default=4096 * 4096, gt=0)
     max_image_bytes: int = Field(default=8 * 1024 * 1024, gt=0)
     max_request_pixels: int = Field(default=64 * 1024 * 1024, gt=0)
-    match_threshold: float = Field(default=0.55, ge=-1, le=1)  # benchmarks/resolution.py
-    match_margin: float = Field(default=0.04, ge=0, le=2)  # chosen on its tuning pool
+    match_threshold: float = Field(default=0.575, ge=-1, le=1)  # benchmarks/resolution.py
+    match_margin: float = Field(default=0.08, ge=0, le=2)  # chosen on its tune split (stop 24)
+    match_described_threshold: float = Field(default=0.625, ge=-1, le=1)  # on its tuning pool
+    match_described_margin: float = Field(default=0.06, ge=0, le=2)  # (stop 26)
     public_url: str = ""
     fedclip_version: str = "latest"
     anytime_version: str = "latest"

@@ -42,12 +42,20 @@ def _value(token: str) -> int:
     return int(token) if token.isdigit() else _VALUES[token]
 
 
-def digit_of(phrase: str) -> int | None:
+_CUED = re.compile(r"\b(?:number|digit|numeral|plus|minus|times|multiplied|divided|squared|"
+                   r"root)\b|[+*]")
+
+
+def digit_of(phrase: str, cued: bool = False) -> int | None:
     """The digit 0–9 that ``phrase`` computes, or None when it is not purely a computation
     of one ("the number after six" → 7, "half of eighteen" → 9, "eleven minus two" → 9,
-    "two cats" → None, "the number after ten" → None)."""
+    "two cats" → None, "the number after ten" → None). With ``cued`` (a chunk of a longer
+    description, not a class of its own), only a phrase that says it is a number or uses an
+    operator counts: "from after 6" and "half of 10" there are times and amounts."""
     text = re.sub(r"[^0-9a-z+* ]+", " ", phrase.lower().replace("half a dozen", "half of 12"))
     text = re.sub(r"\s+", " ", text).strip()
+    if cued and not _CUED.search(text):
+        return None
     for pattern, fn in _COMPILED:
         match = pattern.match(text)
         if match:

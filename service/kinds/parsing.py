@@ -25,12 +25,11 @@ from dataclasses import dataclass, field
 from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
 
 from service.kinds.numbers import digit_of
+from service.kinds.structured import INJECTION, plain
+from service.kinds.vocabulary import EXCLUDING, FILLER, NEGATIONS, STYLE_WORDS
 
 NUMERALS = dict(zip("0123456789", ("zero", "one", "two", "three", "four", "five", "six",
                                      "seven", "eight", "nine"), strict=True))  # fmt: skip
-# Quotes, markup and comment syntax: what injection attempts need and task wording never does
-# (plain words such as "select" or "update" are not refused).
-_INJECTION = re.compile(r"[\"<>={}\[\]\\|`]|--|/\*")
 # List separators, not inside a hyphenated compound ("black-and-white").
 _SEPARATORS = re.compile(
     r",|;|&|\+|/|(?<![-\w])(?:and|or|nor|vs\.?|versus|from)(?![-\w])", re.I)
@@ -50,6 +49,7 @@ _POST = {"in", "on", "at", "near", "with", "by", "under", "behind", "beside", "i
          "around", "during", "into", "onto", "over", "across", "along", "through", "within", "of",
          "that", "which", "who", "where", "when", "while", "per", "for"}
 _RANGE_WORDS = {"to", "through", "thru", "till", "until"}  # "5 to 9 per photo" is no class list
+_BOUNDS = {"after", "before", "since", "past", "around", "about", "over", "under", "at", "by"}
 _COUNTED = {"thing", "things", "item", "items", "more", "of", "kind", "type", "time", "times",
             "way", "question"}  # "one thing", "one of them", "two more"
 # Words that go with a written number without making it a count or a label ("handwritten 3s").
@@ -59,51 +59,10 @@ _HEADER = re.compile(r"^(.*)(?::|\s[—–-]\s)(.*)$", re.S)  # "pets: cat and d
 _COUNT = re.compile(
     r"\b(?:\d+|two|three|four|five|six|seven|eight|nine|ten)\s+(?:digits?|numbers?|numerals?|"
     r"classes|categories|kinds|types|animals|garments|things|items)\b", re.I)  # fmt: skip
-_PRONOUN_ONE = re.compile(r"\b(which|this|that|each|every|any|no|the other)\s+one\b|"
-                          r"\b(?:these|those|both|all)\s+(?:two|three|four|five|six)\b(?!\s*[,&]|"
-                          r"\s+(?:and|or)\b)", re.I)  # "just those two", not "those 2, 3 and 4"
-NEGATIONS = {"not", "no", "non", "never", "except", "excluding", "without", "but", "nor", "none",
-             "nothing"}
-_EXCLUDING = {"except", "excluding", "anything", "everything"}  # negate wherever they stand
-STYLE_WORDS = {
-    "sketch", "sketches", "sketched", "sketchy", "drawing", "drawings", "drawn", "doodle",
-    "doodles", "pencil", "charcoal", "ink", "line", "painting", "paintings", "painted", "oil",
-    "watercolour", "watercolours", "watercolor", "watercolors", "acrylic", "artwork", "artworks",
-    "art", "museum", "canvas", "cartoon", "cartoons", "comic", "comics", "animated", "animation",
-    "anime", "manga", "strips", "book", "photo", "photos", "photograph", "photographs",
-    "photographic", "snapshot", "snapshots", "camera", "real", "realistic", "life", "catalogue",
-    "safari",
-}  # fmt: skip
-FILLER = {
-    "i", "id", "im", "we", "you", "my", "me", "our", "your", "us", "it", "its", "this", "these",
-    "those", "that", "them", "they", "is", "are", "be", "am", "was", "a", "an", "the", "some",
-    "any", "each", "every", "to", "of", "in", "on", "at", "for", "with", "into", "as", "by",
-    "about", "between", "among", "apart", "please", "can", "could", "would", "should", "will",
-    "may", "need", "needs", "want", "wants", "like", "have", "has", "do", "does", "help", "build",
-    "make", "create", "train", "give", "get", "model", "models", "app", "apps", "application",
-    "classifier", "system", "tool", "something", "classify", "classifies", "distinguish",
-    "differentiate", "recognise", "recognize", "recognises", "recognizes", "identify", "detect",
-    "sort", "separate", "tell", "label", "find", "spot", "guess", "decide", "whether", "which",
-    "what", "difference", "differences", "picture", "pictures", "image", "images", "kind",
-    "kinds", "type", "types", "sorts", "different", "various", "either", "neither", "just",
-    "only", "also", "again", "too", "here", "there", "users", "user", "upload", "uploads", "sell",
-    "run", "shop", "reader", "kid", "kids", "childrens", "children", "shows", "show", "showing",
-    "featuring", "digit", "digits", "number", "numbers", "numeral", "numerals", "handwritten",
-    "knows", "know", "if", "question", "task", "classes", "class", "categories", "s", "pls",
-    "plz", "animal", "animals", "creature", "creatures", "clothes", "clothing", "garment",
-    "garments", "item", "items", "object", "objects", "thing", "things", "shown", "pictured",
-    "depicted", "draw", "did", "tag", "tags", "recognizer", "recogniser", "detector", "hand",
-    "folder", "folders", "dataset", "datasets", "collection", "album", "batch", "labelled",
-    "labeled", "labelling", "labeling", "labels", "recognition", "classification",
-    "written", "hi", "hello", "hey", "thanks", "thank", "cheers", "u", "ur", "set", "setup",
-    "thats", "whats", "theres", "heres", "dont", "doesnt", "isnt", "arent", "wont", "cant", "ive",
-    "youre", "theyre", "lets", "shes", "hes", "were", "style",
-    # chat and ticket register: acknowledgements, urgency and hedges carry no class
-    "thx", "ty", "yes", "yeah", "yep", "ok", "okay", "q", "quick", "btw", "fyi", "asap", "lol",
-    "urgent", "possible", "automatically", "auto", "dedicated", "accurate", "accurately",
-}  # fmt: skip
-# Stop words a class may still be named by ("one", "top", "fire truck") are kept where they do.
-FILLER |= ENGLISH_STOP_WORDS - NEGATIONS
+_PRONOUN_ONE = re.compile(
+    r"\b(which|this|that|each|every|any|no|the other)\s+one\b|\b(?:these|those|both|all)\s+"
+    rf"(?:two|three|four|five|six)\b(?!\s*[,&]\s*{_NUMBER}|\s+(?:and|or|&)\b|\s+{_NUMBER}\b)",
+    re.I)  # "just those two", "those two: cats, dogs"; not "those two, three and four"
 
 
 @dataclass
@@ -144,10 +103,10 @@ def words(text: str) -> list[str]:
 
 def parse(text: str, known: Known = Known()) -> Parsed:  # noqa: B008 (immutable default)
     """Split ``text`` into class mentions and style words (see the module docstring)."""
-    text = _ARROW.sub(": ", text)
-    if _INJECTION.search(text):
-        return Parsed([], refused="the description contains quotes, markup or code; describe the "
-                      "task in plain words, e.g. 'classify cats and dogs'")  # fmt: skip
+    if INJECTION.search(text):
+        return Parsed([], refused="the description contains markup, SQL or comment syntax; describe"
+                      " the task in plain words, e.g. 'classify cats and dogs'")  # fmt: skip
+    text = plain(_ARROW.sub(": ", text))
     text = _COMPOUND.sub(lambda m: f"{m[1]}, {m[3]}" if known.class_word(m[1].lower())
                          and known.class_word(m[3].lower()) else m[0], text)  # fmt: skip
     style, text = _header(_lines(text), known)
@@ -166,7 +125,7 @@ def _read_chunk(chunk: str, known: Known, parsed: Parsed, aside: bool) -> None:
     if (numbers := _range(chunk, known)) is not None:
         parsed.mentions += numbers
         return
-    if (digit := digit_of(chunk)) is not None and known.names_a_class(str(digit)):
+    if (digit := digit_of(chunk, cued=True)) is not None and known.names_a_class(str(digit)):
         parsed.mentions.append(str(digit))  # "the number after six": not "six"
         return
     raw = [known.fix(t) for t in words(chunk)]
@@ -268,13 +227,14 @@ def _post_modifier(tokens: list[str], known: Known) -> list[str]:
 
 def _drop_numbers(tokens: list[str], known: Known) -> list[str]:
     """Without numbers that count, label or bound something else: "3 kids", "7 days", "one
-    piece swimsuits", "version 2", "size 4", "aged 1 to 3" (a number followed by a content word
-    or a plural, or preceded by a content word or a range word; numbers and digit words such as
-    "handwritten", "digits", "written" do not count)."""
+    piece swimsuits", "version 2", "size 4", "aged 1 to 3", "from after 6" (a number followed
+    by a content word or a plural, or preceded by a content word, a range word or a bound such
+    as "after"; numbers and digit words such as "handwritten", "digits", "written" do not
+    count)."""
     def counts(i: int) -> bool:
         after = tokens[i + 1] if i + 1 < len(tokens) else None
         before = tokens[i - 1] if i > 0 else None
-        if before in _RANGE_WORDS or after in _RANGE_WORDS or after in _COUNTED:
+        if before in _RANGE_WORDS | _BOUNDS or after in _RANGE_WORDS or after in _COUNTED:
             return True
         if after is not None and not is_number(after) and after not in _DIGIT_CONTEXT and (
                 after not in FILLER or (after.endswith("s") and after not in ENGLISH_STOP_WORDS)
@@ -291,7 +251,7 @@ def negates(tokens: list[str], class_word: Callable[[str], bool] = _never) -> bo
     content = [t for t in tokens if t not in FILLER or t in NEGATIONS or class_word(t)]
     other_than = any(a == "other" and b == "than" for a, b in zip(tokens, tokens[1:], strict=False))
     return bool(content) and ((content[0] in NEGATIONS and not class_word(content[0]))
-                              or bool(_EXCLUDING & set(tokens)) or other_than)
+                              or bool(EXCLUDING & set(tokens)) or other_than)
 
 
 def singular_forms(word: str) -> list[str]:

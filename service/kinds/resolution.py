@@ -4,17 +4,21 @@ A description is first read by :mod:`service.kinds.parsing` (instruction, filler
 dropped; class mentions and style words kept). Each mention then resolves
 
 1. exactly, when one of its word n-grams is a class name, an alias from the catalogue (``aliases``
-   per class) or a numeral ("3", "3s" → three), or it computes a digit ("the number after
-   six", :mod:`service.kinds.numbers`), singular or plural, and at most one other word
-   is left over, which names no other class ("woolly sheep", "high-top boots"; "the striped
-   african horse" is a description, not a horse; "cats dogs" is not one class). A run of
-   numbers with no separator ("2 4 6 8") is one mention per number;
+   per class) or a numeral ("3", "3s" → three), singular or plural (a mention that computes
+   a digit, "the number after six", arrives as that numeral: :mod:`service.kinds.numbers`),
+   and at most one other word is left over, which names no other class ("woolly sheep",
+   "high-top boots"; "the striped african horse" is a description, not a horse; "cats dogs"
+   is not one class). A run of numbers with no separator ("2 4 6 8") is one mention per
+   number;
 2. else by cosine similarity of its embedding with every view of every class (name, aliases,
-   definition, descriptions), the best view per class counting. The catalogue's several
-   ``descriptions`` per class (looks, use, habitat, what a numeral counts) are what let a
-   definition written by someone else find its class: one dictionary definition per class
-   matched 62–71 % of outsiders' definitions, the descriptions 91–94 %
-   (docs/results-resolution.md, stop 26).
+   definition), the best view per class counting. A mention that *describes* a class (four
+   or more words, or three content words) is also compared with the catalogue's several
+   ``descriptions`` per class (looks, use, habitat, what a numeral counts), and has its own
+   threshold and margin: one dictionary definition per class matched 62–71 % of outsiders'
+   definitions, the descriptions 91–94 % (docs/results-resolution.md, stop 26). Names and
+   short phrases never see the descriptions ("hats" is no "hat-trick", so no *three*). A
+   mention that asks to count something ("how many legs a fish has") is never accepted by
+   similarity: the encoder answers counts by association.
 
 All mentions are assigned *jointly*: k mentions get k distinct classes (Hungarian assignment on
 the similarities), so two phrases cannot take the same class and no class is invented. Repeated
@@ -28,6 +32,7 @@ drawings" → sketch).
 from __future__ import annotations
 
 import functools
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -35,7 +40,6 @@ import numpy as np
 from scipy.optimize import linear_sum_assignment
 
 from model_store.domains import DOMAIN_DESCRIPTIONS
-from service.kinds.numbers import digit_of
 from service.kinds.parsing import (
     NUMERALS,
     Known,
@@ -44,8 +48,12 @@ from service.kinds.parsing import (
     words,
 )
 from service.kinds.spelling import Speller
+from service.kinds.vocabulary import FILLER
 
 DOMAIN_MIN_SIMILARITY = 0.25
+# "how many legs a fish has", "the number of faces on a cube": MiniLM matched such counts by
+# word association, right for 1 of 9 in the outside sets 1-3; only computed digits are exact.
+_COUNTING = re.compile(r"\b(?:how many|number of|count of|amount of)\b", re.I)
 
 
 @dataclass
@@ -70,15 +78,20 @@ class ClassResolver:
         threshold: minimum cosine similarity to accept a non-exact match.
         margin: how far a non-exact match must lead the next-best class ("shoes": sneaker,
             sandal and ankle boot score alike, so none is chosen).
+        described: (threshold, margin) for a mention that describes a class (three or more
+            content words, :func:`describes`); only those are also compared with the
+            catalogue's ``descriptions``. Default: ``(threshold, margin)``.
     """
 
     def __init__(
-        self, catalogue: dict[str, Any], encoder: Any, threshold: float, margin: float = 0.0
+        self, catalogue: dict[str, Any], encoder: Any, threshold: float, margin: float = 0.0,
+        described: tuple[float, float] | None = None,
     ) -> None:
         classes = catalogue["classes"]
         self.names = [c["name"] for c in classes]
         self.domains = list(catalogue.get("domains", []))
         self.encoder, self.threshold, self.margin = encoder, threshold, margin
+        self.described = described or (threshold, margin)
         self._lexicon: dict[str, int] = {}
         views, owners, core = [], [], []
         for i, c in enumerate(classes):
@@ -104,7 +117,8 @@ class ClassResolver:
         plurals = {w + ("es" if w.endswith(("s", "x", "ch", "sh")) else "s") for w in self._words}
         self.spell = Speller(self._words | plurals, getattr(encoder, "known_words", tuple)())
         self.known = Known(lambda p: self.exact(p) is not None, self.class_word, self.spell)
-        self._exact = functools.lru_cache(maxsize=4096)(self._exact_any)
+        self._exact = functools.lru_cache(maxsize=4096)(
+            lambda phrase: self._exact_uncached(words(phrase)))
 
     # ---- mentions -------------------------------------------------------------------------
 
@@ -112,14 +126,6 @@ class ClassResolver:
         """The class a short phrase names outright (longest n-gram first; of equal ones the
         last, the head noun: "house cats" is cats), else None; memoised (parsing asks again)."""
         return self._exact(phrase)
-
-    def _exact_any(self, phrase: str) -> int | None:
-        """A name, alias or numeral in the phrase, else a digit the phrase computes ("the
-        number after six": :func:`service.kinds.numbers.digit_of`) if the catalogue has it."""
-        found = self._exact_uncached(words(phrase))
-        if found is None and (digit := digit_of(phrase)) is not None:
-            found = self._lexicon.get(str(digit))
-        return found
 
     def _exact_uncached(self, tokens: list[str]) -> int | None:
         """The name must end the phrase: a word after it makes it a modifier ("horse
@@ -143,6 +149,17 @@ class ClassResolver:
             i += max(n, 1)
         return list(dict.fromkeys(found))
 
+    def describes(self, phrase: str) -> bool:
+        """Whether a mention describes a class rather than naming it: four or more words, or
+        three content words ("summer footwear that leaves the toes bare", "the digit for a
+        couple of things"; not "hats", "wedding photos"); with a word of a class name in it,
+        four content words ("a striped horse-like animal from Africa", not "Dr Smith's
+        cats")."""
+        tokens = words(phrase)
+        content = sum(w not in FILLER for w in tokens)
+        named = any(map(self.class_word, tokens))
+        return (len(tokens) >= 4 or content >= 3) and (content >= 4 or not named)
+
     def class_word(self, token: str) -> bool:
         """Whether ``token`` (or its singular) is a word of a class name or alias."""
         return any(form in self._words for form in singular_forms(token))
@@ -165,12 +182,20 @@ class ClassResolver:
         return [phrase]
 
     def similarities(self, phrases: list[str], core: bool = False) -> np.ndarray:
-        """(len(phrases), classes): the best cosine similarity over each class's views (with
-        ``core``: name, aliases and definition only, not the descriptions)."""
+        """(len(phrases), classes): the best cosine similarity over each class's views. Only a
+        description (:func:`describes`) is compared with the descriptions; a name or a short
+        phrase ("hats", "spiders") is compared with names, aliases and definitions, since a
+        description's other nouns ("a hat-trick", "legs of a spider") would match it. With
+        ``core``, nothing is compared with the descriptions."""
         sims = self.encoder.encode(phrases) @ self._views.T
-        owners = self._core if core else self._owners
-        return np.stack([sims[:, own].max(axis=1) if len(own) else np.full(len(phrases), -1.0)
-                         for own in owners], axis=1)  # fmt: skip
+        full = np.array([not core and self.describes(p) for p in phrases])
+        out = np.full((len(phrases), len(self._owners)), -1.0)
+        for k, (own, named) in enumerate(zip(self._owners, self._core, strict=True)):
+            if len(named):
+                out[:, k] = sims[:, named].max(axis=1)
+            if len(own):
+                out[full, k] = sims[np.ix_(full, own)].max(axis=1)
+        return out
 
     def match_many(self, phrases: list[str]) -> list[Match]:
         """Resolve distinct mentions jointly (k mentions → k distinct classes); unknown ones
@@ -198,7 +223,10 @@ class ClassResolver:
             return Match(phrase, None, None, -1.0, suggestions)
         score = float(scores[chosen])
         runner_up = float(np.delete(scores, chosen).max()) if len(scores) > 1 else -1.0
-        if score < self.threshold or (not exact and score - runner_up < self.margin):
+        threshold, margin = self.described if self.describes(phrase) else (self.threshold,
+                                                                            self.margin)
+        if not exact and (score < threshold or score - runner_up < margin or _COUNTING.search(
+                phrase)):  # a count the encoder would guess by association: ask back
             return Match(phrase, None, None, round(score, 4), suggestions)
         others = [s for s in suggestions if s["name"] != self.names[chosen]][:2]
         return Match(phrase, self.names[chosen], chosen, round(score, 4), others)

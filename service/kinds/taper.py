@@ -92,7 +92,8 @@ class TaperKind(ModelKind):
         if resolver:
             encoder = load_text_encoder(settings.text_encoder, "cpu")
             match = ClassResolver(bundle.catalogue, encoder, settings.match_threshold,
-                                  settings.match_margin)  # fmt: skip
+                                  settings.match_margin, (settings.match_described_threshold,
+                                                          settings.match_described_margin))
         return cls(bundle=bundle, device=device, resolver=match, metrics=metrics)
 
     # ---- the artifact's own evaluation ----------------------------------------------------

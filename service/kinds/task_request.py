@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from service.kinds.numbers import digit_of
 from service.kinds.parsing import negates, parse, singular_forms, words
 from service.kinds.resolution import ClassResolver, Match
 
@@ -51,7 +52,11 @@ def _mentions(resolver: ClassResolver, request: Any):
 
 def _respelt(resolver: ClassResolver, text: str) -> str:
     """A class name of up to three words with its misspelt words corrected ("sneekers"); a
-    longer phrase is a definition, left to the encoder as written."""
+    computation that gives a digit the catalogue has, that digit ("half of eighteen" → "9");
+    a longer phrase is a definition, left to the encoder as written."""
+    digit = digit_of(text)
+    if digit is not None and resolver.exact(str(digit)) is not None:
+        return str(digit)
     tokens = words(text)
     fixed = [resolver.spell(t) for t in tokens] if len(tokens) <= 3 else tokens
     return " ".join(fixed) if fixed != tokens else text

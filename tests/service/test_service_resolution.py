@@ -37,7 +37,8 @@ def pacs(encoder):
     from trainer.data.catalogue import catalogue_json
 
     s = Settings()
-    return ClassResolver(catalogue_json(), encoder, s.match_threshold, s.match_margin)
+    return ClassResolver(catalogue_json(), encoder, s.match_threshold, s.match_margin,
+                         (s.match_described_threshold, s.match_described_margin))
 
 
 def _resolve(resolver, **request) -> tuple[list[str], str | None]:

@@ -1,0 +1,55 @@
+"""The words the request parser reads by kind: negations, style words and filler.
+
+Kept apart from :mod:`service.kinds.parsing` so the rules read without the word lists. A word
+of any class name or alias is never filler, a style word or a negation, whatever these lists
+say (``parsing.Known.class_word``).
+"""
+
+from __future__ import annotations
+
+from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
+
+NEGATIONS = {"not", "no", "non", "never", "except", "excluding", "without", "but", "nor", "none",
+             "nothing"}
+EXCLUDING = {"except", "excluding", "anything", "everything"}  # negate wherever they stand
+STYLE_WORDS = {
+    "sketch", "sketches", "sketched", "sketchy", "drawing", "drawings", "drawn", "doodle",
+    "doodles", "pencil", "charcoal", "ink", "line", "painting", "paintings", "painted", "oil",
+    "watercolour", "watercolours", "watercolor", "watercolors", "acrylic", "artwork", "artworks",
+    "art", "museum", "canvas", "cartoon", "cartoons", "comic", "comics", "animated", "animation",
+    "anime", "manga", "strips", "book", "photo", "photos", "photograph", "photographs",
+    "photographic", "snapshot", "snapshots", "camera", "real", "realistic", "life", "catalogue",
+    "safari", "pic", "pics", "footage", "still", "stills", "clipart", "studio", "impressionist",
+}  # fmt: skip
+FILLER = {
+    "i", "id", "im", "we", "you", "my", "me", "our", "your", "us", "it", "its", "this", "these",
+    "those", "that", "them", "they", "is", "are", "be", "am", "was", "a", "an", "the", "some",
+    "any", "each", "every", "to", "of", "in", "on", "at", "for", "with", "into", "as", "by",
+    "about", "between", "among", "apart", "please", "can", "could", "would", "should", "will",
+    "may", "need", "needs", "want", "wants", "like", "have", "has", "do", "does", "help", "build",
+    "make", "create", "train", "give", "get", "model", "models", "app", "apps", "application",
+    "classifier", "system", "tool", "something", "classify", "classifies", "distinguish",
+    "differentiate", "recognise", "recognize", "recognises", "recognizes", "identify", "detect",
+    "sort", "separate", "tell", "label", "find", "spot", "guess", "decide", "whether", "which",
+    "what", "difference", "differences", "picture", "pictures", "image", "images", "kind",
+    "kinds", "type", "types", "sorts", "different", "various", "either", "neither", "just",
+    "only", "also", "again", "too", "here", "there", "users", "user", "upload", "uploads", "sell",
+    "run", "shop", "reader", "kid", "kids", "childrens", "children", "shows", "show", "showing",
+    "featuring", "digit", "digits", "number", "numbers", "numeral", "numerals", "handwritten",
+    "knows", "know", "if", "question", "task", "classes", "class", "categories", "s", "pls",
+    "plz", "animal", "animals", "creature", "creatures", "clothes", "clothing", "garment",
+    "garments", "item", "items", "object", "objects", "thing", "things", "shown", "pictured",
+    "depicted", "draw", "did", "tag", "tags", "recognizer", "recogniser", "detector", "hand",
+    "folder", "folders", "dataset", "datasets", "collection", "album", "batch", "labelled",
+    "labeled", "labelling", "labeling", "labels", "recognition", "classification",
+    "written", "hi", "hello", "hey", "thanks", "thank", "cheers", "u", "ur", "set", "setup",
+    "thats", "whats", "theres", "heres", "dont", "doesnt", "isnt", "arent", "wont", "cant", "ive",
+    "youre", "theyre", "lets", "shes", "hes", "were", "style",
+    # chat and ticket register: acknowledgements, urgency and hedges carry no class
+    "thx", "ty", "yes", "yeah", "yep", "ok", "okay", "q", "quick", "btw", "fyi", "asap", "lol",
+    "urgent", "possible", "automatically", "auto", "dedicated", "accurate", "accurately",
+    "tbh", "imo", "ish", "bonjour", "hola", "ciao", "merci", "gracias", "danke", "whole", "full",
+    "entire", "list", "distinguishes", "identifies", "detects", "support",
+}  # fmt: skip
+# Stop words a class may still be named by ("one", "top", "fire truck") are kept where they do.
+FILLER |= ENGLISH_STOP_WORDS - NEGATIONS
