@@ -133,3 +133,28 @@ def test_counts_are_asked_back_with_suggestions(pacs):
         _resolve(pacs, classes=["the number of wheels on a unicycle", "a cat"])
     unknown = err.value.extra["unknown"]
     assert unknown[0]["phrase"].startswith("the number of") and unknown[0]["did_you_mean"]
+
+
+@pytest.mark.parametrize(("description", "classes", "domain"), [
+    ('["kitten", "puppy", "pony"]', ["cat", "dog", "horse"], None),
+    ('{"classes": ["cat", "dog", "bird"], "style": "cartoon"}', ["cat", "dog", "bird"], "cartoon"),
+    ("{ task: 'classify', labels: ['T-shirt', 'Dress'], images: 'studio photos' }",
+     ["t-shirt", "dress"], "photo"),  # YAML flow style
+    ('the model distinguishes "sandal", "sneaker" and "ankle boot"', ["sandal", "sneaker",
+                                                                      "ankle boot"], None),
+    ("- [ ] zero\n- [ ] nine\n- [ ] eight", ["zero", "nine", "eight"], None),
+    ("cats | dogs | horses", ["cat", "dog", "horse"], None),
+])
+def test_requests_written_as_data_or_markup(pacs, description, classes, domain):
+    """Stop 25 refused every quote, bracket and pipe as an injection (outside set 7: 8 rows)."""
+    matches, got = resolve_request(pacs, PersonalizeCreate(description=description),
+                                   pacs.domains)
+    assert ([m.name for m in matches], got) == (classes, domain)
+
+
+@pytest.mark.parametrize("text", ["SELECT * FROM classes WHERE 1", "cats or 1=1",
+                                  "cats, dogs /* admin */", "<b>cats</b> and dogs"])
+def test_sql_markup_and_comments_are_still_refused(pacs, text):
+    with pytest.raises(Problem) as err:
+        _resolve(pacs, description=text)
+    assert err.value.slug == "unreadable-description"
