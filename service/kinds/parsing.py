@@ -49,6 +49,7 @@ _POST = {"in", "on", "at", "near", "with", "by", "under", "behind", "beside", "i
          "around", "during", "into", "onto", "over", "across", "along", "through", "within", "of",
          "that", "which", "who", "where", "when", "while", "per", "for"}
 _RANGE_WORDS = {"to", "through", "thru", "till", "until"}  # "5 to 9 per photo" is no class list
+_NEEDED = {"needed", "required", "wanted", "necessary", "relevant", "included", "supported"}
 _BOUNDS = {"after", "before", "since", "past", "around", "about", "over", "under", "at", "by"}
 _COUNTED = {"thing", "things", "item", "items", "more", "of", "kind", "type", "time", "times",
             "way", "question"}  # "one thing", "one of them", "two more"
@@ -77,6 +78,7 @@ class Parsed:
     refused: str | None = None
     clauses: set[str] = field(default_factory=set)
     asides: set[str] = field(default_factory=set)
+    negated: list[str] = field(default_factory=list)  # "not horses": no horse anywhere
 
 
 def _never(_: str) -> bool:
@@ -130,6 +132,8 @@ def _read_chunk(chunk: str, known: Known, parsed: Parsed, aside: bool) -> None:
         return
     raw = [known.fix(t) for t in words(chunk)]
     if negates(raw, known.class_word):  # "not horses": that class is not asked for
+        if not EXCLUDING & set(raw):  # "calling everything 'bag'" excludes no bag elsewhere
+            parsed.negated.append(" ".join(raw))
         return
     parsed.style += [t for t in raw if is_style(t) and not known.class_word(t)]
     kept = _content(_drop_numbers(_post_modifier(_pre_clause(raw, known), known), known), known)
@@ -247,11 +251,14 @@ def _drop_numbers(tokens: list[str], known: Known) -> list[str]:
 
 def negates(tokens: list[str], class_word: Callable[[str], bool] = _never) -> bool:
     """A mention that asks for the absence of a class: "not horses", "no cats", "anything but
-    dogs" (a negation first, or an excluding word anywhere); "a top with no collar" is not."""
+    dogs", "bags are out of scope", "horses not needed" (a negation first, an excluding word
+    anywhere, or "not" before a word of need); "a top with no collar" is not."""
     content = [t for t in tokens if t not in FILLER or t in NEGATIONS or class_word(t)]
-    other_than = any(a == "other" and b == "than" for a, b in zip(tokens, tokens[1:], strict=False))
+    pairs = list(zip(tokens, tokens[1:], strict=False))
+    other_than = ("other", "than") in pairs or ("out", "of") in pairs  # "out of scope"
+    not_needed = any(a in ("not", "never") and b in _NEEDED for a, b in pairs)
     return bool(content) and ((content[0] in NEGATIONS and not class_word(content[0]))
-                              or bool(EXCLUDING & set(tokens)) or other_than)
+                              or bool(EXCLUDING & set(tokens)) or other_than or not_needed)
 
 
 def singular_forms(word: str) -> list[str]:

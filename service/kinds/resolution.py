@@ -93,23 +93,29 @@ class ClassResolver:
         self.encoder, self.threshold, self.margin = encoder, threshold, margin
         self.described = described or (threshold, margin)
         self._lexicon: dict[str, int] = {}
-        views, owners, core = [], [], []
+        views, owners, kinds = [], [], []  # kind: 0 one-word term, 1 longer term, 2 text
         for i, c in enumerate(classes):
-            for term in [c["name"], *c.get("aliases", [])]:
+            terms = [c["name"], *c.get("aliases", [])]
+            for term in terms:
                 self._lexicon.setdefault(" ".join(words(term)), i)
-            named = [c["name"], *c.get("aliases", []), c.get("definition") or ""]
-            for j, text in enumerate([*named, *c.get("descriptions", [])]):
+            for text, kind in [*((t, int(len(words(t)) > 1)) for t in terms),
+                               (c.get("definition") or "", 2),
+                               *((d, 3) for d in c.get("descriptions", []))]:
                 if text:
                     views.append(text)
                     owners.append(i)
-                    core.append(j < len(named))
+                    kinds.append(kind)
         for digit, word in NUMERALS.items():
             if word in self._lexicon:
                 self._lexicon.setdefault(digit, self._lexicon[word])
         self._views = encoder.encode(views)
-        owners, core = np.array(owners), np.array(core, dtype=bool)
-        self._owners = [np.flatnonzero(owners == i) for i in range(len(classes))]
-        self._core = [np.flatnonzero((owners == i) & core) for i in range(len(classes))]
+        owners, kinds = np.array(owners), np.array(kinds)
+        # which views a mention is compared with: a word, a phrase, a description (see
+        # similarities); one list of view indices per class for each
+        self._seen_by = {who: [np.flatnonzero((owners == i) & np.isin(kinds, allowed))
+                               for i in range(len(classes))]
+                         for who, allowed in (("word", (0, 2)), ("phrase", (0, 1, 2)),
+                                              ("description", (0, 1, 2, 3)))}  # fmt: skip
         described = {**DOMAIN_DESCRIPTIONS, **catalogue.get("domain_descriptions", {})}
         texts = [f"{d.replace('_', ' ')}: {described.get(d, d)}" for d in self.domains]
         self._domain_emb = encoder.encode(texts) if texts else None
@@ -183,18 +189,19 @@ class ClassResolver:
 
     def similarities(self, phrases: list[str], core: bool = False) -> np.ndarray:
         """(len(phrases), classes): the best cosine similarity over each class's views. Only a
-        description (:func:`describes`) is compared with the descriptions; a name or a short
-        phrase ("hats", "spiders") is compared with names, aliases and definitions, since a
-        description's other nouns ("a hat-trick", "legs of a spider") would match it. With
-        ``core``, nothing is compared with the descriptions."""
+        description (:meth:`describes`) is compared with the descriptions, since their other
+        nouns ("a hat-trick", "legs of a spider") would match a name ("hats", "spiders"); a
+        single word is not compared with longer aliases, whose sense is in their first word
+        ("shoes" is not "running shoe"). With ``core``, nothing is compared with descriptions.
+        """
         sims = self.encoder.encode(phrases) @ self._views.T
-        full = np.array([not core and self.describes(p) for p in phrases])
-        out = np.full((len(phrases), len(self._owners)), -1.0)
-        for k, (own, named) in enumerate(zip(self._owners, self._core, strict=True)):
-            if len(named):
-                out[:, k] = sims[:, named].max(axis=1)
-            if len(own):
-                out[full, k] = sims[np.ix_(full, own)].max(axis=1)
+        out = np.full((len(phrases), len(self.names)), -1.0)
+        for row, phrase in enumerate(phrases):
+            who = ("description" if not core and self.describes(phrase) else
+                   "word" if len(words(phrase)) == 1 else "phrase")  # fmt: skip
+            for k, seen in enumerate(self._seen_by[who]):
+                if len(seen):
+                    out[row, k] = sims[row, seen].max()
         return out
 
     def match_many(self, phrases: list[str]) -> list[Match]:

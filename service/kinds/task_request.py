@@ -27,7 +27,8 @@ def _distinct(phrases: list[str]) -> list[str]:
 
 def _mentions(resolver: ClassResolver, request: Any):
     """(mentions, domain from style words, context clauses dropped) of a ``description`` or
-    ``classes`` request (see :meth:`ClassResolver.context`)."""
+    ``classes`` request (see :meth:`ClassResolver.context`). A class negated anywhere ("but
+    NOT horses, horses are handled elsewhere") is dropped from every other mention too."""
     from service.core.problems import Problem
 
     if request.classes is not None:
@@ -45,7 +46,9 @@ def _mentions(resolver: ClassResolver, request: Any):
     context = resolver.context(parsed.clauses, parsed.asides)
     if context and len(parsed.mentions) - len(context) < 2:
         context = []
+    excluded = {c for text in parsed.negated for c in resolver.classes_in(text)}
     mentions = [m for mention in parsed.mentions if mention not in context
+                and not excluded & set(resolver.classes_in(mention))
                 for m in resolver.number_run(mention)]  # fmt: skip
     return _distinct(mentions), resolver.domain_of(parsed.style), context
 

@@ -158,3 +158,24 @@ def test_sql_markup_and_comments_are_still_refused(pacs, text):
     with pytest.raises(Problem) as err:
         _resolve(pacs, description=text)
     assert err.value.slug == "unreadable-description"
+
+
+@pytest.mark.parametrize(("description", "classes"), [
+    ("we need: bear, cat, dog — but NOT horses, horses are handled by another service",
+     ["bear", "cat", "dog"]),  # outside set 8: horse at 200
+    ("It classifies a garment as dress, coat or trousers. Bags are out of scope.",
+     ["dress", "coat", "trouser"]),  # outside set 9: bag at 200
+    ("cats and dogs, horses not needed", ["cat", "dog"]),
+    ("auto-tag trousers, coats and bags; the old model called everything 'bag'",
+     ["trouser", "coat", "bag"]),  # "everything" negates its own chunk only
+])
+def test_a_class_excluded_anywhere_is_excluded_everywhere(pacs, description, classes):
+    assert _resolve(pacs, description=description) == classes
+
+
+def test_a_bare_hypernym_is_not_the_class_of_a_longer_alias(pacs):
+    """'shoes' leaned to sneaker through 'running shoe' (outside sets 8 and 9: sneaker at 200);
+    'running shoes' still is a sneaker."""
+    with pytest.raises(Problem):
+        _resolve(pacs, description="can it recognise shoes vs bags?")
+    assert _resolve(pacs, description="running shoes and sandals") == ["sneaker", "sandal"]
