@@ -22,7 +22,7 @@ def definition_top1(resolver, rows: list[dict]) -> dict[str, float]:
             if r["split"] == split and r["kind"] == "definitions":
                 texts += r["classes"]
                 want += [resolver.names.index(w) for w in r["expect"]]
-        sims = resolver.similarities(texts)
+        sims = resolver.similarities(texts, listed=True)
         exact = [resolver.exact(t) for t in texts]
         best = [e if e is not None else int(np.argmax(s)) for e, s in zip(exact, sims, strict=True)]
         out[split] = float(np.mean(np.array(best) == np.array(want)))

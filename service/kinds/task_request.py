@@ -87,7 +87,7 @@ def resolve_request(
     if domain is not None and domain not in domains:
         raise Problem(422, "unknown-domain", f"unknown domain {domain!r}", domains=domains)
     _refuse_ambiguous(resolver, phrases)
-    matches = resolver.match_many(phrases)
+    matches = resolver.match_many(phrases, listed=request.classes is not None)
     unknown = [m for m in matches if m.name is None]
     if unknown:
         raise Problem(
