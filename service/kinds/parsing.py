@@ -61,9 +61,13 @@ _COUNT = re.compile(
     r"\b(?:\d+|two|three|four|five|six|seven|eight|nine|ten)\s+(?:digits?|numbers?|numerals?|"
     r"classes|categories|kinds|types|animals|garments|things|items)\b", re.I)  # fmt: skip
 _PRONOUN_ONE = re.compile(
-    r"\b(which|this|that|each|every|any|no|the other)\s+one\b|\b(?:these|those|both|all)\s+"
+    r"\b(which|this|that|each|every|any|no|the other)\s+one\b|"
+    r"\b(?:make|build|create|train|get|need|want|give|have)\s+(?:me\s+|us\s+)?one\b|"
+    r"\b(?:the|even|odd|which|these|those|new|similar|other|right|wrong)\s+ones\b|"
+    r"\b(?:these|those|both|all)\s+"
     rf"(?:two|three|four|five|six)\b(?!\s*[,&]\s*{_NUMBER}|\s+(?:and|or|&)\b|\s+{_NUMBER}\b)",
-    re.I)  # "just those two", "those two: cats, dogs"; not "those two, three and four"
+    re.I)  # "make one for 4 vs 9", "even ones only", "just those two", "those two: cats,
+# dogs" are no digits; "those two, three and four" and "ones and sevens" are
 
 
 @dataclass

@@ -245,6 +245,9 @@ def test_real_words_compounds_and_unknown_classes_are_refused(pacs, description)
     ("Which of 4, 6 or 9 is written on the tag?", ["four", "six", "nine"]),
     ("can it tell cats from dogs? just need those two lol", ["cat", "dog"]),  # outside6, stop 26
     ("those two, three and four", ["two", "three", "four"]),
+    ("need: two, four, six, eight. (even ones only)", ["two", "four", "six", "eight"]),  # o10
+    ("could you make one for 4 vs 9? they look similar", ["four", "nine"]),  # outside10
+    ("handwritten ones, fours and sevens", ["one", "four", "seven"]),
 ])
 def test_counts_labels_abbreviations_and_compounds(pacs, description, classes):
     assert _resolve(pacs, description=description)[0] == classes
