@@ -15,14 +15,14 @@ pair, chosen here on a tuning pool (the tune split and the outside sets 1–9 be
 exact answers among the settings whose wrong class sets at 200 stay within 1 % for each kind of
 request. Every split is then scored at that setting (and at the service's default).
 
-Seven more sets were written *outside* the project, by writers (independent agents) that saw
+Eleven more sets were written *outside* the project, by writers (independent agents) that saw
 only the class and domain names and the row format, never this code, its catalogue text or the
-development set: ``resolution_outside.jsonl`` (70 natural + 40 definition rows),
-``resolution_outside2.jsonl`` and ``…3`` (60 + 30 each), ``…4`` and ``…5`` (60 natural each),
-``…6`` (chat voice) and ``…7`` (specs and user stories), 60 + 30 each. Rules and catalogue text
-were written after reading the failures of sets 1–5, so each set is held out only at its first
-score (listed in ``docs/results-resolution.md``); sets 6 and 7 were first scored at commit
-1a6f5e6 (stop 26). Splits ``outside`` … ``outside7``.
+development set: ``resolution_outside.jsonl`` (70 natural + 40 definition rows), ``…2`` and
+``…3`` (60 + 30 each), ``…4`` and ``…5`` (60 natural each), ``…6`` to ``…11`` (60 + 30 each;
+even numbers in a chat voice, odd ones as written requirements). Rules and catalogue text were
+written after reading the failures of sets 1–9, so each set is held out only at its first score
+(``docs/results-resolution.md``); sets 10 and 11 were first scored at commit 37b0f90 (stop 26).
+Splits ``outside`` … ``outside11``.
 
     .venv/bin/python benchmarks/resolution.py [--threshold 0.55]
 
