@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
 
 from service.kinds.numbers import digit_of
-from service.kinds.structured import INJECTION, plain
+from service.kinds.structured import INJECTION, Unreadable, plain
 from service.kinds.vocabulary import EXCLUDING, FILLER, NEGATIONS, STYLE_WORDS
 
 NUMERALS = dict(zip("0123456789", ("zero", "one", "two", "three", "four", "five", "six",
@@ -62,7 +62,8 @@ _COUNT = re.compile(
     r"classes|categories|kinds|types|animals|garments|things|items)\b", re.I)  # fmt: skip
 _PRONOUN_ONE = re.compile(
     r"\b(which|this|that|each|every|any|no|the other)\s+one\b|"
-    r"\b(?:make|build|create|train|get|need|want|give|have)\s+(?:me\s+|us\s+)?one\b|"
+    r"\b(?:make|build|create|train|get|need|want|give|have)\s+(?:me\s+|us\s+)?one\b"
+    rf"(?!\s*[,&]|\s+(?:and|or)\b|\s+{_NUMBER}\b)|"
     r"\b(?:the|even|odd|which|these|those|new|similar|other|right|wrong)\s+ones\b|"
     r"\b(?:these|those|both|all)\s+"
     rf"(?:two|three|four|five|six)\b(?!\s*[,&]\s*{_NUMBER}|\s+(?:and|or|&)\b|\s+{_NUMBER}\b)",
@@ -112,7 +113,10 @@ def parse(text: str, known: Known = Known()) -> Parsed:  # noqa: B008 (immutable
     if INJECTION.search(text):
         return Parsed([], refused="the description contains markup, SQL or comment syntax; describe"
                       " the task in plain words, e.g. 'classify cats and dogs'")  # fmt: skip
-    text = plain(_ARROW.sub(": ", text))
+    try:
+        text = plain(_ARROW.sub(": ", text))
+    except Unreadable as exc:
+        return Parsed([], refused=f"{exc}; e.g. 'classify cats and dogs'")
     text = _COMPOUND.sub(lambda m: f"{m[1]}, {m[3]}" if known.class_word(m[1].lower())
                          and known.class_word(m[3].lower()) else m[0], text)  # fmt: skip
     style, text = _header(_lines(text), known)
@@ -259,7 +263,8 @@ def negates(tokens: list[str], class_word: Callable[[str], bool] = _never) -> bo
     anywhere, or "not" before a word of need); "a top with no collar" is not."""
     content = [t for t in tokens if t not in FILLER or t in NEGATIONS or class_word(t)]
     pairs = list(zip(tokens, tokens[1:], strict=False))
-    other_than = ("other", "than") in pairs or ("out", "of") in pairs  # "out of scope"
+    other_than = ("other", "than") in pairs or any(  # "bags are out of scope"
+        tokens[i:i + 3] == ["out", "of", "scope"] for i in range(len(tokens)))
     not_needed = any(a in ("not", "never") and b in _NEEDED for a, b in pairs)
     return bool(content) and ((content[0] in NEGATIONS and not class_word(content[0]))
                               or bool(EXCLUDING & set(tokens)) or other_than or not_needed)

@@ -55,7 +55,8 @@ DOMAIN_MIN_SIMILARITY = 0.25
 # fact (a description). The encoder answers counts by association: "the number of months in a
 # year" is 0.78 from four's "the number of seasons in a year"; right counts in the outside sets
 # score 0.80 or more 77 times of 89, and no wrong one does (docs/results-resolution.md, stop 26).
-_COUNTING = re.compile(r"\b(?:how many|number of|count of|amount of)\b", re.I)
+_COUNTING = re.compile(r"\b(?:how many|number of|count of|amount of|total of)\b"
+                       r"|\b\w+s\s+(?:in|on|of)\s+(?:a|an|the|one)\s", re.I)  # months in a year
 COUNT_MIN_SIMILARITY = 0.80
 
 
@@ -145,6 +146,11 @@ class ClassResolver:
                                            not is_number(t) for t in tokens[: len(tokens) - n]):
                 return idx
         return None
+
+    def term(self, phrase: str) -> int | None:
+        """The class whose name, alias or numeral the whole phrase is (no other word)."""
+        tokens = words(phrase)
+        return self._term(tokens) if tokens else None
 
     def classes_in(self, phrase: str) -> list[int]:
         """The distinct non-number classes a phrase's words name (longest names first, left

@@ -12,6 +12,10 @@ from typing import Any
 from service.kinds.numbers import digit_of
 from service.kinds.parsing import negates, parse, singular_forms, words
 from service.kinds.resolution import ClassResolver, Match
+from service.kinds.vocabulary import FILLER, NEGATIONS
+
+_EXCLUSION_WORDS = {"out", "scope", "needed", "required", "wanted", "necessary", "relevant",
+                    "included", "supported", "handled"}
 
 
 def _distinct(phrases: list[str]) -> list[str]:
@@ -46,11 +50,38 @@ def _mentions(resolver: ClassResolver, request: Any):
     context = resolver.context(parsed.clauses, parsed.asides)
     if context and len(parsed.mentions) - len(context) < 2:
         context = []
-    excluded = {c for text in parsed.negated for c in resolver.classes_in(text)}
+    excluded = _excluded(resolver, parsed.negated)
     mentions = [m for mention in parsed.mentions if mention not in context
-                and not excluded & set(resolver.classes_in(mention))
+                and not _about_excluded(resolver, mention, excluded)
                 for m in resolver.number_run(mention)]  # fmt: skip
     return _distinct(mentions), resolver.domain_of(parsed.style), context
+
+
+def _excluded(resolver: ClassResolver, negated: list[str]) -> set[int]:
+    """The classes a negated chunk names and nothing else ("but NOT horses", "bags are out of
+    scope", "horses not needed"); "not hot dogs", "no teddy bears", "not sure if horses work"
+    exclude nothing (an outside review: each dropped a class asked for, at 200)."""
+    found = set()
+    for text in negated:
+        content = [w for w in words(text) if w not in FILLER and w not in NEGATIONS
+                   and w not in _EXCLUSION_WORDS]  # fmt: skip
+        idx = resolver.term(" ".join(content)) if content else None
+        if idx is not None:
+            found.add(idx)
+    return found
+
+
+def _about_excluded(resolver: ClassResolver, mention: str, excluded: set[int]) -> bool:
+    """A mention that is about an excluded class without asking for it ("horses are handled
+    by another service"); a mention that asks for it ("… horses, not just horses") is a
+    clash, 422."""
+    from service.core.problems import Problem
+
+    named = set(resolver.classes_in(mention)) & excluded
+    if named and resolver.exact(mention) in named:
+        raise Problem(422, "ambiguous-classes", f"{mention!r} is both asked for and excluded; "
+                      "name each class you want once")  # fmt: skip
+    return bool(named)
 
 
 def _respelt(resolver: ClassResolver, text: str) -> str:

@@ -153,7 +153,6 @@ def test_a_count_that_paraphrases_a_catalogue_fact_resolves(pacs):
     ('the model distinguishes "sandal", "sneaker" and "ankle boot"', ["sandal", "sneaker",
                                                                       "ankle boot"], None),
     ("- [ ] zero\n- [ ] nine\n- [ ] eight", ["zero", "nine", "eight"], None),
-    ("cats | dogs | horses", ["cat", "dog", "horse"], None),
 ])
 def test_requests_written_as_data_or_markup(pacs, description, classes, domain):
     """Stop 25 refused every quote, bracket and pipe as an injection (outside set 7: 8 rows)."""
@@ -162,12 +161,22 @@ def test_requests_written_as_data_or_markup(pacs, description, classes, domain):
     assert ([m.name for m in matches], got) == (classes, domain)
 
 
-@pytest.mark.parametrize("text", ["SELECT * FROM classes WHERE 1", "cats or 1=1",
-                                  "cats, dogs /* admin */", "<b>cats</b> and dogs"])
-def test_sql_markup_and_comments_are_still_refused(pacs, text):
+@pytest.mark.parametrize("text", [
+    "SELECT * FROM classes WHERE 1", "cats or 1=1", "cats, dogs /* admin */",
+    "<b>cats</b> and dogs",
+    # a second outside review (stop 26): each added or dropped a class at 200
+    "{{7*7}} cats and dogs", "kittens, puppies ${7*7}", "cats, dogs' || '1'='1",
+    "kittens, puppies' OR 2>1 #", "cats, dogs\n-- drop everything\nhorses",
+    "cats=1 dogs=1 horses=0", "| zebras | giraffes | horses |\n| yes | yes | no |",
+    '{"classes": ["kittens", "puppies"], "exclude": ["horses"]}', '["zero", "one", 7]',
+    '{"classes": ["three", "fives"], "version": "7"}',
+    '{"classes": ["kittens"], "x": "\\u003cimg src=x onerror=alert(1)\\u003e"}',
+    "[" * 999 + "]" * 999,  # json.loads raised RecursionError: a 500
+])
+def test_sql_markup_templates_and_unknown_fields_are_refused(pacs, text):
     with pytest.raises(Problem) as err:
         _resolve(pacs, description=text)
-    assert err.value.slug == "unreadable-description"
+    assert err.value.status == 422
 
 
 @pytest.mark.parametrize(("description", "classes"), [
@@ -202,3 +211,28 @@ def test_a_long_mention_ending_in_a_class_names_it_but_a_listed_definition_descr
     with pytest.raises(Problem) as err:  # stop-26 intermediate: dog at 200, by 'collie'
         _resolve(pacs, classes=["flock animal that bleats and is herded by collies", "a cat"])
     assert err.value.extra["unknown"][0]["did_you_mean"][0]["name"] == "sheep"
+
+
+@pytest.mark.parametrize(("description", "classes"), [
+    ("cats, dogs, horses, but not hot dogs", ["cat", "dog", "horse"]),
+    ("bears, dogs and cats, but no teddy bears", ["bear", "dog", "cat"]),
+    ("cats, dogs and horses; without horses the model is useless", ["cat", "dog", "horse"]),
+    ("cats and dogs out of the shelter, and horses", ["cat", "dog", "horse"]),
+    ("I need one, two and three", ["one", "two", "three"]),
+])
+def test_second_review_negations_and_pronouns_keep_classes_asked_for(pacs, description,
+                                                                     classes):
+    """Each dropped a class asked for, at 200, before the negation carried only a bare class
+    ('not hot dogs' excluded dog) and 'need one' was a pronoun before a list."""
+    assert _resolve(pacs, description=description) == classes
+
+
+def test_a_class_both_asked_for_and_excluded_is_asked_back(pacs):
+    with pytest.raises(Problem) as err:
+        _resolve(pacs, description="cats, dogs and horses, not just horses")
+    assert err.value.slug == "ambiguous-classes"
+
+
+def test_counts_written_without_number_of_need_the_count_bar(pacs):
+    with pytest.raises(Problem):  # was four, at 200
+        _resolve(pacs, classes=["months in a year", "cats"])
