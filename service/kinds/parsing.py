@@ -26,7 +26,7 @@ from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
 
 from service.kinds.numbers import digit_of
 from service.kinds.structured import INJECTION, Unreadable, plain
-from service.kinds.vocabulary import EXCLUDING, FILLER, NEGATIONS, STYLE_WORDS
+from service.kinds.vocabulary import EXCLUDING, FILLER, NEEDED, NEGATIONS, STYLE_WORDS
 
 NUMERALS = dict(zip("0123456789", ("zero", "one", "two", "three", "four", "five", "six",
                                      "seven", "eight", "nine"), strict=True))  # fmt: skip
@@ -49,7 +49,6 @@ _POST = {"in", "on", "at", "near", "with", "by", "under", "behind", "beside", "i
          "around", "during", "into", "onto", "over", "across", "along", "through", "within", "of",
          "that", "which", "who", "where", "when", "while", "per", "for"}
 _RANGE_WORDS = {"to", "through", "thru", "till", "until"}  # "5 to 9 per photo" is no class list
-_NEEDED = {"needed", "required", "wanted", "necessary", "relevant", "included", "supported"}
 _BOUNDS = {"after", "before", "since", "past", "around", "about", "over", "under", "at", "by"}
 _COUNTED = {"thing", "things", "item", "items", "more", "of", "kind", "type", "time", "times",
             "way", "question"}  # "one thing", "one of them", "two more"
@@ -265,7 +264,7 @@ def negates(tokens: list[str], class_word: Callable[[str], bool] = _never) -> bo
     pairs = list(zip(tokens, tokens[1:], strict=False))
     other_than = ("other", "than") in pairs or any(  # "bags are out of scope"
         tokens[i:i + 3] == ["out", "of", "scope"] for i in range(len(tokens)))
-    not_needed = any(a in ("not", "never") and b in _NEEDED for a, b in pairs)
+    not_needed = any(a in ("not", "never") and b in NEEDED for a, b in pairs)
     return bool(content) and ((content[0] in NEGATIONS and not class_word(content[0]))
                               or bool(EXCLUDING & set(tokens)) or other_than or not_needed)
 

@@ -82,9 +82,10 @@ class ClassResolver:
         threshold: minimum cosine similarity to accept a non-exact match.
         margin: how far a non-exact match must lead the next-best class ("shoes": sneaker,
             sandal and ankle boot score alike, so none is chosen).
-        described: (threshold, margin) for a mention that describes a class (three or more
-            content words, :func:`describes`); only those are also compared with the
-            catalogue's ``descriptions``. Default: ``(threshold, margin)``.
+        described: (threshold, margin) for a mention that describes a class
+            (:meth:`describes`: four or more words, or three content words); only those are
+            also compared with the catalogue's ``descriptions``. Default: ``(threshold,
+            margin)``.
     """
 
     def __init__(

@@ -12,10 +12,10 @@ from typing import Any
 from service.kinds.numbers import digit_of
 from service.kinds.parsing import negates, parse, singular_forms, words
 from service.kinds.resolution import ClassResolver, Match
-from service.kinds.vocabulary import FILLER, NEGATIONS
+from service.kinds.vocabulary import FILLER, NEEDED, NEGATIONS
 
-_EXCLUSION_WORDS = {"out", "scope", "needed", "required", "wanted", "necessary", "relevant",
-                    "included", "supported", "handled"}
+# words of a negated chunk that say it is excluded, not what is: "bags are out of scope"
+_EXCLUSION_WORDS = NEEDED | {"out", "scope", "handled"}
 
 
 def _distinct(phrases: list[str]) -> list[str]:
@@ -31,8 +31,9 @@ def _distinct(phrases: list[str]) -> list[str]:
 
 def _mentions(resolver: ClassResolver, request: Any):
     """(mentions, domain from style words, context clauses dropped) of a ``description`` or
-    ``classes`` request (see :meth:`ClassResolver.context`). A class negated anywhere ("but
-    NOT horses, horses are handled elsewhere") is dropped from every other mention too."""
+    ``classes`` request (see :meth:`ClassResolver.context`). A class that a negated chunk names
+    bare ("but NOT horses, horses are handled elsewhere") is dropped from every other mention
+    too (:func:`_excluded`)."""
     from service.core.problems import Problem
 
     if request.classes is not None:

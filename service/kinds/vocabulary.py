@@ -11,6 +11,8 @@ from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
 
 NEGATIONS = {"not", "no", "non", "never", "except", "excluding", "without", "but", "nor", "none",
              "nothing"}
+# "horses not needed", "bags are not supported": "not" before one of these negates the chunk
+NEEDED = {"needed", "required", "wanted", "necessary", "relevant", "included", "supported"}
 EXCLUDING = {"except", "excluding", "anything", "everything"}  # negate wherever they stand
 STYLE_WORDS = {
     "sketch", "sketches", "sketched", "sketchy", "drawing", "drawings", "drawn", "doodle",

@@ -4,6 +4,7 @@ leaves the store untouched."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 
 import numpy as np
@@ -85,21 +86,27 @@ def test_the_artifact_carries_the_users_catalogue(trained):
     assert bundle.config["image_size"] == 48 and bundle.manifest["training"]["image_size"] == 48
 
 
-@pytest.fixture(scope="module")
-def client(trained):
+@contextlib.contextmanager
+def _client(tmp, db: str, **settings_fields):
+    """A TestClient of the service over the trained store, with a fresh key."""
     from fastapi.testclient import TestClient
 
     from service.core.settings import Settings
     from service.main import create_app
 
-    tmp, _ = trained
     admin = "tests-admin-Qm7vX2pL9sK4wR8nT3yZ6bH1"
-    settings = Settings(store_dir=tmp / "store", database_url=f"sqlite:///{tmp}/t.db",
-                        admin_key=admin, device="cpu")
+    settings = Settings(store_dir=tmp / "store", database_url=f"sqlite:///{tmp}/{db}",
+                        admin_key=admin, device="cpu", **settings_fields)
     with TestClient(create_app(settings)) as client:
         key = client.post("/v1/keys", json={"name": "u"},
                           headers={"Authorization": f"Bearer {admin}"}).json()["key"]
         client.headers["Authorization"] = f"Bearer {key}"
+        yield client
+
+
+@pytest.fixture(scope="module")
+def client(trained):
+    with _client(trained[0], "t.db") as client:
         yield client
 
 
@@ -113,6 +120,17 @@ def test_the_service_resolves_the_users_aliases_and_definitions(client):
         "the fruit that is dried into prunes", "banana", "lime"]})  # the file's descriptions
     assert described.status_code == 200, described.text
     assert described.json()["classes"] == ["plum", "banana", "lime"]
+
+
+def test_the_described_threshold_setting_reaches_the_service(trained):
+    """TAILOR_MATCH_DESCRIBED_THRESHOLD governs definitions, not names: at 0.99 the file's
+    description no longer resolves, while aliases still do."""
+    with _client(trained[0], "strict.db", match_described_threshold=0.99) as strict:
+        refused = strict.post("/v1/personalize", json={"classes": [
+            "the fruit that is dried into prunes", "banana", "lime"]})
+        assert refused.status_code == 422, refused.text
+        named = strict.post("/v1/personalize", json={"description": "pippins and plantains"})
+        assert named.status_code == 200, named.text
 
 
 def test_non_square_photos_give_the_same_answer_through_predict_onnx_and_torchvision(
