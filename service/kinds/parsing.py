@@ -26,7 +26,15 @@ from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
 
 from service.kinds.numbers import digit_of
 from service.kinds.structured import INJECTION, Unreadable, plain
-from service.kinds.vocabulary import EXCLUDING, FILLER, NEEDED, NEGATIONS, STYLE_WORDS
+from service.kinds.vocabulary import (
+    DROPPED,
+    EXCLUDING,
+    FILLER,
+    NEEDED,
+    NEGATIONS,
+    REQUESTING,
+    STYLE_WORDS,
+)
 
 NUMERALS = dict(zip("0123456789", ("zero", "one", "two", "three", "four", "five", "six",
                                      "seven", "eight", "nine"), strict=True))  # fmt: skip
@@ -44,6 +52,15 @@ _COMPOUND = re.compile(r"\b(\w+)-(and|or)-(\w+)\b", re.I)  # "cats-and-dogs", "b
 _NUMBER = r"(?:\d|zero|one|two|three|four|five|six|seven|eight|nine)"
 _RANGE = re.compile(rf"\b({_NUMBER})\s*(?:-|–|—|\bto\b|\bthrough\b|\bthru\b|\btill\b|"
                     rf"\buntil\b)\s*({_NUMBER})\b", re.I)
+# "always between 0 and 5" bounds a range; after an instruction to compare ("tell apart
+# between 3 and 8", "confuses 1 and 7") it names a pair
+_BETWEEN = re.compile(rf"\bbetween\s+({_NUMBER})\s+and\s+({_NUMBER})\b", re.I)
+_COMPARING = {"apart", "distinguish", "differentiate", "tell", "difference", "differences",
+              "choose", "decide", "confuse", "confuses", "confused", "confusing", "mix", "mixes",
+              "mixing", "mixed", "compare", "discriminate", "separate", "between"}
+_BOUNDING = {"always", "only", "anywhere", "somewhere", "numbers", "digits", "numerals", "values",
+             "is", "are", "be", "lie", "lies", "fall", "falls", "range", "ranging", "all", "any",
+             "anything", "everything"}  # "always between 0 and 5", "digits between 2 and 7"
 # A class word followed by one of these starts a post-modifier: "dogs near the feeder".
 _POST = {"in", "on", "at", "near", "with", "by", "under", "behind", "beside", "inside", "outside",
          "around", "during", "into", "onto", "over", "across", "along", "through", "within", "of",
@@ -83,6 +100,9 @@ class Parsed:
     clauses: set[str] = field(default_factory=set)
     asides: set[str] = field(default_factory=set)
     negated: list[str] = field(default_factory=list)  # "not horses": no horse anywhere
+    # from a chunk of four or more words, not at its end, that asks for nothing: context
+    # when the request names two classes outright (ClassResolver.context)
+    wordy: set[str] = field(default_factory=set)
 
 
 def _never(_: str) -> bool:
@@ -119,7 +139,7 @@ def parse(text: str, known: Known = Known()) -> Parsed:  # noqa: B008 (immutable
     text = _COMPOUND.sub(lambda m: f"{m[1]}, {m[3]}" if known.class_word(m[1].lower())
                          and known.class_word(m[3].lower()) else m[0], text)  # fmt: skip
     style, text = _header(_lines(text), known)
-    text = _PRONOUN_ONE.sub(" ", _COUNT.sub(" ", text))
+    text = _PRONOUN_ONE.sub(" ", _COUNT.sub(" ", _between(text)))
     parsed = Parsed([], style)
     for sentence in _SENTENCE.split(text):
         tokens = words(sentence)
@@ -127,6 +147,19 @@ def parse(text: str, known: Known = Known()) -> Parsed:  # noqa: B008 (immutable
         for chunk in _SEPARATORS.split(sentence):
             _read_chunk(chunk, known, parsed, aside)
     return parsed
+
+
+def _between(text: str) -> str:
+    """"always between 0 and 5" as the range "0 to 5": after a bounding word ("always",
+    "digits", "are"), with the ends two or more apart and no word of comparing before it in
+    the text; "distinguish between 3 and 8" and "classify between 3 and 8" stay a pair."""
+    def spelt(match: re.Match) -> str:
+        before = words(text[: match.start()])
+        lo, hi = _as_int(match[1]), _as_int(match[2])
+        ranged = hi - lo >= 2 and before and before[-1] in _BOUNDING \
+            and not set(before) & _COMPARING  # fmt: skip
+        return f"{match[1]} to {match[2]}" if ranged else match[0]
+    return _BETWEEN.sub(spelt, text)
 
 
 def _read_chunk(chunk: str, known: Known, parsed: Parsed, aside: bool) -> None:
@@ -149,9 +182,15 @@ def _read_chunk(chunk: str, known: Known, parsed: Parsed, aside: bool) -> None:
     parsed.mentions.append(kept)
     if len(raw) >= 5:
         parsed.clauses.add(kept)
-    # a sentence without class words, or a chunk that opens with a preposition and has none
-    # ("for a laundry sorting app"), is about the app
-    if aside or (raw[0] in _POST and not any(map(known.class_word, raw))):
+    # "our users keep mixing them up"; not a mention that ends its chunk, where list items
+    # stand ("animals like elefant, giraffe", "…, as well as lions"), nor a request ("we would
+    # also like to see raccoons")
+    if len(raw) >= 4 and kept.split()[-1] != raw[-1] and not REQUESTING & set(raw):
+        parsed.wordy.add(kept)
+    # a sentence without class words, or a chunk that opens with a preposition or a user
+    # story's role and has none ("for a laundry sorting app", "As a teacher"), is about the app
+    opener = raw[0] in _POST or raw[:2] in (["as", "a"], ["as", "an"])
+    if aside or (opener and not any(map(known.class_word, raw))):
         parsed.asides.add(kept)
 
 
@@ -265,8 +304,9 @@ def negates(tokens: list[str], class_word: Callable[[str], bool] = _never) -> bo
     other_than = ("other", "than") in pairs or any(  # "bags are out of scope"
         tokens[i:i + 3] == ["out", "of", "scope"] for i in range(len(tokens)))
     not_needed = any(a in ("not", "never") and b in NEEDED for a, b in pairs)
+    excluding = bool((EXCLUDING | DROPPED) & set(tokens))  # "(sheep excluded)"
     return bool(content) and ((content[0] in NEGATIONS and not class_word(content[0]))
-                              or bool(EXCLUDING & set(tokens)) or other_than or not_needed)
+                              or excluding or other_than or not_needed)
 
 
 def singular_forms(word: str) -> list[str]:

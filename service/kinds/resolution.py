@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import functools
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -254,16 +255,21 @@ class ClassResolver:
         others = [s for s in suggestions if s["name"] != self.names[chosen]][:2]
         return Match(phrase, self.names[chosen], chosen, round(score, 4), others)
 
-    def context(self, clauses: set[str], asides: set[str]) -> list[str]:
+    def context(self, clauses: set[str], asides: set[str],
+                wordy: Iterable[str] = ()) -> list[str]:
         """The mentions that are about the app, not a class: no class word among them, no
         class similar enough to accept, and either from a clause (a chunk of five or more
-        words) with three or more content words, or from a sentence without any class word
-        ("Night shots included."). An unknown class is a few words in a list ("guinea pig
-        babies", "tigers"), so it stays a mention and gets its 422. Similarity here ignores
-        the descriptions: they mention habitats and uses ("savanna", "barn") that context
-        sentences share with no intent to name a class."""
-        candidates = [c for c in dict.fromkeys([*clauses, *asides])
-                      if (c in asides or len(words(c)) >= 3)
+        words) with three or more content words, from a sentence without any class word
+        ("Night shots included."), or any mention in ``wordy``: from a chunk of four or more
+        words, passed only when two or more mentions name classes outright ("digits 1/7/9
+        only pls, our users keep mixing them up": the user names classes, so "mixing" is not
+        one; issue 13's outside sets 6–11 failed mostly on such leftovers). An unknown class
+        is a few words in a list ("guinea pig babies", "tigers"), so it stays a mention and
+        gets its 422. Similarity here ignores the descriptions: they mention habitats and uses
+        ("savanna", "barn") that context sentences share with no intent to name a class."""
+        wordy = set(wordy)
+        candidates = [c for c in dict.fromkeys([*clauses, *asides, *wordy])
+                      if (c in asides or c in wordy or len(words(c)) >= 3)
                       and not any(map(self.class_word, words(c)))]
         if not candidates:
             return []

@@ -55,6 +55,8 @@ class Speller:
             return token
         limit = 1 if len(token) < 8 else 2
         dist = {w: edit_distance(token, w, limit) for w in self.targets if w[0] == token[0]}
+        dist = {w: min(d, edit_distance(token, w.replace("ph", "f"), limit))
+                for w, d in dist.items()}  # "elefant": ph spelt f is one slip
         best = min(dist.values(), default=limit + 1)
         near = [w for w, d in dist.items() if d == best]
         return near[0] if best <= limit and len(near) == 1 else token

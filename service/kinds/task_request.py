@@ -12,10 +12,10 @@ from typing import Any
 from service.kinds.numbers import digit_of
 from service.kinds.parsing import negates, parse, singular_forms, words
 from service.kinds.resolution import ClassResolver, Match
-from service.kinds.vocabulary import FILLER, NEEDED, NEGATIONS
+from service.kinds.vocabulary import DROPPED, FILLER, NEEDED, NEGATIONS
 
 # words of a negated chunk that say it is excluded, not what is: "bags are out of scope"
-_EXCLUSION_WORDS = NEEDED | {"out", "scope", "handled"}
+_EXCLUSION_WORDS = NEEDED | DROPPED | {"out", "scope", "handled"}
 
 
 def _distinct(phrases: list[str]) -> list[str]:
@@ -48,7 +48,8 @@ def _mentions(resolver: ClassResolver, request: Any):
     parsed = parse(request.description or "", resolver.known)
     if parsed.refused:
         raise Problem(422, "unreadable-description", parsed.refused)
-    context = resolver.context(parsed.clauses, parsed.asides)
+    named = sum(resolver.exact(m) is not None for m in parsed.mentions)
+    context = resolver.context(parsed.clauses, parsed.asides, parsed.wordy if named >= 2 else ())
     if context and len(parsed.mentions) - len(context) < 2:
         context = []
     excluded = _excluded(resolver, parsed.negated)

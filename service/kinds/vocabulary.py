@@ -14,6 +14,14 @@ NEGATIONS = {"not", "no", "non", "never", "except", "excluding", "without", "but
 # "horses not needed", "bags are not supported": "not" before one of these negates the chunk
 NEEDED = {"needed", "required", "wanted", "necessary", "relevant", "included", "supported"}
 EXCLUDING = {"except", "excluding", "anything", "everything"}  # negate wherever they stand
+DROPPED = {"excluded", "omitted", "removed", "skipped"}  # "(sheep excluded)": carried too
+# A chunk with one of these asks for something ("we would also like to see raccoons", "plus
+# wild boars"): its words are never read as context about the app
+REQUESTING = {
+    "also", "plus", "add", "adding", "include", "includes", "including", "want", "wants", "need",
+    "needs", "like", "see", "classify", "recognise", "recognize", "detect", "identify", "label",
+    "tag", "sort", "distinguish", "tell", "support", "cover", "handle", "extra", "too",
+}  # fmt: skip
 STYLE_WORDS = {
     "sketch", "sketches", "sketched", "sketchy", "drawing", "drawings", "drawn", "doodle",
     "doodles", "pencil", "charcoal", "ink", "line", "painting", "paintings", "painted", "oil",
@@ -51,7 +59,7 @@ FILLER = {
     "thx", "ty", "yes", "yeah", "yep", "ok", "okay", "q", "quick", "btw", "fyi", "asap", "lol",
     "urgent", "possible", "automatically", "auto", "dedicated", "accurate", "accurately",
     "tbh", "imo", "ish", "bonjour", "hola", "ciao", "merci", "gracias", "danke", "whole", "full",
-    "entire", "list", "distinguishes", "identifies", "detects", "support",
+    "entire", "list", "distinguishes", "identifies", "detects", "support", "include", "includes",
 }  # fmt: skip
 # Stop words a class may still be named by ("one", "top", "fire truck") are kept where they do.
 FILLER |= ENGLISH_STOP_WORDS - NEGATIONS
