@@ -65,6 +65,7 @@ _BOUNDING = {"always", "only", "anywhere", "somewhere", "numbers", "digits", "nu
 _POST = {"in", "on", "at", "near", "with", "by", "under", "behind", "beside", "inside", "outside",
          "around", "during", "into", "onto", "over", "across", "along", "through", "within", "of",
          "that", "which", "who", "where", "when", "while", "per", "for"}
+_PURPOSE = {"so", "because", "since", "unless", "although", "though"}  # "so she can learn…"
 _RANGE_WORDS = {"to", "through", "thru", "till", "until"}  # "5 to 9 per photo" is no class list
 _BOUNDS = {"after", "before", "since", "past", "around", "about", "over", "under", "at", "by"}
 _COUNTED = {"thing", "things", "item", "items", "more", "of", "kind", "type", "time", "times",
@@ -189,7 +190,7 @@ def _read_chunk(chunk: str, known: Known, parsed: Parsed, aside: bool) -> None:
         parsed.wordy.add(kept)
     # a sentence without class words, or a chunk that opens with a preposition or a user
     # story's role and has none ("for a laundry sorting app", "As a teacher"), is about the app
-    opener = raw[0] in _POST or raw[:2] in (["as", "a"], ["as", "an"])
+    opener = raw[0] in _POST | _PURPOSE or raw[:2] in (["as", "a"], ["as", "an"])
     if aside or (opener and not any(map(known.class_word, raw))):
         parsed.asides.add(kept)
 

@@ -18,11 +18,12 @@ from service.kinds.vocabulary import DROPPED, FILLER, NEEDED, NEGATIONS
 _EXCLUSION_WORDS = NEEDED | DROPPED | {"out", "scope", "handled"}
 
 
-def _distinct(phrases: list[str]) -> list[str]:
-    """Drop repeated mentions ("cat, cat, dog"; "cats … cats again"), first occurrence kept."""
+def _distinct(phrases: list[str], head=str) -> list[str]:
+    """Drop repeated mentions ("cat, cat, dog"; "cats … cats again"; with ``head``, the
+    class term a mention ends in: "given a frame of a sheep, returns sheep"), first kept."""
     seen, out = set(), []
     for p in phrases:
-        key = tuple(singular_forms(w)[-1] for w in words(p))
+        key = tuple(singular_forms(w)[-1] for w in words(head(p)))
         if key and key not in seen:
             seen.add(key)
             out.append(p)
@@ -56,7 +57,10 @@ def _mentions(resolver: ClassResolver, request: Any):
     mentions = [m for mention in parsed.mentions if mention not in context
                 and not _about_excluded(resolver, mention, excluded)
                 for m in resolver.number_run(mention)]  # fmt: skip
-    return _distinct(mentions), resolver.domain_of(parsed.style), context
+    tails = resolver.tails(mentions)
+    context += [before for _, before in tails if before]
+    return _distinct([m for m, _ in tails], resolver.head), resolver.domain_of(parsed.style), \
+        context  # fmt: skip
 
 
 def _excluded(resolver: ClassResolver, negated: list[str]) -> set[int]:

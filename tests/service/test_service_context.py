@@ -82,3 +82,41 @@ def test_a_class_marked_excluded_is_dropped_everywhere(pacs):
 ])
 def test_bounded_ranges_and_included_numbers(pacs, text, classes):
     assert _resolve(pacs, text)[0] == classes
+
+
+@pytest.mark.parametrize(("text", "classes", "context"), [
+    ("the stimulus set consists of pencil sketches of elephants, bears and horses",
+     ["elephant", "bear", "horse"], ["stimulus consists"]),
+    ("As a comic artist, I want to check whether my panels show a bear or a zebra",
+     ["bear", "zebra"], ["artist", "check panels"]),
+    ("the tablet should say when my toddler writes a 0, 1 or 2", ["zero", "one", "two"],
+     ["tablet say toddler writes"]),
+])
+def test_a_class_name_ending_words_about_something_else(pacs, text, classes, context):
+    ignored: list[str] = []
+    assert _resolve(pacs, text, ignored)[0] == classes
+    assert ignored == context
+
+
+@pytest.mark.parametrize("text", [
+    "zebras and the striped african horse",  # "striped african" leans to zebra: not a horse
+    "sheep, cows, horses, farm animals but NOT dogs pls x",
+])
+def test_guards_words_that_qualify_or_negate_the_name_keep_it_from_resolving(pacs, text):
+    try:
+        names = _resolve(pacs, text)[0]
+    except Problem as exc:
+        assert exc.status == 422
+        return
+    assert "dog" not in names and "horse" not in names  # never a wrong class at 200
+
+
+def test_one_class_named_twice_in_a_checklist_is_one_mention(pacs):
+    text = ("Acceptance criteria:\n* given a cartoon frame of a sheep, returns sheep\n"
+            "* given a cartoon frame of a cow, returns cow")
+    assert _resolve(pacs, text) == (["sheep", "cow"], "cartoon")
+
+
+def test_a_purpose_clause_is_about_the_app(pacs):
+    assert _resolve(pacs, "recognise a puppy, a kitten and a pony, so she can learn their "
+                          "names")[0] == ["dog", "cat", "horse"]  # fmt: skip
