@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 
 from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
 
+from service.kinds.fields import read_fields, tabular
 from service.kinds.numbers import digit_of
 from service.kinds.structured import INJECTION, Unreadable, plain
 from service.kinds.vocabulary import (
@@ -104,6 +105,7 @@ class Parsed:
     # from a chunk of four or more words, not at its end, that asks for nothing: context
     # when the request names two classes outright (ClassResolver.context)
     wordy: set[str] = field(default_factory=set)
+    fields: list[str] = field(default_factory=list)  # field values about the app (fields.py)
 
 
 def _never(_: str) -> bool:
@@ -130,6 +132,7 @@ def words(text: str) -> list[str]:
 
 def parse(text: str, known: Known = Known()) -> Parsed:  # noqa: B008 (immutable default)
     """Split ``text`` into class mentions and style words (see the module docstring)."""
+    text = tabular(text)
     if INJECTION.search(text):
         return Parsed([], refused="the description contains markup, SQL or comment syntax; describe"
                       " the task in plain words, e.g. 'classify cats and dogs'")  # fmt: skip
@@ -137,11 +140,12 @@ def parse(text: str, known: Known = Known()) -> Parsed:  # noqa: B008 (immutable
         text = plain(_ARROW.sub(": ", text))
     except Unreadable as exc:
         return Parsed([], refused=f"{exc}; e.g. 'classify cats and dogs'")
+    text, fields = read_fields(text, known.class_word, is_style, words, REQUESTING)
     text = _COMPOUND.sub(lambda m: f"{m[1]}, {m[3]}" if known.class_word(m[1].lower())
                          and known.class_word(m[3].lower()) else m[0], text)  # fmt: skip
     style, text = _header(_lines(text), known)
     text = _PRONOUN_ONE.sub(" ", _COUNT.sub(" ", _between(text)))
-    parsed = Parsed([], style)
+    parsed = Parsed([], style, fields=fields)
     for sentence in _SENTENCE.split(text):
         tokens = words(sentence)
         aside = len(tokens) >= 3 and not any(map(known.class_word, tokens))

@@ -58,7 +58,7 @@ def _mentions(resolver: ClassResolver, request: Any):
                 and not _about_excluded(resolver, mention, excluded)
                 for m in resolver.number_run(mention)]  # fmt: skip
     tails = resolver.tails(mentions)
-    context += [before for _, before in tails if before]
+    context += [before for _, before in tails if before] + parsed.fields
     return _distinct([m for m, _ in tails], resolver.head), resolver.domain_of(parsed.style), \
         context  # fmt: skip
 

@@ -1,0 +1,131 @@
+"""Requests written as specs: tables, field lines and ``classes = …``, read as what they mean.
+
+Outside writers of requirements (issue 13's sets 7, 9, 11) paste what a spec holds: a Markdown
+table or a CSV whose first column is the class, ``classes = three, eight, nine``, and field
+lines ("Domain: cartoons", "Platform: iOS", "Input: phone camera photos", "Latency budget:
+<50 ms"). Read as prose, the tables were refused (pipes and ``=`` are injection syntax) and the
+field values became class mentions ("ios", "phone"): 422s for requests that named their classes
+plainly. Here
+
+- a table becomes its class column as a list (the column headed "class", "label", … or else the
+  first), before the injection check, which then sees only the cells kept;
+- ``key = value`` for a known key (classes, labels, style, domain, input, output) is ``key:``;
+- a field about the images (input, source, style, …) or about the project (platform, priority,
+  deadline, persona, …) keeps only its style words when its value names no class and asks for
+  nothing ("Input: phone camera photos" → "camera photos"); the rest is reported as context;
+- a field that lists classes ("Classes needed:", "Must have:") keeps its value and the key's
+  style words ("Cartoon animals: bear, zebra"); one that excludes ("Won't have:", "Out of
+  scope:") negates each item of its value; a Markdown heading keeps its style words.
+
+Any other line is left to the parser as it is.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+
+from service.kinds.structured import INJECTION
+
+_CLASS_HEADERS = {"class", "classes", "label", "labels", "name", "names", "category",
+                  "categories", "item", "items"}  # fmt: skip
+_TABLE_RULE = re.compile(r"^\s*\|?\s*:?-{2,}:?\s*(\|\s*:?-{2,}:?\s*)*\|?\s*$")
+_ASSIGNED = re.compile(r"(^|[:;,.]\s*)(classes|labels|categories|style|domain|input|output)"
+                       r"\s*=(?!=)", re.I | re.M)  # fmt: skip
+_FIELD = re.compile(r"^\s*(?:[-*•]\s+)?\(?\**([A-Za-z][A-Za-z0-9 _/()'’-]{0,40}?)\**\s*:"
+                    r"\s*\**\s*(.*)$")  # "- Domain: cartoons", "**Must have:** sneakers"
+# "Won't have: dresses", "Excluded: bags": every item of the value is excluded
+_NEGATING = {"wont", "not", "no", "never", "exclude", "excluded", "excluding", "except", "out",
+             "without"}  # fmt: skip
+_ITEMS = re.compile(r",|;|/|\band\b|\bor\b", re.I)
+_HEADING = re.compile(r"^\s*#{1,6}\s")
+# a second field on the same line: "Digits needed: 3 and 8. Style: cartoon."
+_NEXT_FIELD = re.compile(r"(?<=[.;])\s+(?=[A-Z][A-Za-z -]{0,30}:)")
+ABOUT_IMAGES = {"input", "inputs", "domain", "domains", "style", "styles", "source", "sources",
+                "media", "medium", "images", "image", "format", "data", "imagery", "material",
+                "photos", "pictures"}  # fmt: skip
+ABOUT_PROJECT = {"platform", "platforms", "priority", "deadline", "due", "latency", "budget",
+                 "persona", "owner", "background", "team", "status", "version", "author", "date",
+                 "sprint", "reporter", "assignee", "environment", "device", "devices",
+                 "hardware", "runtime", "framework", "language", "metric", "metrics", "timeline",
+                 "effort", "estimate", "motivation", "context", "goal", "goals", "constraint",
+                 "constraints", "users", "audience", "stakeholders", "app"}  # fmt: skip
+LISTS_CLASSES = {"classes", "labels", "categories", "class", "needed", "must", "scope",
+                 "recognise", "recognize", "detect", "digits", "animals", "garments", "items",
+                 "include", "includes", "required", "requirements", "output"}  # fmt: skip
+
+
+def tabular(text: str) -> str:
+    """``text`` with its Markdown tables and CSV blocks replaced by their class column, one item
+    a line, and ``classes = …`` as ``classes: …``."""
+    lines, out, i = text.splitlines(), [], 0
+    while i < len(lines):
+        block = _table_block(lines, i)
+        if block:
+            out += _class_column(lines[i : i + block])
+            i += block
+        else:
+            out.append(lines[i])
+            i += 1
+    return _ASSIGNED.sub(lambda m: f"{m[1]}{m[2]}:", "\n".join(out))
+
+
+def _table_block(lines: list[str], start: int) -> int:
+    """How many lines from ``start`` form a table: Markdown rows (``| a | b |``, two or more,
+    one of them a rule) or a CSV (a header of field names, then rows with as many commas)."""
+    if lines[start].lstrip().startswith("|"):
+        n = next((k for k in range(start, len(lines)) if not lines[k].lstrip().startswith("|")),
+                 len(lines)) - start  # fmt: skip
+        rows = lines[start : start + n]
+        return n if n >= 2 and any(_TABLE_RULE.match(r) for r in rows) else 0
+    header = [c.strip().lower() for c in lines[start].split(",")]
+    if len(header) < 2 or not _CLASS_HEADERS & set(header):
+        return 0
+    n = next((k for k in range(start + 1, len(lines))
+              if lines[k].count(",") < len(header) - 1), len(lines)) - start  # fmt: skip
+    return n if n >= 2 else 0
+
+
+def _class_column(rows: list[str]) -> list[str]:
+    """The cells of the class column (see :func:`tabular`), as bullet lines; the rows as they
+    were when any cell holds injection syntax, so that the whole request is refused."""
+    sep = "|" if rows[0].lstrip().startswith("|") else ","
+    table = [[c.strip() for c in r.strip().strip("|").split(sep)] for r in rows
+             if not _TABLE_RULE.match(r)]  # fmt: skip
+    if any(INJECTION.search(cell) for row in table for cell in row):
+        return rows
+    header = [c.lower() for c in table[0]]
+    col = next((k for k, h in enumerate(header) if h in _CLASS_HEADERS), 0)
+    return [f"- {row[col]}" for row in table[1:] if col < len(row) and row[col]]
+
+
+def read_fields(text: str, class_word: Callable[[str], bool], style_word: Callable[[str], bool],
+                tokens: Callable[[str], list[str]], asks: set[str]) -> tuple[str, list[str]]:
+    """``(text, context)``: field lines rewritten as the module docstring says, and the values
+    dropped. ``asks``: words that make a value a request ("Note: also lions")."""
+    out, context = [], []
+    for line in text.splitlines():
+        if _HEADING.match(line):  # "## Requirements": a title
+            out.append(" ".join(w for w in tokens(line) if style_word(w)))
+            continue
+        parts = []
+        for part in _NEXT_FIELD.split(line):
+            field = _FIELD.match(part)
+            key = set(tokens(field[1])) if field else set()
+            value = tokens(field[2]) if field else []
+            if key & (ABOUT_IMAGES | ABOUT_PROJECT) and not any(map(class_word, value)) \
+                    and not asks & set(value):  # fmt: skip
+                kept = [w for w in value if style_word(w)]
+                if len(kept) < len(value):
+                    context.append(" ".join(w for w in value if not style_word(w)))
+                parts.append(" ".join(kept) + "." if kept else "")
+            elif key & _NEGATING and not any(map(class_word, tokens(field[1]))):
+                parts.append(", ".join(f"not {item.strip()}" for item in
+                                       _ITEMS.split(field[2]) if item.strip()))  # fmt: skip
+            elif key & LISTS_CLASSES and not any(map(class_word, tokens(field[1]))):
+                style = [w for w in tokens(field[1]) if style_word(w)]  # "cartoon animals:"
+                parts.append("; ".join([" ".join(style), field[2]]) if style else field[2])
+            else:
+                parts.append(part)
+        out.append(" ".join(p for p in parts if p))
+    return "\n".join(out), context

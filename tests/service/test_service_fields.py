@@ -1,0 +1,77 @@
+"""Requests written as specs (service.kinds.fields): tables, ``classes = …`` and field lines,
+with the real bundled MiniLM over Tailor-PACS (issue 13, stop 27). The tables, the
+assignment, the field lines and the context report were 422s on the stop-26 resolver; the
+last two specs and the guards passed there too and pin that behaviour."""
+
+from __future__ import annotations
+
+import pytest
+
+from service.core.problems import Problem
+from service.core.schemas import PersonalizeCreate
+from service.core.settings import Settings
+from service.kinds.fields import tabular
+from service.kinds.resolution import ClassResolver
+from service.kinds.task_request import resolve_request
+
+
+@pytest.fixture(scope="module")
+def pacs():
+    from service.kinds.taper import load_text_encoder
+    from trainer.data.catalogue import catalogue_json
+
+    s = Settings()
+    return ClassResolver(catalogue_json(), load_text_encoder(None, "cpu"), s.match_threshold,
+                         s.match_margin, (s.match_described_threshold, s.match_described_margin))
+
+
+def _resolve(resolver, text: str, ignored: list[str] | None = None):
+    matches, domain = resolve_request(resolver, PersonalizeCreate(description=text),
+                                      resolver.domains, ignored)
+    return [m.name for m in matches], domain
+
+
+def test_tables_become_their_class_column():
+    markdown = "| name | example |\n|:---|---:|\n| sandal | flip-flop |\n| bag | tote |"
+    assert tabular(markdown) == "- sandal\n- bag"
+    csv = "id,label,notes\n1,five,a handwritten 5\n2,six,a handwritten 6\nthanks"
+    assert tabular(csv) == "- five\n- six\nthanks"
+    assert tabular("no, table, here") == "no, table, here"  # no class header: prose
+
+
+@pytest.mark.parametrize(("text", "classes", "domain"), [
+    ("| class | example |\n|---|---|\n| sandal | flip-flop |\n| sneaker | trainer |\n"
+     "| bag | tote |", ["sandal", "sneaker", "bag"], None),
+    ("label,description\nfive,a handwritten 5\nsix,a handwritten 6", ["five", "six"], None),
+    ("classes = three, eight, nine  # digit recognizer for a calculator app",
+     ["three", "eight", "nine"], None),
+    ("- Domain: cartoons\n- Classes: bear, dog, cat\n- Platform: iOS", ["bear", "dog", "cat"],
+     "cartoon"),
+    ("Spec v3 - labels: 'coat', 'bag'. Input: charcoal fashion sketches from our interns.",
+     ["coat", "bag"], "sketch"),
+    ("**Must have:** sneakers, t-shirts\n**Also needed:** trousers\n**Won't have:** dresses",
+     ["sneaker", "t-shirt", "trouser"], None),
+    ("Watercolour animals: cat, bird, elephant", ["cat", "bird", "elephant"], "art_painting"),
+    ("## Requirements\n- classify pencil sketches\n- classes: zebra, giraffe",
+     ["zebra", "giraffe"], "sketch"),
+])
+def test_specs_tables_and_fields(pacs, text, classes, domain):
+    assert _resolve(pacs, text) == (classes, domain)
+
+
+def test_field_values_about_the_project_are_reported_as_context(pacs):
+    ignored: list[str] = []
+    text = "Classes: horses, cows\nLatency budget: under 50 ms\nInput: phone camera photos"
+    assert _resolve(pacs, text, ignored) == (["horse", "cow"], "photo")
+    assert ignored == ["under 50 ms", "phone"]
+
+
+@pytest.mark.parametrize("text", [
+    "| class | note |\n|---|---|\n| cat | ' OR 1=1 |\n| dog | x |",  # injection in any cell
+    "Classes: cats, dogs\nGoal: also recognise lions",  # a field that asks is no context
+    "Animals: lions, tigers",
+])
+def test_guards_injection_in_a_table_and_fields_that_ask_are_refused(pacs, text):
+    with pytest.raises(Problem) as err:
+        _resolve(pacs, text)
+    assert err.value.status == 422
