@@ -18,7 +18,6 @@ the text encoder.
 from __future__ import annotations
 
 import re
-import unicodedata
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -26,8 +25,11 @@ from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
 
 from service.kinds.fields import read_fields, tabular
 from service.kinds.numbers import digit_of
+from service.kinds.ranges import NUMBER, between, span
 from service.kinds.structured import INJECTION, Unreadable, plain
+from service.kinds.tokens import is_number, singular_forms, words
 from service.kinds.vocabulary import (
+    DIGIT_CONTEXT,
     DROPPED,
     EXCLUDING,
     FILLER,
@@ -37,8 +39,6 @@ from service.kinds.vocabulary import (
     STYLE_WORDS,
 )
 
-NUMERALS = dict(zip("0123456789", ("zero", "one", "two", "three", "four", "five", "six",
-                                     "seven", "eight", "nine"), strict=True))  # fmt: skip
 # List separators, not inside a hyphenated compound ("black-and-white").
 _SEPARATORS = re.compile(
     r",|;|&|\+|/|(?<![-\w])(?:and|or|nor|vs\.?|versus|from)(?![-\w])", re.I)
@@ -50,18 +50,6 @@ _ARROW = re.compile(r"\s*(?:->|=>|→)\s*")  # "paintings -> bears, horses": a h
 _PRE = {"into", "as", "between", "among", "including", "namely", "like"}
 _BULLET = re.compile(r"^\s*(?:[-*•·]|\d{1,2}[.)])\s+")  # "- cow", "1) giraffe", "2. zebra"
 _COMPOUND = re.compile(r"\b(\w+)-(and|or)-(\w+)\b", re.I)  # "cats-and-dogs", "black-and-white"
-_NUMBER = r"(?:\d|zero|one|two|three|four|five|six|seven|eight|nine)"
-_RANGE = re.compile(rf"\b({_NUMBER})\s*(?:-|–|—|\bto\b|\bthrough\b|\bthru\b|\btill\b|"
-                    rf"\buntil\b)\s*({_NUMBER})\b", re.I)
-# "always between 0 and 5" bounds a range; after an instruction to compare ("tell apart
-# between 3 and 8", "confuses 1 and 7") it names a pair
-_BETWEEN = re.compile(rf"\bbetween\s+({_NUMBER})\s+and\s+({_NUMBER})\b", re.I)
-_COMPARING = {"apart", "distinguish", "differentiate", "tell", "difference", "differences",
-              "choose", "decide", "confuse", "confuses", "confused", "confusing", "mix", "mixes",
-              "mixing", "mixed", "compare", "discriminate", "separate", "between"}
-_BOUNDING = {"always", "only", "anywhere", "somewhere", "numbers", "digits", "numerals", "values",
-             "is", "are", "be", "lie", "lies", "fall", "falls", "range", "ranging", "all", "any",
-             "anything", "everything"}  # "always between 0 and 5", "digits between 2 and 7"
 # A class word followed by one of these starts a post-modifier: "dogs near the feeder".
 _POST = {"in", "on", "at", "near", "with", "by", "under", "behind", "beside", "inside", "outside",
          "around", "during", "into", "onto", "over", "across", "along", "through", "within", "of",
@@ -71,9 +59,6 @@ _RANGE_WORDS = {"to", "through", "thru", "till", "until"}  # "5 to 9 per photo" 
 _BOUNDS = {"after", "before", "since", "past", "around", "about", "over", "under", "at", "by"}
 _COUNTED = {"thing", "things", "item", "items", "more", "of", "kind", "type", "time", "times",
             "way", "question"}  # "one thing", "one of them", "two more"
-# Words that go with a written number without making it a count or a label ("handwritten 3s").
-_DIGIT_CONTEXT = {"digit", "digits", "number", "numbers", "numeral", "numerals", "handwritten",
-                  "hand", "written", "printed", "scanned", "s"}
 _HEADER = re.compile(r"^(.*)(?::|\s[—–-]\s)(.*)$", re.S)  # "pets: cat and dog", "paintings — …"
 _COUNT = re.compile(
     r"\b(?:\d+|two|three|four|five|six|seven|eight|nine|ten)\s+(?:digits?|numbers?|numerals?|"
@@ -81,10 +66,10 @@ _COUNT = re.compile(
 _PRONOUN_ONE = re.compile(
     r"\b(which|this|that|each|every|any|no|the other)\s+one\b|"
     r"\b(?:make|build|create|train|get|need|want|give|have)\s+(?:me\s+|us\s+)?one\b"
-    rf"(?!\s*[,&]|\s+(?:and|or)\b|\s+{_NUMBER}\b)|"
+    rf"(?!\s*[,&]|\s+(?:and|or)\b|\s+{NUMBER}\b)|"
     r"\b(?:the|even|odd|which|these|those|new|similar|other|right|wrong)\s+ones\b|"
     r"\b(?:these|those|both|all)\s+"
-    rf"(?:two|three|four|five|six)\b(?!\s*[,&]\s*{_NUMBER}|\s+(?:and|or|&)\b|\s+{_NUMBER}\b)",
+    rf"(?:two|three|four|five|six)\b(?!\s*[,&]\s*{NUMBER}|\s+(?:and|or|&)\b|\s+{NUMBER}\b)",
     re.I)  # "make one for 4 vs 9", "even ones only", "just those two", "those two: cats,
 # dogs" are no digits; "those two, three and four" and "ones and sevens" are
 
@@ -123,13 +108,6 @@ class Known:
     fix: Callable[[str], str] = str
 
 
-def words(text: str) -> list[str]:
-    """Lower-case word tokens, accents folded (apostrophes dropped, hyphens split): "kid's
-    T-shirts" → ``["kids", "t", "shirts"]``, "ÉLÉPHANTS" → ``["elephants"]``."""
-    folded = unicodedata.normalize("NFKD", text.lower()).encode("ascii", "ignore").decode()
-    return re.sub(r"[^0-9a-z]+", " ", folded.replace("'", "")).split()
-
-
 def parse(text: str, known: Known = Known()) -> Parsed:  # noqa: B008 (immutable default)
     """Split ``text`` into class mentions and style words (see the module docstring)."""
     text = tabular(text)
@@ -144,7 +122,7 @@ def parse(text: str, known: Known = Known()) -> Parsed:  # noqa: B008 (immutable
     text = _COMPOUND.sub(lambda m: f"{m[1]}, {m[3]}" if known.class_word(m[1].lower())
                          and known.class_word(m[3].lower()) else m[0], text)  # fmt: skip
     style, text = _header(_lines(text), known)
-    text = _PRONOUN_ONE.sub(" ", _COUNT.sub(" ", _between(text)))
+    text = _PRONOUN_ONE.sub(" ", _COUNT.sub(" ", between(text)))
     parsed = Parsed([], style, fields=fields)
     for sentence in _SENTENCE.split(text):
         tokens = words(sentence)
@@ -154,22 +132,9 @@ def parse(text: str, known: Known = Known()) -> Parsed:  # noqa: B008 (immutable
     return parsed
 
 
-def _between(text: str) -> str:
-    """"always between 0 and 5" as the range "0 to 5": after a bounding word ("always",
-    "digits", "are"), with the ends two or more apart and no word of comparing before it in
-    the text; "distinguish between 3 and 8" and "classify between 3 and 8" stay a pair."""
-    def spelt(match: re.Match) -> str:
-        before = words(text[: match.start()])
-        lo, hi = _as_int(match[1]), _as_int(match[2])
-        ranged = hi - lo >= 2 and before and before[-1] in _BOUNDING \
-            and not set(before) & _COMPARING  # fmt: skip
-        return f"{match[1]} to {match[2]}" if ranged else match[0]
-    return _BETWEEN.sub(spelt, text)
-
-
 def _read_chunk(chunk: str, known: Known, parsed: Parsed, aside: bool) -> None:
     """Add one chunk's mention (or a range's numbers) and style words to ``parsed``."""
-    if (numbers := _range(chunk, known)) is not None:
+    if (numbers := span(chunk, known.names_a_class)) is not None:
         parsed.mentions += numbers
         return
     if (digit := digit_of(chunk, cued=True)) is not None and known.names_a_class(str(digit)):
@@ -231,34 +196,6 @@ def is_style(token: str) -> bool:
     return any(form in STYLE_WORDS for form in singular_forms(token))
 
 
-def _range(chunk: str, known: Known) -> list[str] | None:
-    """The numbers of a chunk that is a range and nothing else ("digits 0 through 4", "1-3",
-    "handwritten numbers six to nine"), or a range right after a digit word ("recognition for
-    digits 3 through 7 only"), when both ends name classes; None otherwise, so "size 2-4
-    shoes", "ages 3 to 5" and "5 to 9 per photo" stay as they are."""
-    match = _RANGE.search(chunk)
-    if match is None:
-        return None
-    before, after = words(chunk[: match.start()]), words(chunk[match.end():])
-    cued = bool(before) and before[-1] in _DIGIT_CONTEXT and all(t in FILLER for t in after)
-    if not cued and (after or any(t not in FILLER for t in before)):
-        return None
-    lo, hi = (_as_int(match[i]) for i in (1, 2))
-    if lo >= hi or not all(known.names_a_class(match[i].lower()) for i in (1, 2)):
-        return None
-    return [str(n) for n in range(lo, hi + 1)]
-
-
-def _as_int(number: str) -> int:
-    number = number.lower()
-    return int(number) if number.isdigit() else list(NUMERALS.values()).index(number)
-
-
-def is_number(token: str) -> bool:
-    """A digit or number word, or the plural of one ("3s", "sevens")."""
-    return any(f in NUMERALS or f in NUMERALS.values() for f in singular_forms(token))
-
-
 def _pre_clause(tokens: list[str], known: Known) -> list[str]:
     """The tokens after the clause that introduces a class ("want to auto-sort our listings
     into sneakers" → "sneakers"), when no class word comes before that clause's last
@@ -291,12 +228,12 @@ def _drop_numbers(tokens: list[str], known: Known) -> list[str]:
         before = tokens[i - 1] if i > 0 else None
         if before in _RANGE_WORDS | _BOUNDS or after in _RANGE_WORDS or after in _COUNTED:
             return True
-        if after is not None and not is_number(after) and after not in _DIGIT_CONTEXT and (
+        if after is not None and not is_number(after) and after not in DIGIT_CONTEXT and (
                 after not in FILLER or (after.endswith("s") and after not in ENGLISH_STOP_WORDS)
         ):  # "3 kids", not "nine apart" nor "9 is"
             return True
         return before is not None and before not in FILLER and not is_style(before) \
-            and not is_number(before) and before not in _DIGIT_CONTEXT  # fmt: skip
+            and not is_number(before) and before not in DIGIT_CONTEXT  # fmt: skip
     return [t for i, t in enumerate(tokens) if not (is_number(t) and counts(i))]
 
 
@@ -312,17 +249,3 @@ def negates(tokens: list[str], class_word: Callable[[str], bool] = _never) -> bo
     excluding = bool((EXCLUDING | DROPPED) & set(tokens))  # "(sheep excluded)"
     return bool(content) and ((content[0] in NEGATIONS and not class_word(content[0]))
                               or excluding or other_than or not_needed)
-
-
-def singular_forms(word: str) -> list[str]:
-    """``word`` and what it may be the plural of (cats, ponies, calves, boxes, 3s, zeroes)."""
-    forms = [word]
-    if word.endswith("ies") and len(word) > 4:
-        forms.append(word[:-3] + "y")
-    if word.endswith("ves"):
-        forms += [word[:-3] + "f", word[:-3] + "fe"]
-    if word.endswith("es"):
-        forms.append(word[:-2])
-    if word.endswith("s") and len(word) > 1:
-        forms.append(word[:-1])
-    return forms

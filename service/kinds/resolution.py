@@ -34,7 +34,6 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -42,15 +41,10 @@ import numpy as np
 from scipy.optimize import linear_sum_assignment
 
 from model_store.domains import DOMAIN_DESCRIPTIONS
-from service.kinds.parsing import (
-    NUMERALS,
-    Known,
-    is_number,
-    singular_forms,
-    words,
-)
+from service.kinds.parsing import Known
 from service.kinds.spelling import Speller
-from service.kinds.vocabulary import FILLER, NEGATIONS
+from service.kinds.tokens import NUMERALS, is_number, singular_forms, words
+from service.kinds.vocabulary import FILLER
 
 DOMAIN_MIN_SIMILARITY = 0.25
 # "how many wheels a bicycle has": a count is accepted only as a near paraphrase of a catalogue
@@ -60,11 +54,6 @@ DOMAIN_MIN_SIMILARITY = 0.25
 _COUNTING = re.compile(r"\b(?:how many|number of|count of|amount of|total of)\b"
                        r"|\b\w+s\s+(?:in|on|of)\s+(?:a|an|the|one)\s", re.I)  # months in a year
 COUNT_MIN_SIMILARITY = 0.80
-# Words before a class name that lean to no class are about something else ("the stimulus set
-# consists of" elephants: 0.22); "striped african" (0.56 to zebra) qualifies the name instead.
-# On the tuning pool of benchmarks/resolution.py 0.35, 0.40 and 0.45 fixed 8, 9 and 9
-# requests and made none wrong; the lowest of the best.
-PREFIX_MAX_SIMILARITY = 0.40
 
 
 @dataclass
@@ -252,32 +241,6 @@ class ClassResolver:
         return [self._match(p, scores[i], int(assigned[i]), exact[i] is not None, listed)
                 for i, p in enumerate(phrases)]  # fmt: skip
 
-    def tails(self, mentions: list[str]) -> list[tuple[str, str]]:
-        """``(mention, context)`` per mention: a longer mention that ends in a class name or
-        alias after words about something else ("the stimulus set consists of elephants",
-        "check whether my panels show a bear") becomes that name, and those words context.
-        Only when no other class or negation is named before it and those words lean to no
-        class (similarity below ``PREFIX_MAX_SIMILARITY``: "striped african" leans to zebra,
-        so "the striped african horse" is left to the encoder)."""
-        found = {}
-        for i, mention in enumerate(mentions):
-            tokens = words(mention)
-            if len(tokens) < 3 or self.exact(mention) is not None:
-                continue
-            n = next((n for n in (3, 2, 1) if self._term(tokens[-n:]) is not None), 0)
-            idx, before = self._term(tokens[-n:]) if n else None, tokens[:-n]
-            if idx is not None and not any(self._term([t]) not in (None, idx) or t in NEGATIONS
-                                           for t in before) \
-                    and set(self.classes_in(" ".join(before))) <= {idx}:  # fmt: skip
-                found[i] = (" ".join(tokens[-n:]), " ".join(before))
-        out = [(m, "") for m in mentions]
-        if found:
-            sims = self.similarities([before for _, before in found.values()], core=True)
-            for (i, tail), row in zip(found.items(), sims, strict=True):
-                if row.max() < PREFIX_MAX_SIMILARITY:
-                    out[i] = tail
-        return out
-
     def _match(self, phrase: str, scores: np.ndarray, chosen: int, exact: bool,
                listed: bool = False) -> Match:
         order = [int(i) for i in np.argsort(-scores)[:3]]
@@ -294,27 +257,6 @@ class ClassResolver:
             return Match(phrase, None, None, round(score, 4), suggestions)
         others = [s for s in suggestions if s["name"] != self.names[chosen]][:2]
         return Match(phrase, self.names[chosen], chosen, round(score, 4), others)
-
-    def context(self, clauses: set[str], asides: set[str],
-                wordy: Iterable[str] = ()) -> list[str]:
-        """The mentions that are about the app, not a class: no class word among them, no
-        class similar enough to accept, and either from a clause (a chunk of five or more
-        words) with three or more content words, from a sentence without any class word
-        ("Night shots included."), or any mention in ``wordy``: from a chunk of four or more
-        words, passed only when two or more mentions name classes outright ("digits 1/7/9
-        only pls, our users keep mixing them up": the user names classes, so "mixing" is not
-        one; issue 13's outside sets 6–11 failed mostly on such leftovers). An unknown class
-        is a few words in a list ("guinea pig babies", "tigers"), so it stays a mention and
-        gets its 422. Similarity here ignores the descriptions: they mention habitats and uses
-        ("savanna", "barn") that context sentences share with no intent to name a class."""
-        wordy = set(wordy)
-        candidates = [c for c in dict.fromkeys([*clauses, *asides, *wordy])
-                      if (c in asides or c in wordy or len(words(c)) >= 3)
-                      and not any(map(self.class_word, words(c)))]
-        if not candidates:
-            return []
-        best = self.similarities(candidates, core=True).max(axis=1)
-        return [c for c, b in zip(candidates, best, strict=True) if b < self.threshold]
 
     # ---- domains --------------------------------------------------------------------------
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 import functools
 from collections.abc import Iterable
 
-from service.kinds.parsing import singular_forms
+from service.kinds.tokens import singular_forms
 
 _SUFFIXES = ("ed", "d", "ing", "er", "ers", "ly", "est")
 

@@ -9,9 +9,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from service.kinds import leftovers
 from service.kinds.numbers import digit_of
-from service.kinds.parsing import negates, parse, singular_forms, words
+from service.kinds.parsing import negates, parse
 from service.kinds.resolution import ClassResolver, Match
+from service.kinds.tokens import singular_forms, words
 from service.kinds.vocabulary import DROPPED, FILLER, NEEDED, NEGATIONS
 
 # words of a negated chunk that say it is excluded, not what is: "bags are out of scope"
@@ -32,7 +34,7 @@ def _distinct(phrases: list[str], head=str) -> list[str]:
 
 def _mentions(resolver: ClassResolver, request: Any):
     """(mentions, domain from style words, context clauses dropped) of a ``description`` or
-    ``classes`` request (see :meth:`ClassResolver.context`). A class that a negated chunk names
+    ``classes`` request (see :mod:`service.kinds.leftovers`). A class that a negated chunk names
     bare ("but NOT horses, horses are handled elsewhere") is dropped from every other mention
     too (:func:`_excluded`)."""
     from service.core.problems import Problem
@@ -50,14 +52,15 @@ def _mentions(resolver: ClassResolver, request: Any):
     if parsed.refused:
         raise Problem(422, "unreadable-description", parsed.refused)
     named = sum(resolver.exact(m) is not None for m in parsed.mentions)
-    context = resolver.context(parsed.clauses, parsed.asides, parsed.wordy if named >= 2 else ())
+    context = leftovers.context(resolver, parsed.clauses, parsed.asides,
+                                parsed.wordy if named >= 2 else ())
     if context and len(parsed.mentions) - len(context) < 2:
         context = []
     excluded = _excluded(resolver, parsed.negated)
     mentions = [m for mention in parsed.mentions if mention not in context
                 and not _about_excluded(resolver, mention, excluded)
                 for m in resolver.number_run(mention)]  # fmt: skip
-    tails = resolver.tails(mentions)
+    tails = leftovers.tails(resolver, mentions)
     context += [before for _, before in tails if before] + parsed.fields
     return _distinct([m for m, _ in tails], resolver.head), resolver.domain_of(parsed.style), \
         context  # fmt: skip

@@ -22,6 +22,9 @@ REQUESTING = {
     "needs", "like", "see", "classify", "recognise", "recognize", "detect", "identify", "label",
     "tag", "sort", "distinguish", "tell", "support", "cover", "handle", "extra", "too",
 }  # fmt: skip
+# Words that go with a written number without making it a count or a label ("handwritten 3s").
+DIGIT_CONTEXT = {"digit", "digits", "number", "numbers", "numeral", "numerals", "handwritten",
+                 "hand", "written", "printed", "scanned", "s"}  # fmt: skip
 STYLE_WORDS = {
     "sketch", "sketches", "sketched", "sketchy", "drawing", "drawings", "drawn", "doodle",
     "doodles", "pencil", "charcoal", "ink", "line", "painting", "paintings", "painted", "oil",

@@ -1,0 +1,37 @@
+"""Word tokens, plurals and numerals: the text primitives the request parser and the resolver
+share (kept apart so that :mod:`service.kinds.ranges` can use them without importing the
+parser)."""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+
+NUMERALS = dict(zip("0123456789", ("zero", "one", "two", "three", "four", "five", "six",
+                                     "seven", "eight", "nine"), strict=True))  # fmt: skip
+
+
+def words(text: str) -> list[str]:
+    """Lower-case word tokens, accents folded (apostrophes dropped, hyphens split): "kid's
+    T-shirts" → ``["kids", "t", "shirts"]``, "ÉLÉPHANTS" → ``["elephants"]``."""
+    folded = unicodedata.normalize("NFKD", text.lower()).encode("ascii", "ignore").decode()
+    return re.sub(r"[^0-9a-z]+", " ", folded.replace("'", "")).split()
+
+
+def is_number(token: str) -> bool:
+    """A digit or number word, or the plural of one ("3s", "sevens")."""
+    return any(f in NUMERALS or f in NUMERALS.values() for f in singular_forms(token))
+
+
+def singular_forms(word: str) -> list[str]:
+    """``word`` and what it may be the plural of (cats, ponies, calves, boxes, 3s, zeroes)."""
+    forms = [word]
+    if word.endswith("ies") and len(word) > 4:
+        forms.append(word[:-3] + "y")
+    if word.endswith("ves"):
+        forms += [word[:-3] + "f", word[:-3] + "fe"]
+    if word.endswith("es"):
+        forms.append(word[:-2])
+    if word.endswith("s") and len(word) > 1:
+        forms.append(word[:-1])
+    return forms
