@@ -29,6 +29,7 @@ from service.kinds.ranges import NUMBER, between, span
 from service.kinds.structured import INJECTION, Unreadable, plain
 from service.kinds.tokens import is_number, singular_forms, words
 from service.kinds.vocabulary import (
+    COMPARING,
     DIGIT_CONTEXT,
     DROPPED,
     EXCLUDING,
@@ -42,6 +43,7 @@ from service.kinds.vocabulary import (
 # List separators, not inside a hyphenated compound ("black-and-white").
 _SEPARATORS = re.compile(
     r",|;|&|\+|/|(?<![-\w])(?:and|or|nor|vs\.?|versus|from)(?![-\w])", re.I)
+_SPLIT = re.compile(f"({_SEPARATORS.pattern})", re.I)  # the same, separators kept
 # A full stop ends a sentence only after a word of four or more letters ("Dr. Smith" and
 # "Version 2." do not end one); a parenthesis is a sentence of its own (an aside).
 _SENTENCE = re.compile(r"(?<=[a-z]{4})\.(?=\s|$)|[!?]+(?=\s|$)|[()]", re.I)
@@ -127,13 +129,19 @@ def parse(text: str, known: Known = Known()) -> Parsed:  # noqa: B008 (immutable
     for sentence in _SENTENCE.split(text):
         tokens = words(sentence)
         aside = len(tokens) >= 3 and not any(map(known.class_word, tokens))
-        for chunk in _SEPARATORS.split(sentence):
-            _read_chunk(chunk, known, parsed, aside)
+        pieces = _SPLIT.split(sentence)  # chunk, separator, chunk, …
+        comparing = bool(COMPARING & set(tokens))  # "tell cats from dogs": no source
+        for i in range(0, len(pieces), 2):
+            source = i > 0 and pieces[i - 1].strip().lower() == "from" and not comparing
+            _read_chunk(pieces[i], known, parsed, aside, source)
     return parsed
 
 
-def _read_chunk(chunk: str, known: Known, parsed: Parsed, aside: bool) -> None:
-    """Add one chunk's mention (or a range's numbers) and style words to ``parsed``."""
+def _read_chunk(chunk: str, known: Known, parsed: Parsed, aside: bool,
+                source: bool = False) -> None:
+    """Add one chunk's mention (or a range's numbers) and style words to ``parsed``;
+    ``source``: the chunk follows "from" in a sentence that compares nothing ("photos from
+    our design team")."""
     if (numbers := span(chunk, known.names_a_class)) is not None:
         parsed.mentions += numbers
         return
@@ -155,11 +163,14 @@ def _read_chunk(chunk: str, known: Known, parsed: Parsed, aside: bool) -> None:
     # "our users keep mixing them up"; not a mention that ends its chunk, where list items
     # stand ("animals like elefant, giraffe", "…, as well as lions"), nor a request ("we would
     # also like to see raccoons")
-    if len(raw) >= 4 and kept.split()[-1] != raw[-1] and not REQUESTING & set(raw):
+    # nor one after a preposition ("photos come in from ranch trail cams")
+    first = raw.index(kept.split()[0]) if kept.split()[0] in raw else 0
+    placed = any(t in _POST for t in raw[:first])
+    if len(raw) >= 4 and (kept.split()[-1] != raw[-1] or placed) and not REQUESTING & set(raw):
         parsed.wordy.add(kept)
     # a sentence without class words, or a chunk that opens with a preposition or a user
     # story's role and has none ("for a laundry sorting app", "As a teacher"), is about the app
-    opener = raw[0] in _POST | _PURPOSE or raw[:2] in (["as", "a"], ["as", "an"])
+    opener = source or raw[0] in _POST | _PURPOSE or raw[:2] in (["as", "a"], ["as", "an"])
     if aside or (opener and not any(map(known.class_word, raw))):
         parsed.asides.add(kept)
 

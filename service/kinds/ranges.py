@@ -12,7 +12,7 @@ import re
 from collections.abc import Callable
 
 from service.kinds.tokens import NUMERALS, words
-from service.kinds.vocabulary import DIGIT_CONTEXT, FILLER
+from service.kinds.vocabulary import COMPARING, DIGIT_CONTEXT, FILLER
 
 NUMBER = r"(?:\d|zero|one|two|three|four|five|six|seven|eight|nine)"
 _RANGE = re.compile(rf"\b({NUMBER})\s*(?:-|–|—|\bto\b|\bthrough\b|\bthru\b|\btill\b|"
@@ -20,9 +20,6 @@ _RANGE = re.compile(rf"\b({NUMBER})\s*(?:-|–|—|\bto\b|\bthrough\b|\bthru\b|\
 # "always between 0 and 5" bounds a range; after an instruction to compare ("tell apart
 # between 3 and 8", "confuses 1 and 7") it names a pair
 _BETWEEN = re.compile(rf"\bbetween\s+({NUMBER})\s+and\s+({NUMBER})\b", re.I)
-_COMPARING = {"apart", "distinguish", "differentiate", "tell", "difference", "differences",
-              "choose", "decide", "confuse", "confuses", "confused", "confusing", "mix", "mixes",
-              "mixing", "mixed", "compare", "discriminate", "separate", "between"}
 _BOUNDING = {"always", "only", "anywhere", "somewhere", "numbers", "digits", "numerals", "values",
              "is", "are", "be", "lie", "lies", "fall", "falls", "range", "ranging", "all", "any",
              "anything", "everything"}  # "always between 0 and 5", "digits between 2 and 7"
@@ -36,7 +33,7 @@ def between(text: str) -> str:
         before = words(text[: match.start()])
         lo, hi = _as_int(match[1]), _as_int(match[2])
         ranged = hi - lo >= 2 and before and before[-1] in _BOUNDING \
-            and not set(before) & _COMPARING  # fmt: skip
+            and not set(before) & COMPARING  # fmt: skip
         return f"{match[1]} to {match[2]}" if ranged else match[0]
     return _BETWEEN.sub(spelt, text)
 

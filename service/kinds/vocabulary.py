@@ -22,6 +22,11 @@ REQUESTING = {
     "needs", "like", "see", "classify", "recognise", "recognize", "detect", "identify", "label",
     "tag", "sort", "distinguish", "tell", "support", "cover", "handle", "extra", "too",
 }  # fmt: skip
+# Words of comparing: "tell cats from dogs" compares ("from" is no source), "distinguish
+# between 3 and 8" names a pair (no range)
+COMPARING = {"apart", "distinguish", "differentiate", "tell", "difference", "differences",
+             "choose", "decide", "confuse", "confuses", "confused", "confusing", "mix", "mixes",
+             "mixing", "mixed", "compare", "discriminate", "separate", "between"}  # fmt: skip
 # Words that go with a written number without making it a count or a label ("handwritten 3s").
 DIGIT_CONTEXT = {"digit", "digits", "number", "numbers", "numeral", "numerals", "handwritten",
                  "hand", "written", "printed", "scanned", "s"}  # fmt: skip

@@ -120,3 +120,22 @@ def test_one_class_named_twice_in_a_checklist_is_one_mention(pacs):
 def test_a_purpose_clause_is_about_the_app(pacs):
     assert _resolve(pacs, "recognise a puppy, a kitten and a pony, so she can learn their "
                           "names")[0] == ["dog", "cat", "horse"]  # fmt: skip
+
+
+@pytest.mark.parametrize(("text", "classes", "domain"), [
+    ("dresses vs overcoats in pencil sketches from our design team", ["dress", "coat"], "sketch"),
+    ("cattle vs horses vs sheep, all photos from the ranch trail cams",
+     ["cow", "horse", "sheep"], "photo"),
+])
+def test_where_the_images_come_from_is_context(pacs, text, classes, domain):
+    assert _resolve(pacs, text) == (classes, domain)
+
+
+@pytest.mark.parametrize("text", [
+    "separate cats and dogs from foxes",  # comparing: "from" names a class
+    "cats, dogs and lions from the zoo",
+])
+def test_guards_from_that_compares_or_follows_an_unknown_class(pacs, text):
+    with pytest.raises(Problem) as err:
+        _resolve(pacs, text)
+    assert err.value.status == 422
