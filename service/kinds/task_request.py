@@ -62,6 +62,8 @@ def _mentions(resolver: ClassResolver, request: Any):
                 for m in resolver.number_run(mention)]  # fmt: skip
     tails = leftovers.tails(resolver, mentions)
     context += [before for _, before in tails if before] + parsed.fields
+    covered = leftovers.groups(resolver, [m for m, _ in tails])
+    tails, context = [t for t in tails if t[0] not in covered], context + covered
     return _distinct([m for m, _ in tails], resolver.head), resolver.domain_of(parsed.style), \
         context  # fmt: skip
 

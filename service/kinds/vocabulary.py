@@ -27,6 +27,11 @@ REQUESTING = {
 COMPARING = {"apart", "distinguish", "differentiate", "tell", "difference", "differences",
              "choose", "decide", "confuse", "confuses", "confused", "confusing", "mix", "mixes",
              "mixing", "mixed", "compare", "discriminate", "separate", "between"}  # fmt: skip
+# Words that name a group of classes ("farm animals", "footwear"): context where the request
+# names every class the group leans to (leftovers.groups)
+GROUPS = {"farm", "farmyard", "barnyard", "livestock", "pet", "pets", "domestic", "wild",
+          "wildlife", "zoo", "safari", "african", "jungle", "savanna", "footwear", "shoe",
+          "shoes", "outerwear", "apparel", "fashion", "wardrobe", "knitwear", "menagerie"}
 # Words that go with a written number without making it a count or a label ("handwritten 3s").
 DIGIT_CONTEXT = {"digit", "digits", "number", "numbers", "numeral", "numerals", "handwritten",
                  "hand", "written", "printed", "scanned", "s"}  # fmt: skip

@@ -139,3 +139,20 @@ def test_guards_from_that_compares_or_follows_an_unknown_class(pacs, text):
     with pytest.raises(Problem) as err:
         _resolve(pacs, text)
     assert err.value.status == 422
+
+
+def test_a_group_the_named_classes_cover_is_context(pacs):
+    ignored: list[str] = []
+    text = "the kids draw farm animals and we sort the drawings into cows, sheep and horses"
+    assert _resolve(pacs, text, ignored) == (["cow", "sheep", "horse"], "sketch")
+    assert ignored == ["farm"]
+
+
+@pytest.mark.parametrize("text", [
+    "cats, dogs and farm animals",  # the group adds classes nobody named
+    "horses, dogs and farm animals",  # it leans to cow and sheep too
+])
+def test_guards_a_group_that_adds_classes_is_asked_back(pacs, text):
+    with pytest.raises(Problem) as err:
+        _resolve(pacs, text)
+    assert err.value.status == 422
