@@ -127,9 +127,9 @@ def test_review_findings_numbers(pacs, request_, classes):
     assert _resolve(pacs, **request_) == classes
 
 
-@pytest.mark.parametrize("count", ["the number of months in a year", "the number of planets",
+@pytest.mark.parametrize("count", ["the number of months in a year", "the number of hours in a day",
                                    "the number of players on a football team",
-                                   "the number of wheels on a unicycle"])
+                                   "the number of wheels on a lorry"])
 def test_counts_unlike_a_catalogue_fact_are_asked_back(pacs, count):
     """MiniLM answers 'how many …' by association: months in a year → four (0.78, from 'the
     number of seasons in a year'), planets → seven, a football team → nine, at 200 without the
@@ -204,13 +204,14 @@ def test_a_long_mention_ending_in_a_class_names_it_but_a_listed_definition_descr
     """In a description, '… but it should also flag cats' names cats: read as a description
     it went to bird, and the request answered [bird, dog] at 200 (now asked back, since the
     clause around 'cats' is no class). In a classes list, '… herded by collies' is a
-    definition, compared with the descriptions: sheep first, too close to dog to answer."""
+    definition, compared with the descriptions: sheep first (stop 26: too close to dog to
+    answer; stop 27's descriptions of flocks and sheepdogs answer it)."""
     with pytest.raises(Problem):
         _resolve(pacs, description="I'm building a birdwatching-ish app but it should also "
                  "flag cats and dogs near the feeder")
-    with pytest.raises(Problem) as err:  # stop-26 intermediate: dog at 200, by 'collie'
-        _resolve(pacs, classes=["flock animal that bleats and is herded by collies", "a cat"])
-    assert err.value.extra["unknown"][0]["did_you_mean"][0]["name"] == "sheep"
+    # stop-26 intermediate: dog at 200, by 'collie'
+    assert _resolve(pacs, classes=["flock animal that bleats and is herded by collies",
+                                   "a cat"]) == ["sheep", "cat"]  # fmt: skip
 
 
 @pytest.mark.parametrize(("description", "classes"), [

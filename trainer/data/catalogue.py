@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from model_store.domains import DOMAIN_DESCRIPTIONS, DOMAINS
-from trainer.data.descriptions import DESCRIPTIONS
+from trainer.data.descriptions import DESCRIPTIONS, MORE
 
 GROUPS = ("digit", "clothing", "animal")
 
@@ -174,7 +174,7 @@ CLASSES: list[dict[str, Any]] = [
         "prompts": class_prompts(name),
         "definition": definition,
         "aliases": list(_ALIASES.get(name, [])),
-        "descriptions": list(DESCRIPTIONS[name]),
+        "descriptions": [*DESCRIPTIONS[name], *MORE[name]],
         "neighbours": _split_neighbours(_NEIGHBOURS[name]),
     }
     for group in GROUPS

@@ -121,3 +121,106 @@ DESCRIPTIONS: dict[str, tuple[str, ...]] = {
               "on the plains", "a black-and-white striped grazer", "a horse-like animal with a "
               "striped coat and a short mane"),
 }
+
+
+# Stop 27: a second set, written after reading which outside definitions the first set missed
+# (benchmarks/data/resolution_outside*.jsonl, sets 1-11; sets 12 and 13 stayed unread until
+# scored): number facts and properties, scientific and cultural references, and the details
+# that tell near classes apart (purple tongue and ossicones, salmon, lamb and shearing).
+MORE: dict[str, tuple[str, ...]] = {
+    "zero": ("the only number that is neither positive nor negative",
+             "the number you get when you subtract a number from itself",
+             "the digit added to the end of a number to multiply it by ten",
+             "how many legs a snake or a fish has", "the freezing point of water in Celsius",
+             "the number that leaves any number unchanged when added to it"),
+    "one": ("the number that leaves any number unchanged when multiplied by it",
+            "how many moons the Earth has", "how many wheels a unicycle has",
+            "the number of suns in our sky", "a single unit, the first of anything"),
+    "two": ("how many items make a pair", "the only even prime number",
+            "the number of hands or feet a person has", "the number of wings of a bird",
+            "a numeral that curves over like a swan's neck onto a flat line"),
+    "three": ("the smallest odd prime number", "the number of legs of a tripod or a stool",
+              "the number of leaves of a shamrock or clover",
+              "how many little pigs or bears there are in the fairy tales",
+              "the number of angles in a triangle"),
+    "four": ("the square of two, two times two", "the number of legs of a dog or a cow",
+             "the number of corners of a rectangle", "the number of suits in a deck of cards",
+             "a numeral made of a slanted line, a crossbar and a downstroke"),
+    "five": ("the number of sides of a pentagon", "how many vowels English has",
+             "the number of senses", "the number of Olympic rings",
+             "the number of fingers on a hand or toes on a foot"),
+    "six": ("the number of faces of a cube or a dice", "the smallest perfect number",
+            "the number of strings on a guitar", "the number of legs of an ant or a beetle",
+            "the number of sides of a snowflake or a honeycomb cell"),
+    "seven": ("the only prime between five and eleven", "the smallest prime above five",
+              "the number of notes in a musical scale", "the number of deadly sins",
+              "a numeral like an upside-down L with a slanted stem"),
+    "eight": ("two cubed, two times two times two", "the number of planets in the solar system",
+              "the number of notes in an octave", "the number of bits in a byte",
+              "the number of legs of a spider or the arms of an octopus"),
+    "nine": ("three squared, three times three", "the number of planets before Pluto was "
+             "reclassified", "the number of lives a cat is said to have",
+             "the number of innings in baseball", "one more than eight, one less than ten"),
+    "t-shirt": ("a casual short-sleeved knit top with a crew neck, no collar and no buttons",
+                "a free top handed out at conferences, races and concerts",
+                "a light top worn alone at the gym or in summer", "a cotton jersey crew neck "
+                "with short sleeves and a printed graphic"),
+    "trouser": ("lower-body clothing with two full-length legs, a waistband, a fly and pockets",
+                "the part of a suit worn below the belt, pressed with a crease",
+                "legwear that covers each leg separately down to the ankle"),
+    "pullover": ("a long-sleeved knitted garment with ribbed cuffs and hem, worn over a shirt",
+                 "the cosy knit a grandmother gives at Christmas", "a crew-neck or V-neck knit "
+                 "pulled over the head, with no zip and no buttons"),
+    "dress": ("a one-piece outfit with a bodice and a skirt", "what women wear to a ball or "
+              "a wedding", "a light summer outfit in one piece, with straps"),
+    "coat": ("heavy outerwear hung on a hook by the door, reaching the hips or knees",
+             "the layer worn over everything in rain or snow, such as a trench or duffel",
+             "long winter outerwear of wool or down with lapels and pockets"),
+    "sandal": ("the footwear of a Roman legionary: a flat sole and leather straps",
+               "a strappy open shoe for the beach or the pool",
+               "footwear held on by thongs or straps, with the foot mostly bare"),
+    "shirt": ("a long-sleeved button-up top with cuffs, ironed for the office",
+              "a collared top tucked into the waistband for work", "a top with a collar and "
+              "a row of buttons down the front"),
+    "sneaker": ("low-cut cushioned footwear with laces and a rubber sole for jogging",
+                "mesh footwear with a foam midsole", "the footwear of basketball "
+                "players and runners", "a canvas lace-up with a flat rubber sole"),
+    "bag": ("something you carry your things in over your shoulder or on your back",
+            "a clutch with a strap", "a carrier of leather or canvas with a handle"),
+    "ankle boot": ("short leather footwear covering the ankle, Chelsea style",
+                   "footwear with elastic side panels that reaches just above the ankle",
+                   "closed footwear with a block heel",
+                   "closed winter footwear rising just over the ankle bone"),
+    "bear": ("a large shaggy omnivore that catches salmon in rivers and stands on its hind legs",
+             "the kind of animal Winnie the Pooh and Paddington are", "the brown, the polar and "
+             "the black kind of animal", "a big brown or black forest mammal that hibernates",
+             "a carnivoran of the family Ursidae"),
+    "bird": ("any member of the class Aves", "a feathered animal that sings in the morning",
+             "an animal that builds a nest and hatches eggs",
+             "a winged animal with a beak that migrates south in winter"),
+    "cat": ("a pet said to have nine lives and to land on its feet", "Felis catus, the house "
+            "pet", "a small hunter of mice kept indoors", "a small carnivore with "
+            "retractable claws known for purring"),
+    "cow": ("Bos taurus, the dairy animal", "a black-and-white spotted farm animal that says "
+            "moo", "the female farm animal milked twice a day",
+            "a big grazer chewing the cud in a pasture"),
+    "dog": ("Canis familiaris, the domestic pet", "the pet with hundreds of breeds, from tiny "
+            "lap ones to huge guard ones", "the pet you take for walks and that fetches a ball",
+            "a guard or sniffer animal of the police"),
+    "elephant": ("a massive thick-skinned mammal of Africa or Asia with a trunk and tusks",
+                 "the animal said never to forget", "a thick-skinned giant with huge flapping ears",
+                 "the heaviest land mammal, which drinks through its nose"),
+    "giraffe": ("a savanna animal with ossicones, small furry knobs, on its head",
+                "an animal with a long purple tongue and a brown patched coat",
+                "the long-necked browser of acacia trees", "Giraffa, the tallest mammal"),
+    "horse": ("an animal measured in hands", "a steed ridden by a jockey in a race",
+              "an animal with a long mane and tail that eats hay "
+              "and oats", "Equus caballus, the riding animal"),
+    "sheep": ("the animal people count jumping over a fence when they cannot sleep",
+              "a flock animal herded by sheepdogs", "Ovis aries, the wool "
+              "animal", "a flock animal shorn every spring"),
+    "zebra": ("an animal whose name the UK gives to a striped pedestrian crossing",
+              "a wild equid of the African plains with a black and white coat",
+              "Equus quagga, the striped grazer", "an animal with a striped coat unique to "
+              "each individual, like a fingerprint"),
+}
