@@ -38,6 +38,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+import torch
 from scipy.optimize import linear_sum_assignment
 
 from model_store.domains import DOMAIN_DESCRIPTIONS
@@ -211,7 +212,7 @@ class ClassResolver:
         single word is not compared with longer aliases, whose sense is in their first word
         ("shoes" is not "running shoe"). With ``core``, nothing is compared with descriptions.
         """
-        sims = self.encoder.encode(phrases) @ self._views.T
+        sims = _dot(self.encoder.encode(phrases), self._views)
         out = np.full((len(phrases), len(self.names)), -1.0)
         for row, phrase in enumerate(phrases):
             who = ("description" if not core and self.describes(phrase, listed) else
@@ -264,9 +265,16 @@ class ClassResolver:
         """The domain whose description is most similar to the style words, if similar enough."""
         if not style or self._domain_emb is None:
             return None
-        sims = self.encoder.encode([" ".join(dict.fromkeys(style))]) @ self._domain_emb.T
+        sims = _dot(self.encoder.encode([" ".join(dict.fromkeys(style))]), self._domain_emb)
         best = int(np.argmax(sims[0]))
         return self.domains[best] if sims[0, best] >= DOMAIN_MIN_SIMILARITY else None
+
+
+def _dot(queries: np.ndarray, views: np.ndarray) -> np.ndarray:
+    """``queries @ views.T`` in torch, not numpy: numpy's BLAS threads spin after a product
+    and take the 2-core CPU from the encoder's next request (p50 of definition requests 30
+    ms instead of 16 ms once the catalogue's views passed ~400 rows)."""
+    return (torch.from_numpy(queries) @ torch.from_numpy(views).T).numpy()
 
 
 def _numbers_only(phrase: str) -> bool:
