@@ -49,7 +49,11 @@ def _parser() -> argparse.ArgumentParser:
                    help="choose each method's lr per setting from {0.3, 1, 3} x its default, "
                         "and the number of rounds (up to --rounds), on the clients' validation "
                         "splits (first seed), then run every seed")
-    p.add_argument("--num-cpus", type=int, default=2)
+    p.add_argument("--num-cpus", type=int, default=2,
+                   help="simulated clients run at once (one CPU each, sharing the GPU if any)")
+    p.add_argument("--device", default="auto",
+                   help="where clients train and the foundation runs: auto (CUDA when "
+                        "present), cpu, cuda, cuda:N")
     return p
 
 

@@ -12,7 +12,14 @@ import torch
 from flwr.app import ArrayRecord, ConfigRecord, Context, Message, MetricRecord, RecordDict
 from flwr.clientapp import ClientApp
 
-from trainer.anytime.task import build_model, exchanged, exit_accuracies, load, personalize
+from trainer.anytime.task import (
+    build_model,
+    exchanged,
+    exit_accuracies,
+    load,
+    personalize,
+    to_device,
+)
 from trainer.anytime.task import train_local as train_anytime
 from trainer.federated.task import client_seed
 
@@ -27,7 +34,7 @@ def _setup(msg: Message, context: Context, fed_dir: str | None):
     data, tier = load(fed_dir, pid)
     model = build_model(fed_dir)
     model.load_state_dict(msg.content["arrays"].to_torch_state_dict(), strict=False)
-    return data, tier, model, pid
+    return data, tier, to_device(model, cfg.get("device")), pid
 
 
 def _count_round(context: Context) -> int:

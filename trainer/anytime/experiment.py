@@ -81,7 +81,7 @@ def job_config(method: str, setting: str, seed: int, args: Any,
             "local_epochs": args.local_epochs, "batch_size": args.batch_size,
             "weight_decay": args.weight_decay, "seed": seed, "fraction_train": args.fraction,
             "exit_mode": SETTINGS[setting], "personal_part": part,
-            "personal_epochs": args.personal_epochs}
+            "personal_epochs": args.personal_epochs, "device": getattr(args, "device", None)}
 
 
 def run_one(fed_dir: Path, clients: list, bench: dict[str, Any], method: str, setting: str,
@@ -95,7 +95,8 @@ def run_one(fed_dir: Path, clients: list, bench: dict[str, Any], method: str, se
             "num_classes": bench["num_classes"], "adapter_rank": args.adapter_rank if pa else 0}
     tiers = tiers_for(setting, len(clients), depth)
     cfg = job_config(method, setting, seed, args, choice)
-    sink = run_anytime(fed_dir, clients, tiers, spec, cfg, num_cpus=args.num_cpus)
+    sink = run_anytime(fed_dir, clients, tiers, spec, cfg, num_cpus=args.num_cpus,
+                       num_gpus=int(str(getattr(args, "device", "cpu")).startswith("cuda")))
     row = summarize(sink, clients, tiers, depth, method, setting, seed)
     row.update(lr=cfg["lr"], rounds=cfg["rounds"])
     return row, sink
@@ -202,10 +203,12 @@ def setup(args: Any) -> tuple[dict[str, Any], Any, Any]:
 
     from model_store.anytime import AnytimeViT
     from model_store.artifacts import open_artifact
+    from model_store.device import pick_device
     from model_store.kinds import FOUNDATION
     from trainer.federated.data import load_backbone, load_pacs
 
-    backbone, source = load_backbone(args.backbone, args.store, "cpu")
+    args.device = str(pick_device(getattr(args, "device", None)))  # "auto" → cuda or cpu
+    backbone, source = load_backbone(args.backbone, args.store, args.device)
     if args.save and "version" not in source:
         raise SystemExit("--save needs a foundation from --store ('latest' or "
                          "foundation:<version>), so the artifact can name it")

@@ -29,7 +29,8 @@ def client_images(backbone: Any, images: np.ndarray, labels: np.ndarray, split: 
 
 
 def run_anytime(fed_dir: Path, clients: list[ClientData], tiers: list[int],
-                spec: dict[str, Any], cfg: dict[str, Any], num_cpus: int = 2) -> dict[str, Any]:
+                spec: dict[str, Any], cfg: dict[str, Any], num_cpus: int = 2,
+                num_gpus: int = 0) -> dict[str, Any]:
     """Federate ``clients`` with depth budgets ``tiers``; return the server's sink.
 
     Args:
@@ -37,7 +38,8 @@ def run_anytime(fed_dir: Path, clients: list[ClientData], tiers: list[int],
             ``method`` (see :data:`model_store.anytime.METHODS`), ``adapter_rank``,
             ``num_classes``.
         cfg: :func:`trainer.federated.server_app.run_job`'s config plus ``exit_mode`` and
-            ``personal_part`` (see :mod:`trainer.anytime.task`).
+            ``personal_part`` (see :mod:`trainer.anytime.task`), and ``device`` for the
+            clients (with ``num_gpus`` GPUs for Ray to share among them).
     """
     if len(tiers) != len(clients):
         raise ValueError(f"{len(clients)} clients but {len(tiers)} depth budgets")
@@ -48,5 +50,5 @@ def run_anytime(fed_dir: Path, clients: list[ClientData], tiers: list[int],
     job = {"cfg": {**cfg, "num_clients": len(clients), "fed-dir": fed},
            "initial_state": exchanged(build_model(fed)), "sink": sink}
     sink["seconds"] = simulate([job], num_nodes=len(clients), num_cpus=num_cpus,
-                               client_app=make_client_app())
+                               client_app=make_client_app(), num_gpus=num_gpus)
     return sink

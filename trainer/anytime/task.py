@@ -46,17 +46,31 @@ def foundation_visual(bundle: str) -> torch.nn.Module:
 
 def build_model(fed_dir: str) -> AnytimeViT:
     """The federation's model: frozen foundation ViT + this method's exits, freshly drawn
-    from the global torch RNG (the server overwrites every exchanged weight)."""
+    from the global torch RNG (the server overwrites every exchanged weight); on the CPU,
+    where the draws are the same on every machine (a client moves it: :func:`to_device`)."""
     spec, _ = load_shared(fed_dir)
     visual = copy.deepcopy(foundation_visual(spec["foundation"]))
     return AnytimeViT(visual, int(spec["num_classes"]), spec["method"],
                       int(spec.get("adapter_rank", 0)))
 
 
+def to_device(model: AnytimeViT, device: str | None) -> AnytimeViT:
+    """``model`` on ``device`` (``cpu``, ``cuda``, ``cuda:1``; None: the CPU). Batches follow
+    the model (:func:`train_local`, :func:`exit_accuracies`), in bf16 autocast on CUDA."""
+    return model.to(torch.device(device or "cpu"))
+
+
+def _autocast(device: torch.device):
+    """bf16 autocast on CUDA (the frozen ViT's matmuls dominate a step); off elsewhere, so CPU
+    results stay those of the float32 runs already reported."""
+    return torch.autocast(device.type, dtype=torch.bfloat16, enabled=device.type == "cuda")
+
+
 def exchanged(model: AnytimeViT) -> dict[str, torch.Tensor]:
-    """What a round sends: every trainable tensor (never the frozen backbone's)."""
+    """What a round sends: every trainable tensor (never the frozen backbone's), on the CPU
+    (Flower's arrays, the server's average and the artifact are device-free)."""
     names = set(model.trainable_names())
-    return {k: v.detach().clone() for k, v in model.named_parameters() if k in names}
+    return {k: v.detach().cpu().clone() for k, v in model.named_parameters() if k in names}
 
 
 def client_tier(fed_dir: str, index: int) -> int:
@@ -85,14 +99,16 @@ def train_local(model: AnytimeViT, data: ClientData, tier: int, cfg: dict[str, A
     params = params if params is not None else [p for p in model.parameters() if p.requires_grad]
     opt = make_optimizer(params, lr=float(cfg["lr"]),
                          weight_decay=float(cfg.get("weight_decay", 0.05)))
-    bs, last = int(cfg.get("batch_size", 32)), 0.0
+    bs, last, dev = int(cfg.get("batch_size", 32)), 0.0, _device(model)
     model.train()
     for _ in range(int(cfg.get("local_epochs", 1))):
         perm, total = torch.randperm(len(y), generator=gen), 0.0
         for start in range(0, len(y), bs):
             idx = perm[start:start + bs]
             exit_ = tier if mode == "last" else int(rng.integers(1, tier + 1))
-            loss = F.cross_entropy(model(x[idx], exit_), y[idx])
+            with _autocast(dev):
+                logits = model(x[idx].to(dev, non_blocking=True), exit_)
+            loss = F.cross_entropy(logits.float(), y[idx].to(dev))
             opt.zero_grad()
             loss.backward()
             opt.step()
@@ -108,12 +124,17 @@ def exit_accuracies(model: AnytimeViT, x: torch.Tensor, y: torch.Tensor, max_exi
     if len(y) == 0:
         return [float("nan")] * max_exit
     model.eval()
-    hits = torch.zeros(max_exit)
+    hits, dev = torch.zeros(max_exit), _device(model)
     for start in range(0, len(y), batch_size):
-        logits = model.forward_exits(x[start:start + batch_size], max_exit)
-        hits += torch.tensor([float((lg.argmax(1) == y[start:start + batch_size]).sum())
-                              for lg in logits])
+        with _autocast(dev):
+            logits = model.forward_exits(x[start:start + batch_size].to(dev), max_exit)
+        labels = y[start:start + batch_size].to(dev)
+        hits += torch.tensor([float((lg.argmax(1) == labels).sum()) for lg in logits])
     return (hits / len(y)).tolist()
+
+
+def _device(model: torch.nn.Module) -> torch.device:
+    return next(model.parameters()).device
 
 
 def score(model: AnytimeViT, data: ClientData, tier: int, split: str, mode: str) -> float:

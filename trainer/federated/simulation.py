@@ -32,14 +32,17 @@ from trainer.federated.task import (
 )
 
 
-def _ray_env(num_cpus: int) -> dict[str, Any]:
+def _ray_env(num_cpus: int, num_gpus: int = 0) -> dict[str, Any]:
+    """Ray's settings: one CPU per simulated client; with GPUs, each client also takes a
+    share of one, so that ``num_cpus`` clients run on it at once."""
     os.environ.setdefault("RAY_worker_niceness", str(os.nice(0)))
     os.environ.setdefault("RAY_DEDUP_LOGS", "0")
     os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
     os.environ.setdefault("RAY_ENABLE_UV_RUN_RUNTIME_ENV", "0")
     return {
-        "client_resources": {"num_cpus": 1, "num_gpus": 0.0},
-        "init_args": {"num_cpus": num_cpus, "logging_level": logging.ERROR,
+        "client_resources": {"num_cpus": 1,
+                             "num_gpus": num_gpus / max(num_cpus, 1) if num_gpus else 0.0},
+        "init_args": {"num_cpus": num_cpus, "num_gpus": num_gpus, "logging_level": logging.ERROR,
                       "log_to_driver": False},
     }
 
@@ -76,7 +79,7 @@ def run_federation(fed_dir: Path, clients: list[ClientData], spec: dict[str, Any
 
 
 def simulate(jobs: list[dict[str, Any]], num_nodes: int, num_cpus: int = 2,
-             client_app: ClientApp | None = None) -> float:
+             client_app: ClientApp | None = None, num_gpus: int = 0) -> float:
     """Run ``jobs`` (see :func:`make_server_app`) in one Flower simulation; return seconds.
 
     ``client_app`` defaults to FedCLIP's; the anytime trainer passes its own (the server side,
@@ -88,7 +91,7 @@ def simulate(jobs: list[dict[str, Any]], num_nodes: int, num_cpus: int = 2,
     t0 = time.perf_counter()
     run_simulation(server_app=make_server_app(jobs), client_app=client_app or make_client_app(),
                    num_supernodes=num_nodes, backend_name="ray",
-                   backend_config=_ray_env(num_cpus))
+                   backend_config=_ray_env(num_cpus, num_gpus))
     for job in jobs:
         if "global_state" not in job.get("sink", {}):
             raise RuntimeError(f"federation did not finish; client errors: "
