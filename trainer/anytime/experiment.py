@@ -174,10 +174,10 @@ def zero_shot(backbone: Any, clients: list, class_names: list[str]) -> float:
     prompts = class_prompts(list(class_names))
     flat = torch.from_numpy(backbone.encode_text([p for ps in prompts for p in ps]))
     text = torch.nn.functional.normalize(flat.view(len(prompts), -1, flat.shape[1]).mean(1), dim=-1)
-    hits = total = 0
+    hits, total, dev = 0, 0, next(backbone.model.parameters()).device
     for c in clients:
         x, y = c.split("test")
-        img = torch.nn.functional.normalize(backbone.model.encode_image(x), dim=-1)
+        img = torch.nn.functional.normalize(backbone.model.encode_image(x.to(dev)), dim=-1).cpu()
         hits += int(((img @ text.T).argmax(1) == y).sum())
         total += len(y)
     return hits / max(1, total)
@@ -187,7 +187,7 @@ def exit_flops(model: torch.nn.Module, image_size: int) -> list[int]:
     """FLOPs of one image's forward to each exit, counted by torch's FlopCounterMode."""
     from torch.utils.flop_counter import FlopCounterMode
 
-    x = torch.zeros(1, 3, image_size, image_size)
+    x = torch.zeros(1, 3, image_size, image_size, device=next(model.parameters()).device)
     out = []
     for e in range(1, model.depth + 1):
         with FlopCounterMode(display=False) as counter, torch.no_grad():
@@ -217,7 +217,7 @@ def setup(args: Any) -> tuple[dict[str, Any], Any, Any]:
         foundation = f"local-dir:{open_artifact(args.store, FOUNDATION, source['version']).path}"
     data = load_pacs(args)
     num_classes = len(data.class_names)
-    flops = {m: exit_flops(AnytimeViT(copy.deepcopy(backbone.model.visual), num_classes, k,
+    flops = {m: exit_flops(AnytimeViT(copy.deepcopy(backbone.model.visual).cpu(), num_classes, k,
                                       args.adapter_rank if pa else 0), backbone.image_size)
              for m, (k, pa) in METHODS.items() if m in args.methods}
     bench = {"args": args, "depth": len(backbone.model.visual.transformer.resblocks),
