@@ -15,7 +15,8 @@ plainly. Here
   nothing ("Input: phone camera photos" → "camera photos"); the rest is reported as context;
 - a field that lists classes ("Classes needed:", "Must have:") keeps its value and the key's
   style words ("Cartoon animals: bear, zebra"); one that excludes ("Won't have:", "Out of
-  scope:") negates each item of its value; a Markdown heading keeps its style words.
+  scope:") negates each item of its value; a Markdown heading, and a first line naming a kind
+  of document ("User story #19", "Product spec (v0.3)"), keep only their style words.
 
 Any other line is left to the parser as it is.
 """
@@ -38,6 +39,10 @@ _FIELD = re.compile(r"^\s*(?:[-*•]\s+)?\(?\**([A-Za-z][A-Za-z0-9 _/()'’-]{0,
 _NEGATING = {"wont", "not", "no", "never", "exclude", "excluded", "excluding", "except", "out",
              "without"}  # fmt: skip
 _ITEMS = re.compile(r",|;|/|\band\b|\bor\b", re.I)
+# words of a document's title line ("Lesson plan (Grade 1 numeracy)", "Project charter - …")
+_TITLE = {"spec", "specs", "specification", "story", "stories", "plan", "protocol", "requirements",
+          "requirement", "doc", "document", "epic", "ticket", "feature", "proposal", "prd",
+          "brief", "charter", "section", "bug", "todo", "changelog", "memo", "rfc", "issue"}
 _HEADING = re.compile(r"^\s*#{1,6}\s")
 # a second field on the same line: "Digits needed: 3 and 8. Style: cartoon."
 _NEXT_FIELD = re.compile(r"(?<=[.;])\s+(?=[A-Z][A-Za-z -]{0,30}:)")
@@ -104,6 +109,13 @@ def read_fields(text: str, class_word: Callable[[str], bool], style_word: Callab
     """``(text, context)``: field lines rewritten as the module docstring says, and the values
     dropped. ``asks``: words that make a value a request ("Note: also lions")."""
     out, context = [], []
+    lines = [line for line in text.splitlines() if line.strip()]
+    if len(lines) >= 2 and _TITLE & set(tokens(lines[0])) and ":" not in lines[0] \
+            and not any(class_word(w) for w in tokens(lines[0]) if not w.isdigit()):  # fmt: skip
+        # "User story #19", "Product spec (v0.3)": its numbers are no digits asked for
+        context.append(" ".join(w for w in tokens(lines[0]) if not style_word(w)))
+        lines[0] = " ".join(w for w in tokens(lines[0]) if style_word(w))
+        text = "\n".join(lines)
     for line in text.splitlines():
         if _HEADING.match(line):  # "## Requirements": a title
             out.append(" ".join(w for w in tokens(line) if style_word(w)))

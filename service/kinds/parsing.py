@@ -46,11 +46,12 @@ _SEPARATORS = re.compile(
 _SPLIT = re.compile(f"({_SEPARATORS.pattern})", re.I)  # the same, separators kept
 # A full stop ends a sentence only after a word of four or more letters ("Dr. Smith" and
 # "Version 2." do not end one); a parenthesis is a sentence of its own (an aside).
-_SENTENCE = re.compile(r"(?<=[a-z]{4})\.(?=\s|$)|[!?]+(?=\s|$)|[()]", re.I)
+_SENTENCE = re.compile(r"(?<=[a-z]{4})\.(?=\s|$)|(?<=\d)\.(?=\s+(?-i:[A-Z]))|[!?]+(?=\s|$)|[()]",
+                       re.I)  # "mixing up 6 and 9. Please rebuild": a digit ends one too
 _ARROW = re.compile(r"\s*(?:->|=>|→)\s*")  # "paintings -> bears, horses": a header, not code
 # A class list introduced inside a clause: "sort our listings into sneakers", "label them as".
 _PRE = {"into", "as", "between", "among", "including", "namely", "like"}
-_BULLET = re.compile(r"^\s*(?:[-*•·]|\d{1,2}[.)])\s+")  # "- cow", "1) giraffe", "2. zebra"
+_BULLET = re.compile(r"^\s*(?:[-*•·]|\d{1,2}[.)]|\(?[a-h]\))\s+")  # "- cow", "1) giraffe", "(b)"
 _COMPOUND = re.compile(r"\b(\w+)-(and|or)-(\w+)\b", re.I)  # "cats-and-dogs", "black-and-white"
 # A class word followed by one of these starts a post-modifier: "dogs near the feeder".
 _POST = {"in", "on", "at", "near", "with", "by", "under", "behind", "beside", "inside", "outside",

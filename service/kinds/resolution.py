@@ -45,7 +45,7 @@ from model_store.domains import DOMAIN_DESCRIPTIONS
 from service.kinds.parsing import Known
 from service.kinds.spelling import Speller
 from service.kinds.tokens import NUMERALS, is_number, singular_forms, words
-from service.kinds.vocabulary import FILLER
+from service.kinds.vocabulary import FILLER, NEGATIONS
 
 DOMAIN_MIN_SIMILARITY = 0.25
 # "how many wheels a bicycle has": a count is accepted only as a near paraphrase of a catalogue
@@ -250,11 +250,13 @@ class ClassResolver:
             return Match(phrase, None, None, -1.0, suggestions)
         score = float(scores[chosen])
         runner_up = float(np.delete(scores, chosen).max()) if len(scores) > 1 else -1.0
-        threshold, margin = self.described if self.describes(phrase, listed) else (
-            self.threshold, self.margin)
+        described = self.describes(phrase, listed)  # "a top with no collar" describes
+        threshold, margin = self.described if described else (self.threshold, self.margin)
         if _COUNTING.search(phrase):
             threshold = max(threshold, COUNT_MIN_SIMILARITY)
-        if not exact and (score < threshold or score - runner_up < margin):
+        negated = not described and any(t in NEGATIONS and not self.class_word(t)
+                                        for t in words(phrase))  # "handbags not" is no bag
+        if not exact and (score < threshold or score - runner_up < margin or negated):
             return Match(phrase, None, None, round(score, 4), suggestions)
         others = [s for s in suggestions if s["name"] != self.names[chosen]][:2]
         return Match(phrase, self.names[chosen], chosen, round(score, 4), others)

@@ -12,7 +12,8 @@ from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
 NEGATIONS = {"not", "no", "non", "never", "except", "excluding", "without", "but", "nor", "none",
              "nothing"}
 # "horses not needed", "bags are not supported": "not" before one of these negates the chunk
-NEEDED = {"needed", "required", "wanted", "necessary", "relevant", "included", "supported"}
+NEEDED = {"needed", "required", "wanted", "necessary", "relevant", "included", "supported",
+          "part"}  # "handbags are NOT part of this epic"
 EXCLUDING = {"except", "excluding", "anything", "everything"}  # negate wherever they stand
 DROPPED = {"excluded", "omitted", "removed", "skipped"}  # "(sheep excluded)": carried too
 # A chunk with one of these asks for something ("we would also like to see raccoons", "plus
@@ -73,6 +74,7 @@ FILLER = {
     "urgent", "possible", "automatically", "auto", "dedicated", "accurate", "accurately",
     "tbh", "imo", "ish", "bonjour", "hola", "ciao", "merci", "gracias", "danke", "whole", "full",
     "entire", "list", "distinguishes", "identifies", "detects", "support", "include", "includes",
+    "told", "telling", "inclusive", "exclusive", "b", "c", "d", "e", "f", "g", "h",
 }  # fmt: skip
 # Stop words a class may still be named by ("one", "top", "fire truck") are kept where they do.
 FILLER |= ENGLISH_STOP_WORDS - NEGATIONS

@@ -75,3 +75,24 @@ def test_guards_injection_in_a_table_and_fields_that_ask_are_refused(pacs, text)
     with pytest.raises(Problem) as err:
         _resolve(pacs, text)
     assert err.value.status == 422
+
+
+@pytest.mark.parametrize(("text", "classes", "domain"), [
+    ("User story #7\nAs a shop owner\nI want cartoon icons sorted into coats and handbags",
+     ["coat", "bag"], "cartoon"),  # a title line, a role line
+    ("Scope (v1):\n(a) zero\n(b) one\n(c) nine", ["zero", "one", "nine"], None),  # letter bullets
+    ("Bug 12: the model keeps mixing up 3 and 8. Please retrain it with just those.",
+     ["three", "eight"], None),  # a digit ends a sentence before a capital
+    ("The panels feature horses and cows, and we need those two told apart.",
+     ["horse", "cow"], None),
+])
+def test_documents_titles_and_letter_bullets(pacs, text, classes, domain):
+    assert _resolve(pacs, text) == (classes, domain)
+
+
+def test_a_short_negated_mention_never_resolves_by_similarity(pacs):
+    # "handbags not" was bag at 0.78 once a leftover no longer refused the request
+    assert _resolve(pacs, "Stories: detect sandals, detect ankle boots. Handbags are NOT part "
+                          "of this epic.")[0] == ["sandal", "ankle boot"]  # fmt: skip
+    with pytest.raises(Problem):
+        _resolve(pacs, "sneakers, sandals and purses not")
