@@ -27,9 +27,18 @@ import re
 from collections.abc import Callable
 
 from service.kinds.structured import INJECTION
+from service.kinds.tokens import plural
 
 _CLASS_HEADERS = {"class", "classes", "label", "labels", "name", "names", "category",
                   "categories", "item", "items"}  # fmt: skip
+# the other columns a table may have: they describe the class and are not read
+_DESCRIBING = {"example", "examples", "notes", "note", "description", "descriptions",
+               "definition", "alias", "aliases", "synonyms", "details", "e.g.", "id", "#",
+               "no"}  # fmt: skip
+# a cell of another column that asks or excludes: the table is refused, not half read
+_ASKING = re.compile(r"\b(?:no|not|n|yes|y|drop|exclude|excluded|skip|remove|removed|omit|"
+                     r"out|add|also|plus|include|train|ignore|instead|other|only)\b", re.I)
+_FIELD_NAME = re.compile(r"[a-z_#?]+(?: [a-z_]+)?")  # "label", "class name", "id"
 _TABLE_RULE = re.compile(r"^\s*\|?\s*:?-{2,}:?\s*(\|\s*:?-{2,}:?\s*)*\|?\s*$")
 _ASSIGNED = re.compile(r"(^|[:;,.]\s*)(classes|labels|categories|style|domain|input|output)"
                        r"\s*=(?!=)", re.I | re.M)  # fmt: skip
@@ -50,11 +59,10 @@ ABOUT_IMAGES = {"input", "inputs", "domain", "domains", "style", "styles", "sour
                 "media", "medium", "images", "image", "format", "data", "imagery", "material",
                 "photos", "pictures"}  # fmt: skip
 ABOUT_PROJECT = {"platform", "platforms", "priority", "deadline", "due", "latency", "budget",
-                 "persona", "owner", "background", "team", "status", "version", "author", "date",
-                 "sprint", "reporter", "assignee", "environment", "device", "devices",
-                 "hardware", "runtime", "framework", "language", "metric", "metrics", "timeline",
-                 "effort", "estimate", "motivation", "context", "goal", "goals", "constraint",
-                 "constraints", "users", "audience", "stakeholders", "app"}  # fmt: skip
+                 "owner", "team", "status", "version", "author", "date", "sprint", "reporter",
+                 "assignee", "environment", "device", "devices", "hardware", "runtime",
+                 "framework", "language", "metric", "metrics", "timeline", "effort", "estimate",
+                 "persona"}  # fmt: skip
 LISTS_CLASSES = {"classes", "labels", "categories", "class", "needed", "must", "scope",
                  "recognise", "recognize", "detect", "digits", "animals", "garments", "items",
                  "include", "includes", "required", "requirements", "output"}  # fmt: skip
@@ -84,10 +92,11 @@ def _table_block(lines: list[str], start: int) -> int:
         rows = lines[start : start + n]
         return n if n >= 2 and any(_TABLE_RULE.match(r) for r in rows) else 0
     header = [c.strip().lower() for c in lines[start].split(",")]
-    if len(header) < 2 or not _CLASS_HEADERS & set(header):
-        return 0
+    if len(header) < 2 or not _CLASS_HEADERS & set(header) \
+            or not all(_FIELD_NAME.fullmatch(c) for c in header):  # fmt: skip
+        return 0  # "Labels, in order of priority:" is prose, not a header
     n = next((k for k in range(start + 1, len(lines))
-              if lines[k].count(",") < len(header) - 1), len(lines)) - start  # fmt: skip
+              if lines[k].count(",") != len(header) - 1), len(lines)) - start  # fmt: skip
     return n if n >= 2 else 0
 
 
@@ -97,11 +106,17 @@ def _class_column(rows: list[str]) -> list[str]:
     sep = "|" if rows[0].lstrip().startswith("|") else ","
     table = [[c.strip() for c in r.strip().strip("|").split(sep)] for r in rows
              if not _TABLE_RULE.match(r)]  # fmt: skip
-    if any(INJECTION.search(cell) for row in table for cell in row):
-        return rows
     header = [c.lower() for c in table[0]]
-    col = next((k for k, h in enumerate(header) if h in _CLASS_HEADERS), 0)
-    return [f"- {row[col]}" for row in table[1:] if col < len(row) and row[col]]
+    col = next((k for k, h in enumerate(header) if h in _CLASS_HEADERS), None)
+    if col is None or any(INJECTION.search(cell) for row in table for cell in row):
+        return rows  # no class column, or injection syntax: left to be refused (pipes)
+    cells = [row[col] for row in table[1:] if col < len(row) and row[col]]
+    others = [c for row in table[1:] for k, c in enumerate(row) if k != col]
+    if not all(h in _CLASS_HEADERS | _DESCRIBING for h in header) \
+            or any(_ASKING.search(c) for c in others + cells) \
+            or any(c.strip().isdigit() or len(c.split()) > 3 for c in cells):  # fmt: skip
+        return rows  # an include/status column, an ask, numbers or prose: refused
+    return [f"- {c}" for c in cells]
 
 
 def read_fields(text: str, class_word: Callable[[str], bool], style_word: Callable[[str], bool],
@@ -125,11 +140,15 @@ def read_fields(text: str, class_word: Callable[[str], bool], style_word: Callab
             field = _FIELD.match(part)
             key = set(tokens(field[1])) if field else set()
             value = tokens(field[2]) if field else []
-            if key & (ABOUT_IMAGES | ABOUT_PROJECT) and not any(map(class_word, value)) \
+            about_project = bool(key & ABOUT_PROJECT) and not key & LISTS_CLASSES \
+                and not any(map(plural, value))  # "Priority: alpacas" asks for alpacas
+            about_images = bool(key & ABOUT_IMAGES) and any(map(style_word, value)) and not any(
+                plural(w) and not style_word(w) for w in value)  # "Images: mostly ferrets"
+            if (about_project or about_images) and not any(map(class_word, value)) \
                     and not asks & set(value):  # fmt: skip
-                kept = [w for w in value if style_word(w)]
-                if len(kept) < len(value):
-                    context.append(" ".join(w for w in value if not style_word(w)))
+                kept = [w for w in value if style_word(w)] if about_images else []
+                dropped = " ".join(w for w in value if not style_word(w) or about_project)
+                context += [dropped] if dropped else []
                 parts.append(" ".join(kept) + "." if kept else "")
             elif key & _NEGATING and not any(map(class_word, tokens(field[1]))):
                 parts.append(", ".join(f"not {item.strip()}" for item in

@@ -15,7 +15,7 @@ from collections.abc import Iterable
 import numpy as np
 
 from service.kinds.resolution import ClassResolver
-from service.kinds.tokens import words
+from service.kinds.tokens import is_number, words
 from service.kinds.vocabulary import FILLER, GROUPS, NEGATIONS
 
 # Words before a class name that lean to no class are about something else ("the stimulus set
@@ -49,12 +49,11 @@ def context(resolver: ClassResolver, clauses: set[str], asides: set[str],
 
 
 def tails(resolver: ClassResolver, mentions: list[str]) -> list[tuple[str, str]]:
-    """``(mention, context)`` per mention: a longer mention that ends in a class name or
-    alias after words about something else ("the stimulus set consists of elephants",
-    "check whether my panels show a bear") becomes that name, and those words context.
-    Only when no other class or negation is named before it and those words lean to no
-    class (similarity below ``PREFIX_MAX_SIMILARITY``: "striped african" leans to zebra,
-    so "the striped african horse" is left to the encoder)."""
+    """``(mention, context)`` per mention: a longer mention that ends in a numeral after
+    words about something else ("a child holds up a card showing 3", "my toddler writes a
+    0") becomes that numeral, and those words context. Only when no other class or negation
+    comes before it and those words lean to no class (similarity below
+    ``PREFIX_MAX_SIMILARITY``)."""
     found = {}
     for i, mention in enumerate(mentions):
         tokens = words(mention)
@@ -62,8 +61,12 @@ def tails(resolver: ClassResolver, mentions: list[str]) -> list[tuple[str, str]]
             continue
         n = next((n for n in (3, 2, 1) if resolver.term(" ".join(tokens[-n:])) is not None), 0)
         idx, before = resolver.term(" ".join(tokens[-n:])) if n else None, tokens[:-n]
-        if idx is not None and not any(resolver.term(t) not in (None, idx) or t in NEGATIONS
-                                       for t in before) \
+        # a numeral only: "… holds up a card showing 3"; names ended too many other phrases
+        # ("frozen food aisle hot dogs", "a spotted wild cat", "a unicorn horse": an outside
+        # review's wrong classes at 200)
+        named = idx is not None and n == 1 and is_number(tokens[-1])
+        if named and not any(resolver.term(t) not in (None, idx) or t in NEGATIONS
+                             for t in before) \
                 and set(resolver.classes_in(" ".join(before))) <= {idx}:  # fmt: skip
             found[i] = (" ".join(tokens[-n:]), " ".join(before))
     out = [(m, "") for m in mentions]

@@ -27,7 +27,7 @@ from service.kinds.fields import read_fields, tabular
 from service.kinds.numbers import digit_of
 from service.kinds.ranges import NUMBER, between, span
 from service.kinds.structured import INJECTION, Unreadable, plain
-from service.kinds.tokens import is_number, singular_forms, words
+from service.kinds.tokens import is_number, plural, singular_forms, words
 from service.kinds.vocabulary import (
     COMPARING,
     DIGIT_CONTEXT,
@@ -57,7 +57,12 @@ _COMPOUND = re.compile(r"\b(\w+)-(and|or)-(\w+)\b", re.I)  # "cats-and-dogs", "b
 _POST = {"in", "on", "at", "near", "with", "by", "under", "behind", "beside", "inside", "outside",
          "around", "during", "into", "onto", "over", "across", "along", "through", "within", "of",
          "that", "which", "who", "where", "when", "while", "per", "for"}
-_PURPOSE = {"so", "because", "since", "unless", "although", "though"}  # "so she can learn…"
+_BARE = {"the", "are", "is", "be", "been", "all", "also", "too"}  # "horses are excluded"
+_MORE = {"other", "others", "more", "additional", "etc", "rest", "further"}
+_PURPOSE = {"so"}  # "so she can learn their names" ("though ferrets would be nice" asks)
+# verbs after which "from" picks classes out ("recognise cats from llamas"), not a source
+_PICKING = {"recognise", "recognize", "identify", "pick", "filter", "sort", "detect",
+            "classify", "label", "spot", "find", "separate", "select", "flag", "tag", "mark"}
 _RANGE_WORDS = {"to", "through", "thru", "till", "until"}  # "5 to 9 per photo" is no class list
 _BOUNDS = {"after", "before", "since", "past", "around", "about", "over", "under", "at", "by"}
 _COUNTED = {"thing", "things", "item", "items", "more", "of", "kind", "type", "time", "times",
@@ -94,6 +99,7 @@ class Parsed:
     # when the request names two classes outright (ClassResolver.context)
     wordy: set[str] = field(default_factory=set)
     fields: list[str] = field(default_factory=list)  # field values about the app (fields.py)
+    more: set[str] = field(default_factory=set)  # from a chunk saying "other", "more", "etc"
 
 
 def _never(_: str) -> bool:
@@ -131,18 +137,21 @@ def parse(text: str, known: Known = Known()) -> Parsed:  # noqa: B008 (immutable
         tokens = words(sentence)
         aside = len(tokens) >= 3 and not any(map(known.class_word, tokens))
         pieces = _SPLIT.split(sentence)  # chunk, separator, chunk, …
-        comparing = bool(COMPARING & set(tokens))  # "tell cats from dogs": no source
-        for i in range(0, len(pieces), 2):
-            source = i > 0 and pieces[i - 1].strip().lower() == "from" and not comparing
-            _read_chunk(pieces[i], known, parsed, aside, source)
+        comparing = any(f in COMPARING | _PICKING for t in tokens for f in singular_forms(t))
+        for i in range(0, len(pieces), 2):  # "tell cats from dogs", "picks out … from …"
+            after_from = i > 0 and pieces[i - 1].strip().lower() == "from"
+            _read_chunk(pieces[i], known, parsed, aside,
+                        "compared" if after_from and comparing else "source" if after_from
+                        else None)  # fmt: skip
     return parsed
 
 
 def _read_chunk(chunk: str, known: Known, parsed: Parsed, aside: bool,
-                source: bool = False) -> None:
-    """Add one chunk's mention (or a range's numbers) and style words to ``parsed``;
-    ``source``: the chunk follows "from" in a sentence that compares nothing ("photos from
-    our design team")."""
+                after_from: str | None = None) -> None:
+    """Add one chunk's mention (or a range's numbers) and style words to ``parsed``.
+    ``after_from``: "source" when the chunk follows "from" in a sentence that compares
+    nothing ("photos from our design team"), "compared" in one that does ("filter horses
+    from deer": never context)."""
     if (numbers := span(chunk, known.names_a_class)) is not None:
         parsed.mentions += numbers
         return
@@ -159,6 +168,8 @@ def _read_chunk(chunk: str, known: Known, parsed: Parsed, aside: bool,
     if not kept:
         return
     parsed.mentions.append(kept)
+    if _MORE & set(raw):  # "and other farm animals": more classes, never a covered group
+        parsed.more.add(kept)
     if len(raw) >= 5:
         parsed.clauses.add(kept)
     # "our users keep mixing them up"; not a mention that ends its chunk, where list items
@@ -167,12 +178,16 @@ def _read_chunk(chunk: str, known: Known, parsed: Parsed, aside: bool,
     # nor one after a preposition ("photos come in from ranch trail cams")
     first = raw.index(kept.split()[0]) if kept.split()[0] in raw else 0
     placed = any(t in _POST for t in raw[:first])
-    if len(raw) >= 4 and (kept.split()[-1] != raw[-1] or placed) and not REQUESTING & set(raw):
+    # nor one holding a plural ("cats, dogs, and hamsters in our photos": a class asked for)
+    last = kept.split()[-1] == next((t for t in reversed(raw) if not is_style(t)), None)
+    if len(raw) >= 4 and (not last or placed) and not REQUESTING & set(raw) \
+            and not any(map(plural, kept.split())) and after_from != "compared":  # fmt: skip
         parsed.wordy.add(kept)
     # a sentence without class words, or a chunk that opens with a preposition or a user
     # story's role and has none ("for a laundry sorting app", "As a teacher"), is about the app
-    opener = source or raw[0] in _POST | _PURPOSE or raw[:2] in (["as", "a"], ["as", "an"])
-    if aside or (opener and not any(map(known.class_word, raw))):
+    opener = after_from == "source" or raw[0] in _POST or raw[:2] in (["as", "a"], ["as", "an"]) \
+        or (raw[0] in _PURPOSE and not any(map(plural, kept.split())))  # fmt: skip
+    if (aside and after_from != "compared") or (opener and not any(map(known.class_word, raw))):
         parsed.asides.add(kept)
 
 
@@ -258,6 +273,8 @@ def negates(tokens: list[str], class_word: Callable[[str], bool] = _never) -> bo
     other_than = ("other", "than") in pairs or any(  # "bags are out of scope"
         tokens[i:i + 3] == ["out", "of", "scope"] for i in range(len(tokens)))
     not_needed = any(a in ("not", "never") and b in NEEDED for a, b in pairs)
-    excluding = bool((EXCLUDING | DROPPED) & set(tokens))  # "(sheep excluded)"
+    excluding = bool(EXCLUDING & set(tokens)) or (  # "(sheep excluded)", not "with tags removed"
+        bool(DROPPED & set(tokens)) and all(t in DROPPED or class_word(t) or t in _BARE
+                                            for t in tokens))  # fmt: skip
     return bool(content) and ((content[0] in NEGATIONS and not class_word(content[0]))
                               or excluding or other_than or not_needed)

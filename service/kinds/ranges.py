@@ -25,15 +25,21 @@ _BOUNDING = {"always", "only", "anywhere", "somewhere", "numbers", "digits", "nu
              "anything", "everything"}  # "always between 0 and 5", "digits between 2 and 7"
 
 
+# "between 1 and 7, which look alike", "between 2 and 6, exclusive", "0 or between 1 and 5":
+# a pair, an open range or an alternative, not the range spelt out
+_UNSURE = {"alike", "similar", "exclusive", "exclusively", "or", "either", "excluding"}
+
+
 def between(text: str) -> str:
     """"always between 0 and 5" as the range "0 to 5": after a bounding word ("always",
     "digits", "are"), with the ends two or more apart and no word of comparing before it in
-    the text; "distinguish between 3 and 8" and "classify between 3 and 8" stay a pair."""
+    the text, nor a word of doubt anywhere (``_UNSURE``); "distinguish between 3 and 8" and
+    "classify between 3 and 8" stay a pair."""
     def spelt(match: re.Match) -> str:
-        before = words(text[: match.start()])
+        before, everywhere = words(text[: match.start()]), set(words(text))
         lo, hi = _as_int(match[1]), _as_int(match[2])
         ranged = hi - lo >= 2 and before and before[-1] in _BOUNDING \
-            and not set(before) & COMPARING  # fmt: skip
+            and not (everywhere - {"between"}) & (COMPARING | _UNSURE)  # fmt: skip
         return f"{match[1]} to {match[2]}" if ranged else match[0]
     return _BETWEEN.sub(spelt, text)
 

@@ -145,14 +145,6 @@ class ClassResolver:
                 return idx
         return None
 
-    def head(self, phrase: str) -> str:
-        """The class term an exact mention ends in ("returns sheep" → "sheep"); any other
-        phrase → itself."""
-        idx, tokens = self.exact(phrase), words(phrase)
-        n = next((n for n in (1, 2, 3) if n <= len(tokens) and idx is not None
-                  and self._term(tokens[-n:]) == idx), 0)  # fmt: skip
-        return " ".join(tokens[-n:]) if n else phrase
-
     def term(self, phrase: str) -> int | None:
         """The class whose name, alias or numeral the whole phrase is (no other word)."""
         tokens = words(phrase)

