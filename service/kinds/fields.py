@@ -132,9 +132,9 @@ def read_fields(text: str, class_word: Callable[[str], bool], style_word: Callab
         lines[0] = " ".join(w for w in tokens(lines[0]) if style_word(w))
         text = "\n".join(lines)
     for line in text.splitlines():
-        if _HEADING.match(line):  # "## Requirements": a title
-            out.append(" ".join(w for w in tokens(line) if style_word(w)))
-            continue
+        if _HEADING.match(line) and len(lines) >= 2 and not any(map(class_word, tokens(line))):
+            out.append(" ".join(w for w in tokens(line) if style_word(w)))  # "## Requirements"
+            continue  # (one line, or one naming classes, is a code comment: "# TODO: cats…")
         parts = []
         for part in _NEXT_FIELD.split(line):
             field = _FIELD.match(part)

@@ -253,7 +253,8 @@ def _drop_numbers(tokens: list[str], known: Known) -> list[str]:
     def counts(i: int) -> bool:
         after = tokens[i + 1] if i + 1 < len(tokens) else None
         before = tokens[i - 1] if i > 0 else None
-        if before in _RANGE_WORDS | _BOUNDS or after in _RANGE_WORDS or after in _COUNTED:
+        ranged = before in _RANGE_WORDS and i > 1 and is_number(tokens[i - 2])  # "1 to 3"
+        if ranged or before in _BOUNDS or after in _RANGE_WORDS or after in _COUNTED:
             return True
         if after is not None and not is_number(after) and after not in DIGIT_CONTEXT and (
                 after not in FILLER or (after.endswith("s") and after not in ENGLISH_STOP_WORDS)

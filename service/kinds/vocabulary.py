@@ -75,6 +75,7 @@ FILLER = {
     "tbh", "imo", "ish", "bonjour", "hola", "ciao", "merci", "gracias", "danke", "whole", "full",
     "entire", "list", "distinguishes", "identifies", "detects", "support", "include", "includes",
     "told", "telling", "inclusive", "exclusive", "b", "c", "d", "e", "f", "g", "h",
+    "everybody", "folks", "guys", "yall",
 }  # fmt: skip
 # Stop words a class may still be named by ("one", "top", "fire truck") are kept where they do.
 FILLER |= ENGLISH_STOP_WORDS - NEGATIONS
