@@ -104,3 +104,17 @@ def live(taper_store, make_settings, redis_server, tmp_path_factory, serve_app):
         live = Live(app, server.url)
         yield live
         live.close()
+
+
+@pytest.fixture(scope="session")
+def pacs():
+    """The request resolver over the Tailor-PACS catalogue with the real bundled MiniLM, at
+    the service's default thresholds (shared by the context and fields tests)."""
+    from service.core.settings import Settings
+    from service.kinds.resolution import ClassResolver
+    from service.kinds.taper import load_text_encoder
+    from trainer.data.catalogue import catalogue_json
+
+    s = Settings()
+    return ClassResolver(catalogue_json(), load_text_encoder(None, "cpu"), s.match_threshold,
+                         s.match_margin, (s.match_described_threshold, s.match_described_margin))

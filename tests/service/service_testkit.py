@@ -42,3 +42,14 @@ def declared_bomb(width: int, height: int) -> bytes:
     ihdr = struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)
     idat = zlib.compress(b"\x00" * 1024)
     return b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", ihdr) + chunk(b"IDAT", idat) + chunk(b"IEND", b"")
+
+
+def resolve_description(resolver, text: str, ignored: list[str] | None = None):
+    """``(class names, domain)`` that ``POST /v1/personalize {"description": text}`` resolves
+    to (raises the 422 ``Problem``); what was read as context is appended to ``ignored``."""
+    from service.core.schemas import PersonalizeCreate
+    from service.kinds.task_request import resolve_request
+
+    matches, domain = resolve_request(resolver, PersonalizeCreate(description=text),
+                                      resolver.domains, ignored)
+    return [m.name for m in matches], domain

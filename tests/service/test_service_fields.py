@@ -6,29 +6,10 @@ last two specs and the guards passed there too and pin that behaviour."""
 from __future__ import annotations
 
 import pytest
+from service_testkit import resolve_description as _resolve
 
 from service.core.problems import Problem
-from service.core.schemas import PersonalizeCreate
-from service.core.settings import Settings
 from service.kinds.fields import tabular
-from service.kinds.resolution import ClassResolver
-from service.kinds.task_request import resolve_request
-
-
-@pytest.fixture(scope="module")
-def pacs():
-    from service.kinds.taper import load_text_encoder
-    from trainer.data.catalogue import catalogue_json
-
-    s = Settings()
-    return ClassResolver(catalogue_json(), load_text_encoder(None, "cpu"), s.match_threshold,
-                         s.match_margin, (s.match_described_threshold, s.match_described_margin))
-
-
-def _resolve(resolver, text: str, ignored: list[str] | None = None):
-    matches, domain = resolve_request(resolver, PersonalizeCreate(description=text),
-                                      resolver.domains, ignored)
-    return [m.name for m in matches], domain
 
 
 def test_tables_become_their_class_column():
