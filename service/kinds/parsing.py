@@ -135,7 +135,9 @@ def parse(text: str, known: Known = Known()) -> Parsed:  # noqa: B008 (immutable
     parsed = Parsed([], style, fields=fields)
     for sentence in _SENTENCE.split(text):
         tokens = words(sentence)
-        aside = len(tokens) >= 3 and not any(map(known.class_word, tokens))
+        aside = len(tokens) >= 3 and not any(map(known.class_word, tokens)) and not (
+            (REQUESTING - {"too"}) & set(tokens) and any(map(plural, tokens))
+        )  # "We'd also like raccoons." asks; "Night shots too." is about the images
         pieces = _SPLIT.split(sentence)  # chunk, separator, chunk, …
         comparing = any(f in COMPARING | _PICKING for t in tokens for f in singular_forms(t))
         for i in range(0, len(pieces), 2):  # "tell cats from dogs", "picks out … from …"

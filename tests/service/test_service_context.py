@@ -35,6 +35,7 @@ def test_a_list_item_before_named_classes_stays_a_mention(pacs):
 
 @pytest.mark.parametrize("text", [
     "cats and dogs, and we would also like to see raccoons",  # a request, never context
+    "Cats and dogs. We would also like raccoons.",  # a sentence that asks is no aside
     "cats vs dogs, plus penguins from the zoo visits",
     "cats, dogs and lions",
     "cats and dogs, as well as lions",
