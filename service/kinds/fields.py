@@ -7,16 +7,22 @@ lines ("Domain: cartoons", "Platform: iOS", "Input: phone camera photos", "Laten
 field values became class mentions ("ios", "phone"): 422s for requests that named their classes
 plainly. Here
 
-- a table becomes its class column as a list (the column headed "class", "label", … or else the
-  first), before the injection check, which then sees only the cells kept;
+- a table becomes its class column, chosen by its header ("class", "label", …), before the
+  injection check; a table without one, with a column that is not descriptive ("include",
+  "status"), a cell that asks or excludes, numbers or prose in the class column, or injection
+  syntax in any cell is left as it is, and its pipes are refused;
+- a CSV block needs a header of field names and rows of its width ("Labels, in order of
+  priority:" is prose);
 - ``key = value`` for a known key (classes, labels, style, domain, input, output) is ``key:``;
-- a field about the images (input, source, style, …) or about the project (platform, priority,
-  deadline, persona, …) keeps only its style words when its value names no class and asks for
-  nothing ("Input: phone camera photos" → "camera photos"); the rest is reported as context;
+- a field about the project (platform, priority, deadline, team, …) is dropped whole, and one
+  about the images (input, source, style, …) keeps only its style words ("Input: phone camera
+  photos" → "camera photos"), when the value names no class, holds no plural and asks for
+  nothing ("Priority: alpacas", "Images: mostly ferrets" stay); what is dropped is context;
 - a field that lists classes ("Classes needed:", "Must have:") keeps its value and the key's
   style words ("Cartoon animals: bear, zebra"); one that excludes ("Won't have:", "Out of
-  scope:") negates each item of its value; a Markdown heading, and a first line naming a kind
-  of document ("User story #19", "Product spec (v0.3)"), keep only their style words.
+  scope:") negates each item of its value; a Markdown heading in a multi-line text, and a
+  first line naming a kind of document ("User story #19", "Product spec (v0.3)"), keep only
+  their style words.
 
 Any other line is left to the parser as it is.
 """
@@ -25,6 +31,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from typing import NamedTuple
 
 from service.kinds.structured import INJECTION
 from service.kinds.tokens import plural
@@ -122,41 +129,61 @@ def _class_column(rows: list[str]) -> list[str]:
 def read_fields(text: str, class_word: Callable[[str], bool], style_word: Callable[[str], bool],
                 tokens: Callable[[str], list[str]], asks: set[str]) -> tuple[str, list[str]]:
     """``(text, context)``: field lines rewritten as the module docstring says, and the values
-    dropped. ``asks``: words that make a value a request ("Note: also lions")."""
-    out, context = [], []
+    dropped. ``asks``: words that make a value a request ("Goal: also lions")."""
+    words = _Words(class_word, style_word, tokens, asks)
     lines = [line for line in text.splitlines() if line.strip()]
-    if len(lines) >= 2 and _TITLE & set(tokens(lines[0])) and ":" not in lines[0] \
-            and not any(class_word(w) for w in tokens(lines[0]) if not w.isdigit()):  # fmt: skip
-        # "User story #19", "Product spec (v0.3)": its numbers are no digits asked for
-        context.append(" ".join(w for w in tokens(lines[0]) if not style_word(w)))
-        lines[0] = " ".join(w for w in tokens(lines[0]) if style_word(w))
-        text = "\n".join(lines)
-    for line in text.splitlines():
+    context = _title(lines, words)
+    out = []
+    for line in lines:
         if _HEADING.match(line) and len(lines) >= 2 and not any(map(class_word, tokens(line))):
             out.append(" ".join(w for w in tokens(line) if style_word(w)))  # "## Requirements"
             continue  # (one line, or one naming classes, is a code comment: "# TODO: cats…")
-        parts = []
-        for part in _NEXT_FIELD.split(line):
-            field = _FIELD.match(part)
-            key = set(tokens(field[1])) if field else set()
-            value = tokens(field[2]) if field else []
-            about_project = bool(key & ABOUT_PROJECT) and not key & LISTS_CLASSES \
-                and not any(map(plural, value))  # "Priority: alpacas" asks for alpacas
-            about_images = bool(key & ABOUT_IMAGES) and any(map(style_word, value)) and not any(
-                plural(w) and not style_word(w) for w in value)  # "Images: mostly ferrets"
-            if (about_project or about_images) and not any(map(class_word, value)) \
-                    and not asks & set(value):  # fmt: skip
-                kept = [w for w in value if style_word(w)] if about_images else []
-                dropped = " ".join(w for w in value if not style_word(w) or about_project)
-                context += [dropped] if dropped else []
-                parts.append(" ".join(kept) + "." if kept else "")
-            elif key & _NEGATING and not any(map(class_word, tokens(field[1]))):
-                parts.append(", ".join(f"not {item.strip()}" for item in
-                                       _ITEMS.split(field[2]) if item.strip()))  # fmt: skip
-            elif key & LISTS_CLASSES and not any(map(class_word, tokens(field[1]))):
-                style = [w for w in tokens(field[1]) if style_word(w)]  # "cartoon animals:"
-                parts.append("; ".join([" ".join(style), field[2]]) if style else field[2])
-            else:
-                parts.append(part)
+        parts = [_read_field(part, words, context) for part in _NEXT_FIELD.split(line)]
         out.append(" ".join(p for p in parts if p))
     return "\n".join(out), context
+
+
+class _Words(NamedTuple):
+    """What :func:`read_fields` knows of words: the parser's, passed in (no import cycle)."""
+
+    class_word: Callable[[str], bool]
+    style_word: Callable[[str], bool]
+    tokens: Callable[[str], list[str]]
+    asks: set[str]
+
+
+def _title(lines: list[str], words: _Words) -> list[str]:
+    """A first line naming a kind of document ("User story #19", "Product spec (v0.3)"; its
+    numbers are no digits asked for) keeps only its style words, in place; the rest is
+    returned as context."""
+    first = words.tokens(lines[0]) if lines else []
+    if len(lines) < 2 or not _TITLE & set(first) or ":" in lines[0] \
+            or any(words.class_word(w) for w in first if not w.isdigit()):  # fmt: skip
+        return []
+    lines[0] = " ".join(w for w in first if words.style_word(w))
+    return [" ".join(w for w in first if not words.style_word(w))]
+
+
+def _read_field(part: str, words: _Words, context: list[str]) -> str:
+    """One field (``Key: value``) rewritten; what it drops is appended to ``context``."""
+    field = _FIELD.match(part)
+    if field is None:
+        return part
+    key, value = set(words.tokens(field[1])), words.tokens(field[2])
+    about_project = bool(key & ABOUT_PROJECT) and not key & LISTS_CLASSES \
+        and not any(map(plural, value))  # "Priority: alpacas" asks for alpacas
+    about_images = bool(key & ABOUT_IMAGES) and any(map(words.style_word, value)) and not any(
+        plural(w) and not words.style_word(w) for w in value)  # "Images: mostly ferrets"
+    named = any(map(words.class_word, words.tokens(field[1])))
+    if (about_project or about_images) and not any(map(words.class_word, value)) \
+            and not words.asks & set(value):  # fmt: skip
+        kept = [w for w in value if words.style_word(w)] if about_images else []
+        dropped = " ".join(w for w in value if not words.style_word(w) or about_project)
+        context += [dropped] if dropped else []
+        return " ".join(kept) + "." if kept else ""
+    if key & _NEGATING and not named:  # "Won't have: dresses, bags"
+        return ", ".join(f"not {item.strip()}" for item in _ITEMS.split(field[2]) if item.strip())
+    if key & LISTS_CLASSES and not named:
+        style = [w for w in words.tokens(field[1]) if words.style_word(w)]  # "cartoon animals:"
+        return "; ".join([" ".join(style), field[2]]) if style else field[2]
+    return part

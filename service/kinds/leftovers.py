@@ -18,10 +18,10 @@ from service.kinds.resolution import ClassResolver
 from service.kinds.tokens import is_number, words
 from service.kinds.vocabulary import FILLER, GROUPS, NEGATIONS
 
-# Words before a class name that lean to no class are about something else ("the stimulus set
-# consists of" elephants: 0.22); "striped african" (0.56 to zebra) qualifies the name instead.
-# On the tuning pool of benchmarks/resolution.py 0.35, 0.40 and 0.45 fixed 8, 9 and 9
-# requests and made none wrong; the lowest of the best.
+# Words before a numeral that lean to no class are about something else ("a child holds up a
+# card showing" 3: 0.21). Chosen when names could end such a mention too: on the tuning pool
+# of benchmarks/resolution.py 0.35, 0.40 and 0.45 fixed 8, 9 and 9 requests and made none
+# wrong; the lowest of the best.
 PREFIX_MAX_SIMILARITY = 0.40
 GROUP_SIMILARITY = 0.5  # the classes a group word leans to ("farm": cow 0.58, sheep 0.51)
 
@@ -51,24 +51,19 @@ def context(resolver: ClassResolver, clauses: set[str], asides: set[str],
 def tails(resolver: ClassResolver, mentions: list[str]) -> list[tuple[str, str]]:
     """``(mention, context)`` per mention: a longer mention that ends in a numeral after
     words about something else ("a child holds up a card showing 3", "my toddler writes a
-    0") becomes that numeral, and those words context. Only when no other class or negation
-    comes before it and those words lean to no class (similarity below
-    ``PREFIX_MAX_SIMILARITY``)."""
+    0") becomes that numeral, and those words context. Only when no class or negation comes
+    before it and those words lean to no class (similarity below ``PREFIX_MAX_SIMILARITY``).
+    Numerals only: names ended too many other phrases ("frozen food aisle hot dogs", "a
+    unicorn horse": an outside review's wrong classes at 200)."""
     found = {}
     for i, mention in enumerate(mentions):
-        tokens = words(mention)
-        if len(tokens) < 3 or resolver.exact(mention) is not None:
+        *before, last = words(mention) or [""]
+        if len(before) < 2 or not is_number(last) or resolver.term(last) is None \
+                or resolver.exact(mention) is not None:  # fmt: skip
             continue
-        n = next((n for n in (3, 2, 1) if resolver.term(" ".join(tokens[-n:])) is not None), 0)
-        idx, before = resolver.term(" ".join(tokens[-n:])) if n else None, tokens[:-n]
-        # a numeral only: "… holds up a card showing 3"; names ended too many other phrases
-        # ("frozen food aisle hot dogs", "a spotted wild cat", "a unicorn horse": an outside
-        # review's wrong classes at 200)
-        named = idx is not None and n == 1 and is_number(tokens[-1])
-        if named and not any(resolver.term(t) not in (None, idx) or t in NEGATIONS
-                             for t in before) \
-                and set(resolver.classes_in(" ".join(before))) <= {idx}:  # fmt: skip
-            found[i] = (" ".join(tokens[-n:]), " ".join(before))
+        if not any(resolver.term(t) is not None or t in NEGATIONS for t in before) \
+                and not resolver.classes_in(" ".join(before)):  # fmt: skip
+            found[i] = (last, " ".join(before))
     out = [(m, "") for m in mentions]
     if found:
         sims = resolver.similarities([before for _, before in found.values()], core=True)

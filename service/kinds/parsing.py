@@ -59,7 +59,7 @@ _POST = {"in", "on", "at", "near", "with", "by", "under", "behind", "beside", "i
          "that", "which", "who", "where", "when", "while", "per", "for"}
 _BARE = {"the", "are", "is", "be", "been", "all", "also", "too"}  # "horses are excluded"
 _MORE = {"other", "others", "more", "additional", "etc", "rest", "further"}
-_PURPOSE = {"so"}  # "so she can learn their names" ("though ferrets would be nice" asks)
+_PURPOSE = {"so"}  # "so the app can praise her" ("though ferrets would be nice" asks)
 # verbs after which "from" picks classes out ("recognise cats from llamas"), not a source
 _PICKING = {"recognise", "recognize", "identify", "pick", "filter", "sort", "detect",
             "classify", "label", "spot", "find", "separate", "select", "flag", "tag", "mark"}
@@ -96,7 +96,7 @@ class Parsed:
     asides: set[str] = field(default_factory=set)
     negated: list[str] = field(default_factory=list)  # "not horses": no horse anywhere
     # from a chunk of four or more words, not at its end, that asks for nothing: context
-    # when the request names two classes outright (ClassResolver.context)
+    # when the request names two classes outright (leftovers.context)
     wordy: set[str] = field(default_factory=set)
     fields: list[str] = field(default_factory=list)  # field values about the app (fields.py)
     more: set[str] = field(default_factory=set)  # from a chunk saying "other", "more", "etc"
@@ -131,7 +131,11 @@ def parse(text: str, known: Known = Known()) -> Parsed:  # noqa: B008 (immutable
     text = _COMPOUND.sub(lambda m: f"{m[1]}, {m[3]}" if known.class_word(m[1].lower())
                          and known.class_word(m[3].lower()) else m[0], text)  # fmt: skip
     style, text = _header(_lines(text), known)
-    text = _PRONOUN_ONE.sub(" ", _COUNT.sub(" ", between(text)))
+    text, doubt = between(text)
+    if doubt:
+        return Parsed([], refused=f"{doubt!r} could be a range, an open range or a pair here; "
+                      "list the digits you want, e.g. '3, 4 and 5'")  # fmt: skip
+    text = _PRONOUN_ONE.sub(" ", _COUNT.sub(" ", text))
     parsed = Parsed([], style, fields=fields)
     for sentence in _SENTENCE.split(text):
         tokens = words(sentence)
@@ -172,23 +176,30 @@ def _read_chunk(chunk: str, known: Known, parsed: Parsed, aside: bool,
     parsed.mentions.append(kept)
     if _MORE & set(raw):  # "and other farm animals": more classes, never a covered group
         parsed.more.add(kept)
+    _mark_context(raw, kept, parsed, aside, after_from, known)
+
+
+def _mark_context(raw: list[str], kept: str, parsed: Parsed, aside: bool,
+                  after_from: str | None, known: Known) -> None:
+    """Mark ``kept`` (from the chunk ``raw``) as maybe about the app, for
+    :mod:`service.kinds.leftovers` to decide: a clause (five or more words); a wordy chunk
+    (four or more words) where its mention does not end the chunk, as list items do ("animals
+    like elefant, giraffe", "…, as well as lions"), unless it follows a preposition ("photos
+    from the ranch trail cams"); an aside: a sentence without class words, or a chunk opening
+    with a preposition, a source's "from", a user story's role ("As a teacher") or a purpose
+    ("so the app can praise her") that has none. A chunk that asks ("we would also like to
+    see raccoons"), holds a plural ("and hamsters in our photos") or is compared ("filter
+    horses from deer") is never wordy."""
     if len(raw) >= 5:
         parsed.clauses.add(kept)
-    # "our users keep mixing them up"; not a mention that ends its chunk, where list items
-    # stand ("animals like elefant, giraffe", "…, as well as lions"), nor a request ("we would
-    # also like to see raccoons")
-    # nor one after a preposition ("photos come in from ranch trail cams")
-    first = raw.index(kept.split()[0]) if kept.split()[0] in raw else 0
-    placed = any(t in _POST for t in raw[:first])
-    # nor one holding a plural ("cats, dogs, and hamsters in our photos": a class asked for)
-    last = kept.split()[-1] == next((t for t in reversed(raw) if not is_style(t)), None)
+    tokens = kept.split()
+    placed = any(t in _POST for t in raw[: raw.index(tokens[0]) if tokens[0] in raw else 0])
+    last = tokens[-1] == next((t for t in reversed(raw) if not is_style(t)), None)
     if len(raw) >= 4 and (not last or placed) and not REQUESTING & set(raw) \
-            and not any(map(plural, kept.split())) and after_from != "compared":  # fmt: skip
+            and not any(map(plural, tokens)) and after_from != "compared":  # fmt: skip
         parsed.wordy.add(kept)
-    # a sentence without class words, or a chunk that opens with a preposition or a user
-    # story's role and has none ("for a laundry sorting app", "As a teacher"), is about the app
     opener = after_from == "source" or raw[0] in _POST or raw[:2] in (["as", "a"], ["as", "an"]) \
-        or (raw[0] in _PURPOSE and not any(map(plural, kept.split())))  # fmt: skip
+        or (raw[0] in _PURPOSE and not any(map(plural, tokens)))  # fmt: skip
     if (aside and after_from != "compared") or (opener and not any(map(known.class_word, raw))):
         parsed.asides.add(kept)
 

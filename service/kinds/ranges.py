@@ -2,8 +2,8 @@
 
 A range is spelt out only where it is one: the whole chunk, or right after a digit word, with
 both ends naming classes ("size 2-4 shoes", "ages 3 to 5" and "5 to 9 per photo" stay as they
-are); "between N and M" only after a bounding word and never after a word of comparing
-("distinguish between 3 and 8" names a pair).
+are); "between N and M" only after a bounding word, and asked back when a word of comparing
+or doubt says it may be a pair or an open range ("between 2 and 6, exclusive").
 """
 
 from __future__ import annotations
@@ -30,18 +30,25 @@ _BOUNDING = {"always", "only", "anywhere", "somewhere", "numbers", "digits", "nu
 _UNSURE = {"alike", "similar", "exclusive", "exclusively", "or", "either", "excluding"}
 
 
-def between(text: str) -> str:
-    """"always between 0 and 5" as the range "0 to 5": after a bounding word ("always",
-    "digits", "are"), with the ends two or more apart and no word of comparing before it in
-    the text, nor a word of doubt anywhere (``_UNSURE``); "distinguish between 3 and 8" and
-    "classify between 3 and 8" stay a pair."""
+def between(text: str) -> tuple[str, str | None]:
+    """``(text, doubt)``: "always between 0 and 5" spelt as the range "0 to 5" when it follows
+    a bounding word ("always", "digits", "are") and its ends are two or more apart; then a word
+    of comparing or doubt anywhere in the text ("which look alike", "exclusive", "0 or …") makes
+    it ``doubt``, the phrase to ask back about (a pair or an open range, not this range).
+    "distinguish between 3 and 8" and "classify between 3 and 8" stay a pair."""
+    doubt = None
+
     def spelt(match: re.Match) -> str:
-        before, everywhere = words(text[: match.start()]), set(words(text))
-        lo, hi = _as_int(match[1]), _as_int(match[2])
-        ranged = hi - lo >= 2 and before and before[-1] in _BOUNDING \
-            and not (everywhere - {"between"}) & (COMPARING | _UNSURE)  # fmt: skip
-        return f"{match[1]} to {match[2]}" if ranged else match[0]
-    return _BETWEEN.sub(spelt, text)
+        nonlocal doubt
+        before, everywhere = words(text[: match.start()]), set(words(text)) - {"between"}
+        if _as_int(match[2]) - _as_int(match[1]) < 2 or not before or before[-1] not in _BOUNDING:
+            return match[0]
+        if everywhere & (COMPARING | _UNSURE):
+            doubt = doubt or match[0]
+            return match[0]
+        return f"{match[1]} to {match[2]}"
+
+    return _BETWEEN.sub(spelt, text), doubt
 
 
 def span(chunk: str, names_a_class: Callable[[str], bool]) -> list[str] | None:

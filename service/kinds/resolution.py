@@ -9,8 +9,9 @@ dropped; class mentions and style words kept). Each mention then resolves
    and at most one other word is left over, which names no other class ("woolly sheep",
    "high-top boots"; "the striped african horse" is a description, not a horse; "cats dogs"
    is not one class). A run of numbers with no separator ("2 4 6 8") is one mention per
-   number. A longer mention that ends in a name after words leaning to no class ("the
-   stimulus set consists of elephants") is that name, the words before it context (``tails``);
+   number. A longer mention that ends in a numeral after words leaning to no class ("a child
+   holds up a card showing 3") is that numeral, the words before it context
+   (:func:`service.kinds.leftovers.tails`);
 2. else by cosine similarity of its embedding with every view of every class (name, aliases,
    definition), the best view per class counting. A mention that *describes* a class (four
    or more words, or three content words) is also compared with the catalogue's several

@@ -112,7 +112,7 @@ def resolve_request(
     """A ``description``/``classes`` request → its distinct classes (request order) and domain.
 
     A description's context clauses ("visitors point the camera at an enclosure") are dropped,
-    and appended to ``ignored``, when at least two mentions remain (:meth:`ClassResolver.context`).
+    and appended to ``ignored``, when at least two mentions remain (:mod:`service.kinds.leftovers`).
 
     Raises:
         Problem: 422 ``unreadable-description`` / ``unreadable-classes``, ``unknown-domain``,

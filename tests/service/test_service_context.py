@@ -46,11 +46,26 @@ def test_a_list_item_before_named_classes_stays_a_mention(pacs):
     "filter horses and cows from deer in our field cameras",
     "t-shirts, trousers, and swimwear for the summer catalogue",
     "elephants, giraffes, zebras and other zoo animals",
+    "separate cats and dogs from foxes",  # comparing: "from" names a class
+    "cats, dogs and lions from the zoo",
+    "cats, dogs and farm animals",  # a group that adds classes nobody named
+    "horses, dogs and farm animals",  # "farm" leans to cow and sheep too
 ])
 def test_guards_unknown_classes_asked_for_are_still_refused(pacs, text):
     with pytest.raises(Problem) as err:
         _resolve(pacs, text)
     assert err.value.status == 422
+
+
+@pytest.mark.parametrize("text", [
+    "digits between 2 and 6, exclusive",  # an open range, or the pair?
+    "our users write only digits, between 1 and 7, which look alike",
+])
+def test_a_range_in_doubt_is_asked_back_with_the_phrase(pacs, text):
+    with pytest.raises(Problem) as err:
+        _resolve(pacs, text)
+    assert err.value.status == 422 and "between" in err.value.detail
+    assert "list the digits you want" in err.value.detail
 
 
 def test_a_class_marked_excluded_is_dropped_everywhere(pacs):
@@ -119,28 +134,8 @@ def test_where_the_images_come_from_is_context(pacs, text, classes, domain):
     assert _resolve(pacs, text) == (classes, domain)
 
 
-@pytest.mark.parametrize("text", [
-    "separate cats and dogs from foxes",  # comparing: "from" names a class
-    "cats, dogs and lions from the zoo",
-])
-def test_guards_from_that_compares_or_follows_an_unknown_class(pacs, text):
-    with pytest.raises(Problem) as err:
-        _resolve(pacs, text)
-    assert err.value.status == 422
-
-
 def test_a_group_the_named_classes_cover_is_context(pacs):
     ignored: list[str] = []
     text = "the kids draw farm animals and we sort the drawings into cows, sheep and horses"
     assert _resolve(pacs, text, ignored) == (["cow", "sheep", "horse"], "sketch")
     assert ignored == ["farm"]
-
-
-@pytest.mark.parametrize("text", [
-    "cats, dogs and farm animals",  # the group adds classes nobody named
-    "horses, dogs and farm animals",  # it leans to cow and sheep too
-])
-def test_guards_a_group_that_adds_classes_is_asked_back(pacs, text):
-    with pytest.raises(Problem) as err:
-        _resolve(pacs, text)
-    assert err.value.status == 422

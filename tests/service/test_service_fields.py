@@ -40,6 +40,12 @@ def test_specs_tables_and_fields(pacs, text, classes, domain):
     assert _resolve(pacs, text) == (classes, domain)
 
 
+def test_a_project_field_gives_no_style(pacs):
+    # "Cartoon Network" is a team, not the images' style
+    assert _resolve(pacs, "Classes: cats, dogs\nTeam: Cartoon Network") \
+        == (["cat", "dog"], None)  # fmt: skip
+
+
 def test_field_values_about_the_project_are_reported_as_context(pacs):
     ignored: list[str] = []
     text = "Classes: horses, cows\nLatency budget: under 50 ms\nInput: phone camera photos"
