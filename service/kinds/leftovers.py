@@ -30,7 +30,8 @@ def context(resolver: ClassResolver, clauses: set[str], asides: set[str],
             wordy: Iterable[str] = ()) -> list[str]:
     """The mentions that are about the app, not a class: no class word among them, no
     class similar enough to accept, and either from a clause (a chunk of five or more
-    words) with three or more content words, from a sentence without any class word
+    words) with three or more content words (words about the project such as "customer"
+    count: ``parsing``), from a sentence without any class word
     ("Night shots included."), or any mention in ``wordy``: from a chunk of four or more
     words, passed only when two or more mentions name classes outright ("digits 1/7/9
     only pls, our users keep mixing them up": the user names classes, so "mixing" is not
@@ -40,8 +41,7 @@ def context(resolver: ClassResolver, clauses: set[str], asides: set[str],
     ("savanna", "barn") that context sentences share with no intent to name a class."""
     wordy = set(wordy)
     candidates = [c for c in dict.fromkeys([*clauses, *asides, *wordy])
-                  if (c in asides or c in wordy or len(words(c)) >= 3)
-                  and not any(map(resolver.class_word, words(c)))]
+                  if not any(map(resolver.class_word, words(c)))]
     if not candidates:
         return []
     best = resolver.similarities(candidates, core=True).max(axis=1)

@@ -24,11 +24,13 @@ from dataclasses import dataclass, field
 from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
 
 from service.kinds.fields import read_fields, tabular
+from service.kinds.letters import strip_letter
 from service.kinds.numbers import digit_of
 from service.kinds.ranges import NUMBER, between, span
 from service.kinds.structured import INJECTION, Unreadable, plain
 from service.kinds.tokens import is_number, plural, singular_forms, words
 from service.kinds.vocabulary import (
+    ABOUT_APP,
     COMPARING,
     DIGIT_CONTEXT,
     DROPPED,
@@ -100,6 +102,7 @@ class Parsed:
     wordy: set[str] = field(default_factory=set)
     fields: list[str] = field(default_factory=list)  # field values about the app (fields.py)
     more: set[str] = field(default_factory=set)  # from a chunk saying "other", "more", "etc"
+    runs: set[str] = field(default_factory=set)  # words side by side in the text: "bears birds"
 
 
 def _never(_: str) -> bool:
@@ -128,6 +131,7 @@ def parse(text: str, known: Known = Known()) -> Parsed:  # noqa: B008 (immutable
     except Unreadable as exc:
         return Parsed([], refused=f"{exc}; e.g. 'classify cats and dogs'")
     text, fields = read_fields(text, known.class_word, is_style, words, REQUESTING)
+    text, letter = strip_letter(text, known.class_word)  # "Dear support, …  Best, Maria"
     text = _COMPOUND.sub(lambda m: f"{m[1]}, {m[3]}" if known.class_word(m[1].lower())
                          and known.class_word(m[3].lower()) else m[0], text)  # fmt: skip
     style, text = _header(_lines(text), known)
@@ -136,12 +140,15 @@ def parse(text: str, known: Known = Known()) -> Parsed:  # noqa: B008 (immutable
         return Parsed([], refused=f"{doubt!r} could be a range, an open range or a pair here; "
                       "list the digits you want, e.g. '3, 4 and 5'")  # fmt: skip
     text = _PRONOUN_ONE.sub(" ", _COUNT.sub(" ", text))
-    parsed = Parsed([], style, fields=fields)
+    parsed = Parsed([], style, fields=fields + letter)
     for sentence in _SENTENCE.split(text):
         tokens = words(sentence)
         aside = len(tokens) >= 3 and not any(map(known.class_word, tokens)) and not (
             (REQUESTING - {"too"}) & set(tokens) and any(map(plural, tokens))
-        )  # "We'd also like raccoons." asks; "Night shots too." is about the images
+        ) and not any(a in ("and", "or", "plus") and plural(b) and not known.class_word(
+            known.fix(b)) for a, b in zip(tokens, tokens[1:], strict=False))  # fmt: skip
+        # "We'd also like raccoons." and "Thanks, and rabbits." ask; "Night shots too." is
+        # about the images
         pieces = _SPLIT.split(sentence)  # chunk, separator, chunk, …
         comparing = any(f in COMPARING | _PICKING for t in tokens for f in singular_forms(t))
         for i in range(0, len(pieces), 2):  # "tell cats from dogs", "picks out … from …"
@@ -174,6 +181,8 @@ def _read_chunk(chunk: str, known: Known, parsed: Parsed, aside: bool,
     if not kept:
         return
     parsed.mentions.append(kept)
+    if f" {kept} " in f" {' '.join(raw)} ":  # "zebra giraffe elephant", not "cats then dogs"
+        parsed.runs.add(kept)
     if _MORE & set(raw):  # "and other farm animals": more classes, never a covered group
         parsed.more.add(kept)
     _mark_context(raw, kept, parsed, aside, after_from, known)
@@ -190,9 +199,9 @@ def _mark_context(raw: list[str], kept: str, parsed: Parsed, aside: bool,
     ("so the app can praise her") that has none. A chunk that asks ("we would also like to
     see raccoons"), holds a plural ("and hamsters in our photos") or is compared ("filter
     horses from deer") is never wordy."""
-    if len(raw) >= 5:
-        parsed.clauses.add(kept)
     tokens = kept.split()
+    if len(raw) >= 5 and len(tokens) + len(ABOUT_APP & set(raw)) >= 3:
+        parsed.clauses.add(kept)
     placed = any(t in _POST for t in raw[: raw.index(tokens[0]) if tokens[0] in raw else 0])
     last = tokens[-1] == next((t for t in reversed(raw) if not is_style(t)), None)
     if len(raw) >= 4 and (not last or placed) and not REQUESTING & set(raw) \

@@ -59,7 +59,7 @@ def _mentions(resolver: ClassResolver, request: Any):
     excluded = _excluded(resolver, parsed.negated)
     mentions = [m for mention in parsed.mentions if mention not in context
                 and not _about_excluded(resolver, mention, excluded)
-                for m in resolver.number_run(mention)]  # fmt: skip
+                for m in resolver.term_run(mention, mention in parsed.runs)]  # fmt: skip
     tails = leftovers.tails(resolver, mentions)
     context += [before for _, before in tails if before] + parsed.fields
     covered = leftovers.groups(resolver, [m for m, _ in tails if m not in parsed.more])
