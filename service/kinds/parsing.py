@@ -18,7 +18,7 @@ the text encoder.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
@@ -41,6 +41,7 @@ from service.kinds.vocabulary import (
     REQUESTING,
     STYLE_WORDS,
 )
+from service.kinds.wholes import group_of, spell_out
 
 # List separators, not inside a hyphenated compound ("black-and-white").
 _SEPARATORS = re.compile(
@@ -113,11 +114,15 @@ def _never(_: str) -> bool:
 class Known:
     """What the resolver knows that parsing needs: whether a phrase names a class outright,
     whether a word is part of some class name or alias (such a word is never filler, a style
-    word or a negation: "fire truck", "top hat", a class called "none"), and a spelling fix."""
+    word or a negation: "fire truck", "top hat", a class called "none"), a spelling fix, and
+    the catalogue's groups ("every animal", :mod:`service.kinds.wholes`)."""
 
     names_a_class: Callable[[str], bool] = _never
     class_word: Callable[[str], bool] = _never
     fix: Callable[[str], str] = str
+    # the catalogue's groups (group → class names) and the class a phrase names exactly
+    groups: Mapping[str, list[str]] = field(default_factory=dict)
+    class_of: Callable[[str], str | None] = lambda _: None
 
 
 def parse(text: str, known: Known = Known()) -> Parsed:  # noqa: B008 (immutable default)
@@ -136,6 +141,7 @@ def parse(text: str, known: Known = Known()) -> Parsed:  # noqa: B008 (immutable
                          and known.class_word(m[3].lower()) else m[0], text)  # fmt: skip
     style, text = _header(_lines(text), known)
     text, doubt = between(text)
+    text = spell_out(text, known.groups, known.class_of)  # "every animal except cows"
     if doubt:
         return Parsed([], refused=f"{doubt!r} could be a range, an open range or a pair here; "
                       "list the digits you want, e.g. '3, 4 and 5'")  # fmt: skip
@@ -179,6 +185,10 @@ def _read_chunk(chunk: str, known: Known, parsed: Parsed, aside: bool,
     parsed.style += [t for t in raw if is_style(t) and not known.class_word(t)]
     kept = _content(_drop_numbers(_post_modifier(_pre_clause(raw, known), known), known), known)
     if not kept:
+        if len(raw) <= 4 and any(a in _MORE and group_of(b, known.groups)
+                                 for a, b in zip(raw, raw[1:], strict=False)):  # fmt: skip
+            parsed.refused = (f"{' '.join(raw)!r} leaves open which classes; name them, or ask "
+                              "for all of them ('all the other animals')")  # fmt: skip
         return
     parsed.mentions.append(kept)
     if f" {kept} " in f" {' '.join(raw)} ":  # "zebra giraffe elephant", not "cats then dogs"

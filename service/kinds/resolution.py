@@ -129,7 +129,13 @@ class ClassResolver:
         self._words = {w for term in self._lexicon for w in term.split()}
         plurals = {w + ("es" if w.endswith(("s", "x", "ch", "sh")) else "s") for w in self._words}
         self.spell = Speller(self._words | plurals, getattr(encoder, "known_words", tuple)())
-        self.known = Known(lambda p: self.exact(p) is not None, self.class_word, self.spell)
+        groups: dict[str, list[str]] = {}
+        for c in classes:
+            if c.get("group"):
+                groups.setdefault(c["group"], []).append(c["name"])
+        self.known = Known(lambda p: self.exact(p) is not None, self.class_word, self.spell,
+                           groups, lambda p: self.names[i] if (i := self.term(p)) is not None
+                           else None)  # fmt: skip
         self._exact = functools.lru_cache(maxsize=4096)(
             lambda phrase: self._exact_uncached(words(phrase)))
 

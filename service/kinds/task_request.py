@@ -13,7 +13,7 @@ from service.kinds import leftovers
 from service.kinds.numbers import digit_of
 from service.kinds.parsing import negates, parse
 from service.kinds.resolution import ClassResolver, Match
-from service.kinds.tokens import singular_forms, words
+from service.kinds.tokens import NUMERALS, singular_forms, words
 from service.kinds.vocabulary import DROPPED, FILLER, NEEDED, NEGATIONS
 
 # words of a negated chunk that say it is excluded, not what is: "bags are out of scope"
@@ -25,7 +25,7 @@ def _distinct(phrases: list[str]) -> list[str]:
     "shirts and polo shirts" are two mentions (a clash, 422), not one."""
     seen, out = set(), []
     for p in phrases:
-        key = tuple(singular_forms(w)[-1] for w in words(p))
+        key = tuple(singular_forms(NUMERALS.get(w, w))[-1] for w in words(p))  # 0 is zero
         if key and key not in seen:
             seen.add(key)
             out.append(p)

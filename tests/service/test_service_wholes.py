@@ -1,0 +1,54 @@
+"""A whole group asked for at once, with exceptions (issue 13, stop 28), with the real bundled
+MiniLM over Tailor-PACS. Each case but the guards was a 422 on the stop-27 resolver."""
+
+from __future__ import annotations
+
+import pytest
+from service_testkit import resolve_description as _resolve
+
+from service.core.problems import Problem
+
+ANIMALS = ["bear", "bird", "cat", "cow", "dog", "elephant", "giraffe", "horse", "sheep", "zebra"]
+PETLESS = [a for a in ["bear", "bird", "cat", "cow", "dog", "elephant", "giraffe", "horse", "sheep",
+                        "zebra"] if a not in ("cat", "dog")]
+DIGITS = ["zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine"]
+
+
+@pytest.mark.parametrize(("text", "classes"), [
+    ("all the digits", DIGITS),
+    ("the ten digits", DIGITS),
+    ("all 10 handwritten digits", DIGITS),
+    ("every animal", ANIMALS),
+    ("Classify every animal except cats and dogs.", PETLESS),
+    ("all ten digits except zero and one", DIGITS[2:]),
+    ("every digit other than 0 and 1", DIGITS[2:]),
+    ("the even digits", DIGITS[0::2]),
+    ("odd numbers only", DIGITS[1::2]),
+    ("all clothing except ankle boots and bags",
+     ["t-shirt", "trouser", "pullover", "dress", "coat", "sandal", "shirt", "sneaker"]),
+    ("cats, dogs and all the other animals", ["cat", "dog", *PETLESS]),
+])
+def test_a_whole_group_is_spelt_out(pacs, text, classes):
+    assert _resolve(pacs, text)[0] == classes
+
+
+@pytest.mark.parametrize(("text", "classes"), [
+    ("all digits from 1 to 5", ["one", "two", "three", "four", "five"]),  # a range
+    ("all animals in the photos are cats or dogs", ["cat", "dog"]),  # about the images
+    ("Scope: zero, one, nine. Out of scope: all other digits.", ["zero", "one", "nine"]),
+    ("Our literacy app pairs each animal with its word: sheep, cows and horses",
+     ["sheep", "cow", "horse"]),  # "each" distributes, it asks for no group
+])
+def test_a_group_word_that_asks_for_no_group(pacs, text, classes):
+    assert _resolve(pacs, text)[0] == classes
+
+
+@pytest.mark.parametrize("text", [
+    "all digits except those that look alike",  # which ones is unclear
+    "all the clothing items but not footwear",  # no footwear class: ask back
+    "cats, dogs and other animals",  # which others?
+    "everything except cats",  # "everything" is no group of the catalogue
+])
+def test_an_open_group_is_asked_back(pacs, text):
+    with pytest.raises(Problem):
+        _resolve(pacs, text)
