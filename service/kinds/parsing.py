@@ -27,7 +27,7 @@ from service.kinds.fields import read_fields, tabular
 from service.kinds.letters import strip_letter
 from service.kinds.numbers import digit_of
 from service.kinds.ranges import NUMBER, between, span
-from service.kinds.structured import INJECTION, Unreadable, plain
+from service.kinds.structured import BENIGN, INJECTION, Unreadable, plain
 from service.kinds.tokens import is_number, plural, singular_forms, words
 from service.kinds.vocabulary import (
     ABOUT_APP,
@@ -39,6 +39,7 @@ from service.kinds.vocabulary import (
     NEEDED,
     NEGATIONS,
     REQUESTING,
+    STORY_VERBS,
     STYLE_WORDS,
 )
 from service.kinds.wholes import group_of, spell_out
@@ -127,7 +128,7 @@ class Known:
 
 def parse(text: str, known: Known = Known()) -> Parsed:  # noqa: B008 (immutable default)
     """Split ``text`` into class mentions and style words (see the module docstring)."""
-    text = tabular(text)
+    text = BENIGN.sub(" ", tabular(text))
     if INJECTION.search(text):
         return Parsed([], refused="the description contains markup, SQL or comment syntax; describe"
                       " the task in plain words, e.g. 'classify cats and dogs'")  # fmt: skip
@@ -210,7 +211,7 @@ def _mark_context(raw: list[str], kept: str, parsed: Parsed, aside: bool,
     see raccoons"), holds a plural ("and hamsters in our photos") or is compared ("filter
     horses from deer") is never wordy."""
     tokens = kept.split()
-    if len(raw) >= 5 and len(tokens) + len(ABOUT_APP & set(raw)) >= 3:
+    if len(raw) >= 5 and len(tokens) + len((ABOUT_APP | STORY_VERBS) & set(raw)) >= 3:
         parsed.clauses.add(kept)
     placed = any(t in _POST for t in raw[: raw.index(tokens[0]) if tokens[0] in raw else 0])
     last = tokens[-1] == next((t for t in reversed(raw) if not is_style(t)), None)
@@ -301,7 +302,8 @@ def negates(tokens: list[str], class_word: Callable[[str], bool] = _never) -> bo
     """A mention that asks for the absence of a class: "not horses", "no cats", "anything but
     dogs", "bags are out of scope", "horses not needed" (a negation first, an excluding word
     anywhere, or "not" before a word of need); "a top with no collar" is not."""
-    content = [t for t in tokens if t not in FILLER or t in NEGATIONS or class_word(t)]
+    content = [t for t in tokens  # "the animal said never to forget" negates nothing
+               if t not in FILLER or t in NEGATIONS | STORY_VERBS or class_word(t)]
     pairs = list(zip(tokens, tokens[1:], strict=False))
     other_than = ("other", "than") in pairs or any(  # "bags are out of scope"
         tokens[i:i + 3] == ["out", "of", "scope"] for i in range(len(tokens)))

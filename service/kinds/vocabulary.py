@@ -38,12 +38,14 @@ DIGIT_CONTEXT = {"digit", "digits", "number", "numbers", "numeral", "numerals", 
                  "hand", "written", "printed", "scanned", "s"}  # fmt: skip
 STYLE_WORDS = {
     "sketch", "sketches", "sketched", "sketchy", "drawing", "drawings", "drawn", "doodle",
-    "doodles", "pencil", "charcoal", "ink", "line", "painting", "paintings", "painted", "oil",
+    "doodles", "pencil", "charcoal", "ink", "line", "sketchpad", "sketchbook", "painting",
+    "paintings", "painted", "oil",
     "watercolour", "watercolours", "watercolor", "watercolors", "acrylic", "artwork", "artworks",
     "art", "museum", "canvas", "cartoon", "cartoons", "comic", "comics", "animated", "animation",
     "anime", "manga", "strips", "book", "photo", "photos", "photograph", "photographs",
-    "photographic", "snapshot", "snapshots", "camera", "real", "realistic", "life", "catalogue",
-    "safari", "pic", "pics", "footage", "still", "stills", "clipart", "studio", "impressionist",
+    "photographic", "photography", "photographed", "snapshot", "snapshots", "camera", "real",
+    "realistic", "life", "catalogue", "safari", "pic", "pics", "footage", "still", "stills",
+    "clipart", "studio", "impressionist", "phone", "smartphone", "drone",
 }  # fmt: skip
 FILLER = {
     "i", "id", "im", "we", "you", "my", "me", "our", "your", "us", "it", "its", "this", "these",
@@ -84,6 +86,18 @@ FILLER = {
     "appreciated", "advance", "maybe", "probably", "think", "sure", "tells", "separates",
     "spots", "flags", "differentiates",
 }  # fmt: skip
+# Verbs of the request's story and of specs: class names are nouns ("the pictures come from
+# phone cameras", "given a painting of a giraffe, return 'giraffe'"). Filler, counted like
+# ABOUT_APP where a chunk's length says it is a clause about the app.
+STORY_VERBS = {
+    "come", "comes", "came", "coming", "go", "goes", "going", "take", "takes", "taken", "took",
+    "taking", "look", "looks", "looking", "use", "uses", "used", "using", "work", "works",
+    "working", "say", "says", "said", "send", "sends", "sent", "keep", "keeps", "kept", "snap",
+    "snaps", "capture", "captures", "captured", "appear", "appears", "contain", "contains",
+    "containing", "depict", "depicts", "depicting", "view", "viewed", "learn", "learning",
+    "given", "return", "returns", "output", "outputs", "predict", "predicts", "predicted",
+}  # fmt: skip
+FILLER |= STORY_VERBS
 # Words about the project, not the images: tickets, calendars, people ("client wants it by
 # friday", "blocker for OCR-44"). Filler, and still counted as content where a chunk's length
 # says it is a clause about the app ("thousands of customer uploads per day").

@@ -90,3 +90,33 @@ def test_a_count_still_needs_a_near_paraphrase(pacs):
     with pytest.raises(Problem):  # the encoder would answer "cow" by association
         _definitions(pacs, ["the number of legs on a cow", "the animal a jockey rides in a race",
                             "a big striped animal of the savanna"])
+
+
+@pytest.mark.parametrize(("text", "classes", "domain"), [
+    ("### Acceptance tests\n- [ ] Given a watercolour painting of a giraffe, return 'giraffe'\n"
+     "- [ ] Given a watercolour painting of a zebra, return 'zebra'", ["giraffe", "zebra"],
+     "art_painting"),
+    ("Hello, I am need a model which can say if picture is of cat or of dog, the pictures come "
+     "from phone camera of our users.", ["cat", "dog"], "photo"),
+    ("AC: distinguishes kitties from puppies in user phone uploads. NFR: p95 < 200ms.",
+     ["cat", "dog"], "photo"),
+    ("Specification\n=============\nRecognise: cat, dog, elephant\nInput style: pencil sketches",
+     ["cat", "dog", "elephant"], "sketch"),
+    ("Participants (n=40) will view oil paintings depicting dogs, horses and birds.",
+     ["dog", "horse", "bird"], "art_painting"),
+])
+def test_spec_and_story_words_are_not_classes(pacs, text, classes, domain):
+    assert _resolve(pacs, text) == (classes, domain)
+
+
+@pytest.mark.parametrize("text", ["cats and dogs where 1 < 2", "cats OR 1=1", "cats a=b dogs"])
+def test_code_like_text_is_still_refused(pacs, text):
+    with pytest.raises(Problem):
+        _resolve(pacs, text)
+
+
+def test_a_negation_inside_a_definition_negates_nothing(pacs):
+    assert _definitions(pacs, [
+        "The animal said never to forget, recognisable by its trunk and tusks.",
+        "A single garment that combines a bodice and a skirt.", "The only even prime number.",
+    ]) == ["elephant", "dress", "two"]
