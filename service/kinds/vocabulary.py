@@ -45,7 +45,7 @@ STYLE_WORDS = {
     "anime", "manga", "strips", "book", "photo", "photos", "photograph", "photographs",
     "photographic", "photography", "photographed", "snapshot", "snapshots", "camera", "real",
     "realistic", "life", "catalogue", "safari", "pic", "pics", "footage", "still", "stills",
-    "clipart", "studio", "impressionist", "phone", "smartphone", "drone",
+    "clipart", "studio", "impressionist",
 }  # fmt: skip
 FILLER = {
     "i", "id", "im", "we", "you", "my", "me", "our", "your", "us", "it", "its", "this", "these",

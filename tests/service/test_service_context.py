@@ -16,7 +16,7 @@ from service.core.problems import Problem
     ("sneakers vs sandals vs ankle boots, it is for our second-hand shop",
      ["sneaker", "sandal", "ankle boot"], None, ["second"]),
     ("As a researcher, I want a classifier for giraffe, zebra and bear, working on oil paintings",
-     ["giraffe", "zebra", "bear"], "art_painting", ["researcher", "working"]),
+     ["giraffe", "zebra", "bear"], "art_painting", ["researcher"]),  # "working": filler
     ("nine vs six please, the scanner turns pages over", ["nine", "six"], None,
      ["scanner turns pages"]),
 ])
@@ -93,7 +93,7 @@ def test_bounded_ranges_and_included_numbers(pacs, text, classes):
      "showing 3, 5 or 8", ["three", "five", "eight"],
      ["kindergarten teacher child holds card"]),
     ("the tablet should say when my toddler writes a 0, 1 or 2", ["zero", "one", "two"],
-     ["tablet say toddler writes"]),
+     ["tablet toddler writes"]),
 ])
 def test_a_numeral_ending_words_about_something_else(pacs, text, classes, context):
     ignored: list[str] = []
