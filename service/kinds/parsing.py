@@ -46,7 +46,7 @@ from service.kinds.wholes import group_of, spell_out
 
 # List separators, not inside a hyphenated compound ("black-and-white").
 _SEPARATORS = re.compile(
-    r",|;|&|\+|/|(?<![-\w])(?:and|or|nor|vs\.?|versus|from)(?![-\w])", re.I)
+    r",|;|&|\+|/|(?<![-\w])(?:and|or|nor|n|vs\.?|versus|from)(?![-\w])", re.I)  # "cats n dogs"
 _SPLIT = re.compile(f"({_SEPARATORS.pattern})", re.I)  # the same, separators kept
 # A full stop ends a sentence only after a word of four or more letters ("Dr. Smith" and
 # "Version 2." do not end one); a parenthesis is a sentence of its own (an aside).
@@ -57,6 +57,9 @@ _ARROW = re.compile(r"\s*(?:->|=>|→)\s*")  # "paintings -> bears, horses": a h
 _PRE = {"into", "as", "between", "among", "including", "namely", "like"}
 _BULLET = re.compile(r"^\s*(?:[-*•·]|\d{1,2}[.)]|\(?[a-h]\))\s+")  # "- cow", "1) giraffe", "(b)"
 _COMPOUND = re.compile(r"\b(\w+)-(and|or)-(\w+)\b", re.I)  # "cats-and-dogs", "black-and-white"
+# a hyphenated modifier before a class word is one word: "button-down shirts", "high-top
+# sneakers" (a class name may take one word before it, ClassResolver.exact)
+_MODIFIER = re.compile(r"\b([a-z]+)-([a-z]+)(?=\s+([a-z]+))", re.I)
 # A class word followed by one of these starts a post-modifier: "dogs near the feeder".
 _POST = {"in", "on", "at", "near", "with", "by", "under", "behind", "beside", "inside", "outside",
          "around", "during", "into", "onto", "over", "across", "along", "through", "within", "of",
@@ -140,6 +143,7 @@ def parse(text: str, known: Known = Known()) -> Parsed:  # noqa: B008 (immutable
     text, letter = strip_letter(text, known.class_word)  # "Dear support, …  Best, Maria"
     text = _COMPOUND.sub(lambda m: f"{m[1]}, {m[3]}" if known.class_word(m[1].lower())
                          and known.class_word(m[3].lower()) else m[0], text)  # fmt: skip
+    text = _MODIFIER.sub(_modifier(known), text)
     style, text = _header(_lines(text), known)
     text, doubt = between(text)
     text = spell_out(text, known.groups, known.class_of)  # "every animal except cows"
@@ -222,6 +226,17 @@ def _mark_context(raw: list[str], kept: str, parsed: Parsed, aside: bool,
         or (raw[0] in _PURPOSE and not any(map(plural, tokens)))  # fmt: skip
     if (aside and after_from != "compared") or (opener and not any(map(known.class_word, raw))):
         parsed.asides.add(kept)
+
+
+def _modifier(known: Known) -> Callable[[re.Match], str]:
+    """``_MODIFIER``'s replacement: the two words joined, unless a part is a class or style
+    word ("t-shirts", "oil-painted zebras") or together they name a class."""
+    def join(m: re.Match) -> str:
+        first, second, head = m[1].lower(), m[2].lower(), m[3].lower()
+        keep = not known.class_word(head) or known.names_a_class(f"{first} {second}") \
+            or any(known.class_word(w) or is_style(w) for w in (first, second))  # fmt: skip
+        return m[0] if keep else m[1] + m[2]
+    return join
 
 
 def _lines(text: str) -> str:

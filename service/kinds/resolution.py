@@ -154,6 +154,10 @@ class ClassResolver:
             if idx is not None and not any(self._term([t]) not in (None, idx) and
                                            not is_number(t) for t in tokens[: len(tokens) - n]):
                 return idx
+        for n in (2, 1):  # the words before are a name of the same class: "button down shirts"
+            if len(tokens) > n and self._term(tokens[-n:]) is not None \
+                    and self._term(tokens[:-n]) == self._term(tokens[-n:]):  # fmt: skip
+                return self._term(tokens[-n:])
         return None
 
     def term(self, phrase: str) -> int | None:

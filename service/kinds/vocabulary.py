@@ -45,7 +45,8 @@ STYLE_WORDS = {
     "anime", "manga", "strips", "book", "photo", "photos", "photograph", "photographs",
     "photographic", "photography", "photographed", "snapshot", "snapshots", "camera", "real",
     "realistic", "life", "catalogue", "safari", "pic", "pics", "footage", "still", "stills",
-    "clipart", "studio", "impressionist",
+    "clipart", "studio", "impressionist", "icon", "icons", "sprite", "sprites", "emoji",
+    "whiteboard", "whiteboards",
 }  # fmt: skip
 FILLER = {
     "i", "id", "im", "we", "you", "my", "me", "our", "your", "us", "it", "its", "this", "these",
@@ -84,11 +85,11 @@ FILLER = {
     "wow", "oops", "haha", "dear", "good", "morning", "afternoon", "evening", "greetings",
     "assistant", "regards", "sincerely", "warmly", "hope", "kindly", "appreciate",
     "appreciated", "advance", "maybe", "probably", "think", "sure", "tells", "separates",
-    "spots", "flags", "differentiates",
+    "spots", "flags", "differentiates", "frame", "frames", "species",
 }  # fmt: skip
-# Verbs of the request's story and of specs: class names are nouns ("the pictures come from
-# phone cameras", "given a painting of a giraffe, return 'giraffe'"). Filler, counted like
-# ABOUT_APP where a chunk's length says it is a clause about the app.
+# Verbs (and adverbs) of the request's story and of specs: class names are nouns ("the pictures
+# come from phone cameras", "given a painting of a giraffe, return 'giraffe'"). Filler, counted
+# like ABOUT_APP where a chunk's length says it is a clause about the app.
 STORY_VERBS = {
     "come", "comes", "came", "coming", "go", "goes", "going", "take", "takes", "taken", "took",
     "taking", "look", "looks", "looking", "use", "uses", "used", "using", "work", "works",
@@ -96,6 +97,7 @@ STORY_VERBS = {
     "snaps", "capture", "captures", "captured", "appear", "appears", "contain", "contains",
     "containing", "depict", "depicts", "depicting", "view", "viewed", "learn", "learning",
     "given", "return", "returns", "output", "outputs", "predict", "predicts", "predicted",
+    "reliably", "correctly", "quickly", "easily", "properly", "robustly",  # and adverbs
 }  # fmt: skip
 FILLER |= STORY_VERBS
 # Words about the project, not the images: tickets, calendars, people ("client wants it by

@@ -120,3 +120,14 @@ def test_a_negation_inside_a_definition_negates_nothing(pacs):
         "The animal said never to forget, recognisable by its trunk and tusks.",
         "A single garment that combines a bodice and a skirt.", "The only even prime number.",
     ]) == ["elephant", "dress", "two"]
+
+
+@pytest.mark.parametrize(("text", "classes", "domain"), [
+    ("Ticket: distinguish button-down shirts from tees.", ["shirt", "t-shirt"], None),
+    ("long-sleeved t-shirts and coats", ["t-shirt", "coat"], None),
+    ("puppies n kitties", ["dog", "cat"], None),
+    ("please build me something to tell apart oil-painted zebras and horses",
+     ["zebra", "horse"], "art_painting"),  # a style word is never joined away
+])
+def test_hyphenated_modifiers_and_n_for_and(pacs, text, classes, domain):
+    assert _resolve(pacs, text) == (classes, domain)
