@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 
 from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
 
+from service.kinds.corrections import retract_before_markers, retracted
 from service.kinds.fields import read_fields, tabular
 from service.kinds.letters import strip_letter
 from service.kinds.numbers import digit_of
@@ -102,6 +103,7 @@ class Parsed:
     clauses: set[str] = field(default_factory=set)
     asides: set[str] = field(default_factory=set)
     negated: list[str] = field(default_factory=list)  # "not horses": no horse anywhere
+    retracted: list[str] = field(default_factory=list)  # "drop the horses" (corrections.py)
     # from a chunk of four or more words, not at its end, that asks for nothing: context
     # when the request names two classes outright (leftovers.context)
     wordy: set[str] = field(default_factory=set)
@@ -141,6 +143,7 @@ def parse(text: str, known: Known = Known()) -> Parsed:  # noqa: B008 (immutable
         return Parsed([], refused=f"{exc}; e.g. 'classify cats and dogs'")
     text, fields = read_fields(text, known.class_word, is_style, words, REQUESTING)
     text, letter = strip_letter(text, known.class_word)  # "Dear support, …  Best, Maria"
+    text, taken_back = retract_before_markers(text)  # "sneakers, no wait, ankle boots"
     text = _COMPOUND.sub(lambda m: f"{m[1]}, {m[3]}" if known.class_word(m[1].lower())
                          and known.class_word(m[3].lower()) else m[0], text)  # fmt: skip
     text = _MODIFIER.sub(_modifier(known), text)
@@ -151,7 +154,7 @@ def parse(text: str, known: Known = Known()) -> Parsed:  # noqa: B008 (immutable
         return Parsed([], refused=f"{doubt!r} could be a range, an open range or a pair here; "
                       "list the digits you want, e.g. '3, 4 and 5'")  # fmt: skip
     text = _PRONOUN_ONE.sub(" ", _COUNT.sub(" ", text))
-    parsed = Parsed([], style, fields=fields + letter)
+    parsed = Parsed([], style, fields=fields + letter + taken_back)
     for sentence in _SENTENCE.split(text):
         tokens = words(sentence)
         aside = len(tokens) >= 3 and not any(map(known.class_word, tokens)) and not (
@@ -183,6 +186,9 @@ def _read_chunk(chunk: str, known: Known, parsed: Parsed, aside: bool,
         parsed.mentions.append(str(digit))  # "the number after six": not "six"
         return
     raw = [known.fix(t) for t in words(chunk)]
+    if (taken := retracted(raw)) is not None:  # "drop the horses": even if asked for before
+        parsed.retracted.append(" ".join(taken))
+        return
     if negates(raw, known.class_word):  # "not horses": that class is not asked for
         if not EXCLUDING & set(raw):  # "calling everything 'bag'" excludes no bag elsewhere
             parsed.negated.append(" ".join(raw))

@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from service.kinds import leftovers
+from service.kinds.corrections import RETRACTING
 from service.kinds.numbers import digit_of
 from service.kinds.parsing import negates, parse
 from service.kinds.resolution import ClassResolver, Match
@@ -17,7 +18,7 @@ from service.kinds.tokens import NUMERALS, singular_forms, words
 from service.kinds.vocabulary import DROPPED, FILLER, NEEDED, NEGATIONS
 
 # words of a negated chunk that say it is excluded, not what is: "bags are out of scope"
-_EXCLUSION_WORDS = NEEDED | DROPPED | {"out", "scope", "handled"}
+_EXCLUSION_WORDS = NEEDED | DROPPED | RETRACTING | {"out", "scope", "handled", "leave"}
 
 
 def _distinct(phrases: list[str]) -> list[str]:
@@ -57,9 +58,12 @@ def _mentions(resolver: ClassResolver, request: Any):
     if context and len(parsed.mentions) - len(context) < 2:
         context = []
     excluded = _excluded(resolver, parsed.negated)
+    retracted = _excluded(resolver, parsed.retracted)  # "drop the horses": no clash, gone
     mentions = [m for mention in parsed.mentions if mention not in context
-                and not _about_excluded(resolver, mention, excluded)
-                for m in resolver.term_run(mention, mention in parsed.runs)]  # fmt: skip
+                for m in resolver.term_run(mention, mention in parsed.runs)
+                if not set(resolver.classes_in(m)) & retracted
+                and resolver.exact(m) not in retracted
+                and not _about_excluded(resolver, m, excluded)]  # fmt: skip
     tails = leftovers.tails(resolver, mentions)
     context += [before for _, before in tails if before] + parsed.fields
     covered = leftovers.groups(resolver, [m for m, _ in tails if m not in parsed.more])

@@ -34,8 +34,10 @@ _ABOUT = re.compile(r"^\s*(?:with|that|which|who|is|are|was|were|has|have|in\s+(
 # a negation before it: "Out of scope: all other digits", "not all animals"
 _NEGATED = re.compile(r"\b(?:not|no|never|without|except|excluding|nor|out\s+of\s+scope|wont|"
                       r"won'?t|dont|don'?t|skip|drop|remove)\b[^.!?\n]*$", re.I)  # fmt: skip
-_EXCLUDING = re.compile(r"^\s*,?\s*(?:except(?:\s+for)?|excluding|but(?:\s+not)?|other\s+than|"
-                        r"apart\s+from|minus|without|save\s+for)\b", re.I)  # fmt: skip
+_EXCLUDING = re.compile(r"^\s*,?\s*(?:(?:except(?:\s+for)?|excluding|but(?:\s+not)?|other\s+than|"
+                        r"apart\s+from|minus|without|save\s+for)\b(?:\s+(?:please\s+)?(?:skip|"
+                        r"drop|remove|scrap|forget|leave\s+out)\b)?|(?:skip|drop|remove|scrap|"
+                        r"forget|leave\s+out)\b)", re.I)  # "all animals, but skip the cows"
 _BOUNDED = re.compile(r"^\s*(?:from|between|below|above|under|over|less|greater|up\s+to|"
                       r"through|to|till|until|lower|higher|smaller|bigger|larger|\d)\b", re.I)
 _LIST_WORDS = {"and", "or", "nor", "the", "for", "s", "plus"}

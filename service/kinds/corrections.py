@@ -1,0 +1,50 @@
+"""People correct themselves while they type: "sneakers and sandals, no wait, sneakers and ankle
+boots", "cats, dogs and horses, drop the horses".
+
+A correction marker ("no wait", "sorry, I mean", "scratch that") takes back what came before it
+in its sentence, or the sentence before when it opens one; a retracting verb ("drop", "skip",
+"scrap", "forget", "remove", "minus", "leave … out") takes back the classes it names, even those
+asked for earlier. A plain negation ("not horses") stays what it was: a class both asked for
+and excluded is asked back (422), since nothing says which came last on purpose.
+"""
+
+from __future__ import annotations
+
+import re
+
+from service.kinds.tokens import words
+
+_MARKER = re.compile(r"\b(?:no|oh),?\s+wait\b,?|\bwait,?\s+no\b,?|\bsorry,?\s+i\s+mean(?:t)?\b|"
+                     r"\bno\s+sorry\b|\bscratch\s+that\b|\bcorrection\s*:|\bi\s+meant\b",
+                     re.I)  # fmt: skip
+_SENTENCE_END = re.compile(r"[.!?]+\s+|\n")
+RETRACTING = {"drop", "skip", "scrap", "forget", "remove", "omit", "cancel", "minus", "ditch",
+              "lose"}  # fmt: skip
+
+
+def retract_before_markers(text: str) -> tuple[str, list[str]]:
+    """``(text, taken back)``: for each correction marker, the text before it back to the
+    start of its sentence (the sentence before, when the marker opens one) is dropped."""
+    dropped = []
+    while match := _MARKER.search(text):
+        ends = [m.end() for m in _SENTENCE_END.finditer(text, 0, match.start())]
+        start = ends[-1] if ends else 0
+        if not words(text[start:match.start()]):  # the marker opens its sentence
+            start = ends[-2] if len(ends) > 1 else 0
+        dropped.append(text[start:match.end()].strip())
+        text = text[:start] + " " + text[match.end():]
+    return text, dropped
+
+
+def retracted(tokens: list[str]) -> list[str] | None:
+    """The words a chunk takes back, when it opens (after "but", "then", "actually", …) with a
+    retracting verb or reads "leave … out" ("actually forget the birds" → ``["the",
+    "birds"]``); else None."""
+    content = [t for t in tokens if t not in _LEAD]
+    if content and (content[0] in RETRACTING or (content[0] == "leave" and "out" in content)):
+        return [t for t in content[1:] if t != "out"]
+    return None
+
+
+_LEAD = {"but", "then", "actually", "and", "also", "oh", "please", "pls", "ok", "okay", "so",
+         "just", "maybe", "lets", "let", "us", "you", "can", "could", "we", "i", "ll", "d"}
