@@ -14,19 +14,25 @@ import re
 
 from service.kinds.tokens import words
 
-_MARKER = re.compile(r"\b(?:no|oh),?\s+wait\b,?|\bwait,?\s+no\b,?|\bsorry,?\s+i\s+mean(?:t)?\b|"
+_MARKER = re.compile(r"\bno,?\s+wait\b,?|\bwait,?\s+no\b,?|\bsorry,?\s+i\s+mean(?:t)?\b|"
                      r"\bno\s+sorry\b|\bscratch\s+that\b|\bcorrection\s*:|\bi\s+meant\b",
                      re.I)  # fmt: skip
 _SENTENCE_END = re.compile(r"[.!?]+\s+|\n")
+_ADDING = {"also", "too", "plus", "add", "additionally", "another", "more"}
 RETRACTING = {"drop", "skip", "scrap", "forget", "remove", "omit", "cancel", "minus", "ditch",
               "lose"}  # fmt: skip
 
 
 def retract_before_markers(text: str) -> tuple[str, list[str]]:
     """``(text, taken back)``: for each correction marker, the text before it back to the
-    start of its sentence (the sentence before, when the marker opens one) is dropped."""
+    start of its sentence (the sentence before, when the marker opens one) is dropped, unless
+    what follows adds ("no wait, also horses"). "Oh wait" is no marker: it adds more often
+    than it takes back ("Oh wait, the zoo also has sheep")."""
     dropped = []
     while match := _MARKER.search(text):
+        if _ADDING & set(words(text[match.end():])[:3]):  # "no wait, also horses" adds
+            text = text[:match.start()] + " " + text[match.end():]
+            continue
         ends = [m.end() for m in _SENTENCE_END.finditer(text, 0, match.start())]
         start = ends[-1] if ends else 0
         if not words(text[start:match.start()]):  # the marker opens its sentence

@@ -82,7 +82,7 @@ FILLER = {
     # stop 28: spoken hesitation, letter openings and closings ("um digits two four six",
     # "hello team"; "best" stays: "man's best friend" describes a dog)
     "um", "umm", "uh", "uhh", "uhm", "hmm", "hmmm", "hm", "oh", "ah", "er", "erm", "eh", "huh",
-    "wow", "oops", "haha", "dear", "good", "morning", "afternoon", "evening", "greetings",
+    "wow", "oops", "haha", "wait", "dear", "good", "morning", "afternoon", "evening", "greetings",
     "assistant", "regards", "sincerely", "warmly", "hope", "kindly", "appreciate",
     "appreciated", "advance", "maybe", "probably", "think", "sure", "tells", "separates",
     "spots", "flags", "differentiates", "frame", "frames", "species",

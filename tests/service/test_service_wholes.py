@@ -61,6 +61,9 @@ def test_an_open_group_is_asked_back(pacs, text):
     ("cats, dogs and horses, drop the horses", ["cat", "dog"]),
     ("cats and dogs and birds - actually forget the birds", ["cat", "dog"]),
     ("bag and coat, minus the coat, plus dress", ["bag", "dress"]),
+    ("We need elephants, giraffes and zebras. Oh wait, also sheep and cows.",
+     ["elephant", "giraffe", "zebra", "sheep", "cow"]),  # "oh wait" adds
+    ("cats and dogs. No wait, also horses and birds", ["cat", "dog", "horse", "bird"]),
     ("all animals, but skip the cows and the sheep",
      [a for a in ANIMALS if a not in ("cow", "sheep")]),
 ])
