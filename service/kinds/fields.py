@@ -53,7 +53,8 @@ _FIELD = re.compile(r"^\s*(?:[-*•]\s+)?\(?\**([A-Za-z][A-Za-z0-9 _/()'’-]{0,
                     r"\s*\**\s*(.*)$")  # "- Domain: cartoons", "**Must have:** sneakers"
 # "Won't have: dresses", "Excluded: bags": every item of the value is excluded
 _NEGATING = {"wont", "not", "no", "never", "exclude", "excluded", "excluding", "except", "out",
-             "without"}  # fmt: skip
+             "without", "dont", "removed", "dropped", "omitted", "skipped",
+             "deprecated"}  # fmt: skip
 _ITEMS = re.compile(r",|;|/|\band\b|\bor\b", re.I)
 # words of a document's title line ("Lesson plan (Grade 1 numeracy)", "Project charter - …")
 _TITLE = {"spec", "specs", "specification", "story", "stories", "plan", "protocol", "requirements",

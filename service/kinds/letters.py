@@ -11,34 +11,39 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from service.kinds.tokens import plural, words
-from service.kinds.vocabulary import REQUESTING
+from service.kinds.tokens import words
 
 _GREETING = re.compile(
     r"^\s*(?:hi|hello|hey|hiya|howdy|dear|greetings|good\s+(?:morning|afternoon|evening)|"
-    r"to\s+whom\s+it\s+may\s+concern)\b[^,.!?:;\n]{0,40}[,.!:;\n]", re.I)  # fmt: skip
+    r"to\s+whom\s+it\s+may\s+concern)\b(?P<who>[^,.!?:;\n]{0,40})[,.!:;\n]", re.I)  # fmt: skip
 _CLOSING = re.compile(
     r"(?:^|(?<=[.!?\n,]))\s*(?:many\s+|thanks\s+)?(?:kind\s+regards|best\s+regards|"
     r"warm\s+regards|best\s+wishes|thank\s+you|all\s+the\s+best|sent\s+from\s+my|thanks|thx|"
     r"cheers|best|regards|warmly|sincerely|yours)\b", re.I)  # longer first  # fmt: skip
 _MAX_SIGNATURE_WORDS = 12
+# Words a greeting or a signature holds besides names (which are capitalised): anything else
+# ("Hey could we get a hamster", "Thanks, and the ferret", "thanks, in sketch style") is kept
+_LETTER_WORDS = {
+    "team", "all", "everyone", "everybody", "there", "folks", "guys", "support", "sir", "madam",
+    "mr", "mrs", "ms", "dr", "yall", "in", "advance", "so", "much", "very", "again", "for",
+    "your", "you", "help", "time", "the", "from", "my", "iphone", "android", "phone", "regards",
+    "wishes", "best", "kind", "warm", "many", "thanks", "thank", "a", "lot", "loads", "of",
+}  # fmt: skip
 
 
 def strip_letter(text: str, class_word: Callable[[str], bool]) -> tuple[str, list[str]]:
-    """``(text without its greeting and signature, what was cut)``. A part that names a class
-    word, asks for something (``REQUESTING``: "thanks, and please add cows"), holds a plural
-    after its opening word ("Thanks, and rabbits": a class asked for) or runs longer than a
-    signature is kept."""
+    """``(text without its greeting and signature, what was cut)``. Beside its opening word, a
+    greeting or signature may hold only names (capitalised words) and letter words
+    (``_LETTER_WORDS``); "Thanks, and the ferret" asks for a ferret, "Hey could we get a
+    hamster, …" is no greeting."""
     cut = []
     greeting = _GREETING.match(text)
-    if greeting and _inert(greeting.group(0), class_word) \
-            and not any(map(plural, words(greeting.group(0)))):  # fmt: skip
+    if greeting and _inert(greeting["who"], class_word):
         cut.append(greeting.group(0).strip(" ,.!:;\n"))
         text = text[greeting.end():]
     for closing in _CLOSING.finditer(text):  # the earliest closing that ends the text
-        tail = text[closing.start():]  # the closing's own words ("thanks") are no plurals
-        if len(words(tail)) <= _MAX_SIGNATURE_WORDS and _inert(tail, class_word) \
-                and not any(map(plural, words(text[closing.end():]))):  # fmt: skip
+        tail = text[closing.start():]
+        if len(words(tail)) <= _MAX_SIGNATURE_WORDS and _inert(text[closing.end():], class_word):
             cut.append(tail.strip())
             text = text[: closing.start()]
             break
@@ -46,5 +51,10 @@ def strip_letter(text: str, class_word: Callable[[str], bool]) -> tuple[str, lis
 
 
 def _inert(part: str, class_word: Callable[[str], bool]) -> bool:
-    tokens = words(part)
-    return not any(map(class_word, tokens)) and not (REQUESTING - {"like"}) & set(tokens)
+    """Only names and letter words, no class word."""
+    found = re.findall(r"[A-Za-z][\w'-]*", part)
+    return all((w[0].isupper() and w.lower() not in _ASKING) or w.lower() in _LETTER_WORDS
+               for w in found) and not any(class_word(w.lower()) for w in found)
+
+
+_ASKING = {"ps", "p", "and", "also", "oh", "plus", "please", "could", "can", "add"}

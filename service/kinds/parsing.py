@@ -28,7 +28,7 @@ from service.kinds.fields import read_fields, tabular
 from service.kinds.letters import strip_letter
 from service.kinds.numbers import digit_of
 from service.kinds.ranges import NUMBER, between, span
-from service.kinds.structured import BENIGN, INJECTION, Unreadable, plain
+from service.kinds.structured import BENIGN, INJECTION, UNDERLINE, Unreadable, plain
 from service.kinds.tokens import is_number, plural, singular_forms, words
 from service.kinds.vocabulary import (
     ABOUT_APP,
@@ -133,7 +133,7 @@ class Known:
 
 def parse(text: str, known: Known = Known()) -> Parsed:  # noqa: B008 (immutable default)
     """Split ``text`` into class mentions and style words (see the module docstring)."""
-    text = BENIGN.sub(" ", tabular(text))
+    text = BENIGN.sub(" ", UNDERLINE.sub(r"\1", tabular(text)))
     if INJECTION.search(text):
         return Parsed([], refused="the description contains markup, SQL or comment syntax; describe"
                       " the task in plain words, e.g. 'classify cats and dogs'")  # fmt: skip
@@ -157,12 +157,7 @@ def parse(text: str, known: Known = Known()) -> Parsed:  # noqa: B008 (immutable
     parsed = Parsed([], style, fields=fields + letter + taken_back)
     for sentence in _SENTENCE.split(text):
         tokens = words(sentence)
-        aside = len(tokens) >= 3 and not any(map(known.class_word, tokens)) and not (
-            (REQUESTING - {"too"}) & set(tokens) and any(map(plural, tokens))
-        ) and not any(a in ("and", "or", "plus") and plural(b) and not known.class_word(
-            known.fix(b)) for a, b in zip(tokens, tokens[1:], strict=False))  # fmt: skip
-        # "We'd also like raccoons." and "Thanks, and rabbits." ask; "Night shots too." is
-        # about the images
+        aside = _aside(tokens, known)
         pieces = _SPLIT.split(sentence)  # chunk, separator, chunk, …
         comparing = any(f in COMPARING | _PICKING for t in tokens for f in singular_forms(t))
         for i in range(0, len(pieces), 2):  # "tell cats from dogs", "picks out … from …"
@@ -171,6 +166,18 @@ def parse(text: str, known: Known = Known()) -> Parsed:  # noqa: B008 (immutable
                         "compared" if after_from and comparing else "source" if after_from
                         else None)  # fmt: skip
     return parsed
+
+
+def _aside(tokens: list[str], known: Known) -> bool:
+    """A sentence about the app: three or more words, no class word, and it asks for nothing.
+    "We'd also like raccoons.", "Thanks, and rabbits." and "P.S. the tortoise as well" ask;
+    "Night shots too." is about the images."""
+    pairs = list(zip(tokens, tokens[1:], strict=False))
+    adds = {"ps", "also", "plus"} & set(tokens) or ("p", "s") in pairs or ("as", "well") in pairs
+    return len(tokens) >= 3 and not any(map(known.class_word, tokens)) and not adds and not (
+        (REQUESTING - {"too"}) & set(tokens) and any(map(plural, tokens))
+    ) and not any(a in ("and", "or") and plural(b) and not known.class_word(known.fix(b))
+                  for a, b in pairs)  # fmt: skip
 
 
 def _read_chunk(chunk: str, known: Known, parsed: Parsed, aside: bool,

@@ -115,6 +115,7 @@ class ClassResolver:
             if word in self._lexicon:
                 self._lexicon.setdefault(digit, self._lexicon[word])
         self._numbers = {self._lexicon[w] for w in NUMERALS.values() if w in self._lexicon}
+        self._named = {" ".join(words(n)) for n in self.names}  # the names, not the aliases
         self._views = encoder.encode(views)
         owners, kinds = np.array(owners), np.array(kinds)
         # which views a mention is compared with: a word, a phrase, a description (see
@@ -206,8 +207,9 @@ class ClassResolver:
     def term_run(self, phrase: str, names: bool = False) -> list[str]:
         """One mention per class term of a run listed with spaces: numbers ("2 4 6 8", "six
         seven") and, with ``names`` (the words stood side by side in the text: not "cats then
-        dogs"), three or more names ("zebra giraffe elephant") or names all plural but the
-        last ("bears birds", "puppies kittens"); nothing else may be in the phrase. Two names
+        dogs"), three or more class names, not aliases ("zebra giraffe elephant"; "zebra finch
+        giraffe" is a finch), or names all plural but the last ("bears birds", "puppies
+        kittens"); nothing else may be in the phrase. Two names
         where the first is singular stay one phrase: "dog bag" may be a bag for dogs (a
         clash, 422). Any other phrase → itself."""
         tokens, terms, i = words(phrase), [], 0
@@ -220,7 +222,8 @@ class ClassResolver:
             i += n
         numbers = all(len(t) == 1 and is_number(t[0]) for t in terms)
         plurals = all(" ".join(t) not in self._lexicon for t in terms[:-1])  # "bears" is not
-        if len(terms) > 1 and (numbers or names and (len(terms) >= 3 or plurals)):
+        named = all(" ".join(t) in self._named for t in terms)  # "zebra finch giraffe" is not
+        if len(terms) > 1 and (numbers or names and (len(terms) >= 3 and named or plurals)):
             return [" ".join(t) for t in terms]
         return [phrase]
 

@@ -26,10 +26,13 @@ INJECTION = re.compile(
     r"|\bdelete\s+from\b|\bselect\b[^.]*\bfrom\b[^.]*\bwhere\b|\bexec(?:ute)?\s*\("
     r"|[=|\\]|\d\s*[<>]\s*\d|\{\{|\$\{|#\{"  # assignments, comparisons, templates, pipes
     r"|;\s*--|--\s*$|^\s*--|/\*", re.I | re.M)  # fmt: skip
-# Not code, though INJECTION's characters are in them: a Markdown or RST heading's underline
-# ("====="), a sample size ("(n=40)") and a budget with its unit ("p95 < 200ms"). Blanked
-# before the check; "1=1", "a=b" and "1 < 2" are still refused.
-BENIGN = re.compile(r"^\s*[=\-~#*_]{3,}\s*$|\(\s*n\s*=\s*\d+\s*\)"
+# Not code, though INJECTION's characters are in them: a sample size ("(n=40)") and a budget
+# with its unit ("p95 < 200ms"). Blanked before the check; "1=1", "a=b" and "1 < 2" are still
+# refused.
+# The underline of a document's title ("Specification\n=====") is dropped; any other underline
+# stays refused, since its heading may negate ("Out of scope\n====\ncows").
+UNDERLINE = re.compile(r"\A(\s*[^\n]+)\n[ \t]*[=\-~]{3,}[ \t]*(?=\n|\Z)")
+BENIGN = re.compile(r"\(\s*n\s*=\s*\d+\s*\)"
                     r"|(?:\bp(?:50|90|95|99)\s*)?[<>]=?\s*\d+(?:\.\d+)?\s*"
                     r"(?:ms|s|sec|seconds|mb|gb|kb|%|px)\b",
                     re.I | re.M)  # fmt: skip

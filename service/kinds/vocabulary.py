@@ -85,7 +85,7 @@ FILLER = {
     "wow", "oops", "haha", "wait", "dear", "good", "morning", "afternoon", "evening", "greetings",
     "assistant", "regards", "sincerely", "warmly", "hope", "kindly", "appreciate",
     "appreciated", "advance", "maybe", "probably", "think", "sure", "tells", "separates",
-    "spots", "flags", "differentiates", "frame", "frames", "species",
+    "spots", "flags", "differentiates", "frame", "frames", "species", "single",
 }  # fmt: skip
 # Verbs (and adverbs) of the request's story and of specs: class names are nouns ("the pictures
 # come from phone cameras", "given a painting of a giraffe, return 'giraffe'"). Filler, counted

@@ -15,6 +15,7 @@ import re
 from collections.abc import Callable, Mapping
 
 from service.kinds.tokens import NUMERALS, singular_forms, words
+from service.kinds.vocabulary import FILLER, NEGATIONS
 
 # English synonyms of common group names; a catalogue's own group names always count
 SYNONYMS = {"digit": {"number", "numeral"}, "number": {"digit", "numeral"},
@@ -28,19 +29,33 @@ _PHRASE = re.compile(
     rf"seven|six|five|four|three))(?P<fill>(?:\s+(?:{_FILL}|even|odd))*)\s+(?P<group>[a-z]+)\b"
     r"(?:\s+(?:items?|categor(?:y|ies)|class(?:es)?|things?|pieces?|articles?|kinds?|types?|"
     r"in\s+(?:your|the)\s+(?:list|catalogue|catalog|set)))*", re.I)  # fmt: skip
-# the group phrase is about the images, not the task: "all animals in the photos are cats"
-_ABOUT = re.compile(r"^\s*(?:with|that|which|who|is|are|was|were|has|have|in\s+(?:the|a|an|"
-                    r"each|every|our|my)\s+\w+)\b", re.I)  # fmt: skip
-# a negation before it: "Out of scope: all other digits", "not all animals"
+# the group phrase is about the images, not the task: "all animals in the photos are cats",
+# "every animal photo must be labelled", "all the animals we have are dogs and cats"
+_ABOUT = re.compile(r"^\s*(?:with|that|which|who|is|are|was|were|has|have|we|you|they|i|our|my|"
+                    r"images?|photos?|pictures?|pics?|dataset|data|videos?|frames?|shots?|clips?|"
+                    r"scans?|in\s+(?:the|a|an|each|every|our|my)\s+\w+)\b", re.I)  # fmt: skip
+# a negation or a past before it: "Out of scope: all other digits", "Avoid all animals",
+# "Nobody wants all animals", "Previously we had all the animals"
 _NEGATED = re.compile(r"\b(?:not|no|never|without|except|excluding|nor|out\s+of\s+scope|wont|"
-                      r"won'?t|dont|don'?t|skip|drop|remove)\b[^.!?\n]*$", re.I)  # fmt: skip
+                      r"won'?t|dont|don'?t|skip|drop|remove|avoid|ignore|exclude|leave|instead|"
+                      r"nobody|previously|used\s+to|forget|scrap|minus)\b[^.!?\n]*$",
+                      re.I)  # fmt: skip
+_CLAUSE_START = re.compile(r"[.!?;:,\n(]")
+# a verb after the phrase (and its exceptions) makes it a subject, not a request: "All the
+# digits, but 7s are the tricky ones", "All animals except cows are out of scope"
+_PREDICATE = re.compile(r"^\s*(?:are|is|was|were|will|would|should|must|can|could|look|looks|"
+                        r"seem|seems|get|gets|have|has|had|tend)\b", re.I)  # fmt: skip
+_POST = {"of", "with", "that", "which", "who", "where", "in", "on", "from"}
+_RANGE_AT = re.compile(r"^\s*(?:the\s+)?(\d|zero|one|two|three|four|five|six|seven|eight|nine)"
+                       r"\s*(?:-|–|to|through|thru|until)\s*(\d|zero|one|two|three|four|five|"
+                       r"six|seven|eight|nine)\b", re.I)  # fmt: skip
 _EXCLUDING = re.compile(r"^\s*,?\s*(?:(?:except(?:\s+for)?|excluding|but(?:\s+not)?|other\s+than|"
                         r"apart\s+from|minus|without|save\s+for)\b(?:\s+(?:please\s+)?(?:skip|"
                         r"drop|remove|scrap|forget|leave\s+out)\b)?|(?:skip|drop|remove|scrap|"
                         r"forget|leave\s+out)\b)", re.I)  # "all animals, but skip the cows"
 _BOUNDED = re.compile(r"^\s*(?:from|between|below|above|under|over|less|greater|up\s+to|"
                       r"through|to|till|until|lower|higher|smaller|bigger|larger|\d)\b", re.I)
-_LIST_WORDS = {"and", "or", "nor", "the", "for", "s", "plus"}
+_LIST_WORDS = {"and", "or", "nor", "the", "for", "s", "plus", "n"}
 _COUNTS = {w: int(d) for d, w in NUMERALS.items()} | {"ten": 10}
 
 
@@ -51,17 +66,27 @@ def spell_out(text: str, groups: Mapping[str, list[str]],
     out, last = [], 0
     for match in _PHRASE.finditer(text):
         members = _members(match, groups)
-        after, before = text[match.end():], text[last:match.start()]
-        if members is None or match.start() < last or _BOUNDED.match(after) \
-                or _ABOUT.match(after) or _NEGATED.search(before):  # fmt: skip
-            continue  # "all digits from 1 to 5" is a range
-        end, excluded = _exceptions(text, match.end(), class_of)
-        if excluded is None:
+        if members is None or match.start() < last or not _asked(text, match, class_of):
+            continue
+        end, excluded = _exceptions(text, match.end(), class_of, members)
+        if excluded is None or _PREDICATE.match(text[end:]):
             continue  # "all digits except those that look alike": which ones is unclear
         kept = [m for m in members if m not in excluded]
         out += [text[last:match.start()], ", ".join(kept) + (", " if text[end:].strip() else "")]
         last = end
     return "".join(out) + text[last:]
+
+
+def _asked(text: str, match: re.Match, class_of: Callable[[str], str | None]) -> bool:
+    """Whether a group phrase asks for the group: nothing but instruction, filler and class
+    words before it in its clause ("dogs and all the other animals"; not "Avoid all animals"),
+    no negation or past before it in its sentence, no range after it ("all digits from 1 to
+    5"), and not about the images ("every animal photo")."""
+    after, before = text[match.end():], text[: match.start()]
+    clause = _CLAUSE_START.split(before)[-1]
+    return not (_BOUNDED.match(after) or _ABOUT.match(after) or _NEGATED.search(before)) \
+        and all((w in FILLER and w not in NEGATIONS) or class_of(w) is not None
+                for w in words(clause))  # fmt: skip
 
 
 def _members(match: re.Match, groups: Mapping[str, list[str]]) -> list[str] | None:
@@ -70,15 +95,17 @@ def _members(match: re.Match, groups: Mapping[str, list[str]]) -> list[str] | No
     if group is None:
         return None
     members = list(groups[group])
-    parity = match["parity"] or next((w for w in words(match["fill"] or "")
-                                      if w in ("even", "odd")), None)  # fmt: skip
+    fill = words(match["fill"] or "")
+    if sum(w in ("even", "odd") or w in _COUNTS or w.isdigit() for w in fill) \
+            + bool(match["parity"] or match["count"]) > 1:  # fmt: skip
+        return None  # "even odd digits", "ten ten digits"
+    parity = match["parity"] or next((w for w in fill if w in ("even", "odd")), None)
     if parity:
         values = {m: _COUNTS.get(m) for m in members}
         if any(v is None for v in values.values()):
             return None  # "odd animals" is no parity
         return [m for m in members if values[m] % 2 == (parity == "odd")]
-    count = match["count"] or next((w for w in words(match["fill"] or "") if w in _COUNTS
-                                    or w.isdigit()), None)  # fmt: skip
+    count = match["count"] or next((w for w in fill if w in _COUNTS or w.isdigit()), None)
     if match["total"] is None and count is None:
         return None
     if count is not None and _COUNTS.get(count, int(count) if count.isdigit() else -1) \
@@ -96,27 +123,37 @@ def group_of(word: str, groups: Mapping[str, list[str]]) -> str | None:
     return None
 
 
-def _exceptions(text: str, start: int, class_of: Callable[[str], str | None]
-                ) -> tuple[int, set[str] | None]:
+def _exceptions(text: str, start: int, class_of: Callable[[str], str | None],
+                members: list[str]) -> tuple[int, set[str] | None]:
     """``(end, classes)``: the excluding clause right after a group phrase ("except zero and
-    one", "but not cows or ankle boots") and the classes it names; ``(start, ∅)`` when there is
-    none, ``(start, None)`` when it names no class ("except the big ones"). The clause ends at
-    the first word that is neither a class nor a list word."""
+    one", "but not cows or ankle boots", "except 1-3") and the classes it names; ``(start, ∅)``
+    when there is none; ``(start, None)`` when which classes is unclear: it names no class,
+    a class of another group ("except cows, and sneakers too"), "the ones …", or a class with
+    a post-modifier ("except birds of prey"). It ends at the first other word."""
     lead = _EXCLUDING.match(text[start:])
     if not lead:
         return start, set()  # no exceptions
-    base = start + lead.end()
-    tokens = list(re.finditer(r"[a-z0-9]+|[,&]", text[base:].lower()))
-    end, excluded, i = start, set(), 0
+    base, excluded = start + lead.end(), set()
+    if span := _RANGE_AT.match(text[base:]):  # "except 1-3": the whole range
+        lo, hi = (int(g) if g.isdigit() else _COUNTS[g.lower()] for g in span.groups())
+        excluded |= {class_of(str(d)) for d in range(lo, hi + 1)}
+        base += span.end()
+    tokens = [t[0] for t in re.finditer(r"[a-z0-9]+|[,&]", text[base:].lower())]
+    ends = [t.end() for t in re.finditer(r"[a-z0-9]+|[,&]", text[base:].lower())]
+    end, i = (base if excluded else start), 0
     while i < len(tokens):
-        n, name = next(((n, class_of(" ".join(t[0] for t in tokens[i:i + n])))
-                        for n in (3, 2, 1) if i + n <= len(tokens)
-                        and class_of(" ".join(t[0] for t in tokens[i:i + n]))),
+        n, name = next(((n, class_of(" ".join(tokens[i:i + n]))) for n in (3, 2, 1)
+                        if i + n <= len(tokens) and class_of(" ".join(tokens[i:i + n]))),
                        (1, None))  # fmt: skip
+        if name is not None and (tokens[i] in ("one", "ones") and i and tokens[i - 1] == "the"
+                                 or name not in members):  # fmt: skip
+            return start, None  # "except the ones with stripes", "except cows and sneakers"
         if name is not None:
             excluded.add(name)
-            end = base + tokens[i + n - 1].end()
-        elif tokens[i][0] not in _LIST_WORDS and tokens[i][0] not in ",&":
+            end = base + ends[i + n - 1]
+        elif tokens[i] in _POST and excluded:
+            return start, None  # "except birds of prey"
+        elif tokens[i] not in _LIST_WORDS and tokens[i] not in ",&":
             break
         i += n
-    return (end, excluded) if excluded else (start, None)
+    return (end, excluded) if excluded and None not in excluded else (start, None)

@@ -79,3 +79,49 @@ def test_corrections_take_classes_back(pacs, text, classes):
 def test_corrections_that_leave_a_question_are_asked_back(pacs, text):
     with pytest.raises(Problem):
         _resolve(pacs, text)
+
+
+# ---- an outside review's probes: each was a wrong 200 on the first stop-28 version ----------
+
+
+@pytest.mark.parametrize(("text", "classes"), [
+    ("Ignore all clothing items; classify cats and dogs", ["cat", "dog"]),
+    ("Exclude all animals. Only digits 4 and 9.", ["four", "nine"]),
+    ("Instead of all digits, just 4 and 9", ["four", "nine"]),
+    ("All the animals we have are dogs and cats", ["dog", "cat"]),
+    ("The entire animal dataset is cats and dogs", ["cat", "dog"]),
+    ("For every animal image, tell if it's a horse or a zebra", ["horse", "zebra"]),
+    ("all digits except 1-3", ["zero", *DIGITS[4:]]),
+    ("all digits except 3 to 5", [*DIGITS[:3], *DIGITS[6:]]),
+    ("every animal except cows, horses n sheep",
+     [a for a in ANIMALS if a not in ("cow", "horse", "sheep")]),
+])
+def test_group_words_the_review_found(pacs, text, classes):
+    assert _resolve(pacs, text)[0] == classes
+
+
+@pytest.mark.parametrize("text", [
+    "Avoid all animals; digits 1 2 3 only",  # "avoid" is no instruction to spell out
+    "Nobody wants all animals. Give us cats.",
+    "Previously we had all the animals; now we only want cats.",
+    "All animals except cows are out of scope. Just cows.",
+    "all the animals except the ones with stripes",
+    "all animals except ones that fly",
+    "all the animals except cows, and sneakers too",  # an exception outside the group
+    "All the digits, but 7s are the tricky ones",
+    "all animals except birds of prey",
+    "even odd digits",
+    "zebra finch giraffe", "bull dog cat", "jersey cow sheep",  # aliases side by side
+    "Out of scope\n====\ncows\n\nIn scope\n====\ncats, dogs",  # an underline stays refused
+    "Cats and dogs please. Thanks, and the ferret",
+    "Hey could we get a hamster, cats and dogs?",
+    "Dear team, we need t-shirts and trousers. Best, Luis PS a ferret",
+    "cats, dogs, best of all a goat",
+])
+def test_review_probes_are_asked_back(pacs, text):
+    with pytest.raises(Problem):
+        _resolve(pacs, text)
+
+
+def test_a_removed_field_negates(pacs):
+    assert _resolve(pacs, "Removed: cows\nClasses: sheep, horses")[0] == ["sheep", "horse"]
