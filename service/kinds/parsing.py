@@ -65,6 +65,9 @@ _MODIFIER = re.compile(r"\b([a-z]+)-([a-z]+)(?=\s+([a-z]+))", re.I)
 _POST = {"in", "on", "at", "near", "with", "by", "under", "behind", "beside", "inside", "outside",
          "around", "during", "into", "onto", "over", "across", "along", "through", "within", "of",
          "that", "which", "who", "where", "when", "while", "per", "for"}
+# filler that still marks its chunk as about the project: it counts toward a clause's length
+# and labels a number next to it ("phase 2", "digit 5 comes in")
+_CONTEXT_WORDS = ABOUT_APP | STORY_VERBS
 _BARE = {"the", "are", "is", "be", "been", "all", "also", "too"}  # "horses are excluded"
 _MORE = {"other", "others", "more", "additional", "etc", "rest", "further"}
 _PURPOSE = {"so"}  # "so the app can praise her" ("though ferrets would be nice" asks)
@@ -228,7 +231,7 @@ def _mark_context(raw: list[str], kept: str, parsed: Parsed, aside: bool,
     see raccoons"), holds a plural ("and hamsters in our photos") or is compared ("filter
     horses from deer") is never wordy."""
     tokens = kept.split()
-    if len(raw) >= 5 and len(tokens) + len((ABOUT_APP | STORY_VERBS) & set(raw)) >= 3:
+    if len(raw) >= 5 and len(tokens) + len(_CONTEXT_WORDS & set(raw)) >= 3:
         parsed.clauses.add(kept)
     placed = any(t in _POST for t in raw[: raw.index(tokens[0]) if tokens[0] in raw else 0])
     last = tokens[-1] == next((t for t in reversed(raw) if not is_style(t)), None)
@@ -318,11 +321,13 @@ def _drop_numbers(tokens: list[str], known: Known) -> list[str]:
         if ranged or before in _BOUNDS or after in _RANGE_WORDS or after in _COUNTED:
             return True
         if after is not None and not is_number(after) and after not in DIGIT_CONTEXT and (
-                after not in FILLER or (after.endswith("s") and after not in ENGLISH_STOP_WORDS)
-        ):  # "3 kids", not "nine apart" nor "9 is"
+                after not in FILLER or after in _CONTEXT_WORDS
+                or (after.endswith("s") and after not in ENGLISH_STOP_WORDS)
+        ):  # "3 kids", "5 comes in", not "nine apart" nor "9 is"
             return True
-        return before is not None and before not in FILLER and not is_style(before) \
-            and not is_number(before) and before not in DIGIT_CONTEXT  # fmt: skip
+        return before is not None and (before not in FILLER or before in _CONTEXT_WORDS) \
+            and not is_style(before) and not is_number(before) \
+            and before not in DIGIT_CONTEXT  # "phase 2", "version 3"  # fmt: skip
     return [t for i, t in enumerate(tokens) if not (is_number(t) and counts(i))]
 
 

@@ -84,16 +84,17 @@ FILLER = {
     "um", "umm", "uh", "uhh", "uhm", "hmm", "hmmm", "hm", "oh", "ah", "er", "erm", "eh", "huh",
     "wow", "oops", "haha", "wait", "dear", "good", "morning", "afternoon", "evening", "greetings",
     "assistant", "regards", "sincerely", "warmly", "hope", "kindly", "appreciate",
-    "appreciated", "advance", "maybe", "probably", "think", "sure", "tells", "separates",
+    "appreciated", "advance", "sure", "tells", "separates",
     "spots", "flags", "differentiates", "frame", "frames", "species", "single",
 }  # fmt: skip
 # Verbs (and adverbs) of the request's story and of specs: class names are nouns ("the pictures
 # come from phone cameras", "given a painting of a giraffe, return 'giraffe'"). Filler, counted
-# like ABOUT_APP where a chunk's length says it is a clause about the app.
+# like ABOUT_APP where a chunk's length says it is a clause about the app. Not "taken", "sent"
+# or hedges ("maybe"): "sheep was taken out", "horses sent to v2", "maybe later horses".
 STORY_VERBS = {
-    "come", "comes", "came", "coming", "go", "goes", "going", "take", "takes", "taken", "took",
-    "taking", "look", "looks", "looking", "use", "uses", "used", "using", "work", "works",
-    "working", "say", "says", "said", "send", "sends", "sent", "keep", "keeps", "kept", "snap",
+    "take", "keep",  # stop words already, counted here as a story's verbs
+    "come", "comes", "came", "coming", "go", "goes", "going", "look", "looks", "looking", "use",
+    "uses", "used", "using", "work", "works", "working", "say", "says", "said", "snap",
     "snaps", "capture", "captures", "captured", "appear", "appears", "contain", "contains",
     "containing", "depict", "depicts", "depicting", "view", "viewed", "learn", "learning",
     "given", "return", "returns", "output", "outputs", "predict", "predicts", "predicted",

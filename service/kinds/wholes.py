@@ -66,7 +66,7 @@ def spell_out(text: str, groups: Mapping[str, list[str]],
     out, last = [], 0
     for match in _PHRASE.finditer(text):
         members = _members(match, groups)
-        if members is None or match.start() < last or not _asked(text, match, class_of):
+        if members is None or match.start() < last or not _asked(text, last, match, class_of):
             continue
         end, excluded = _exceptions(text, match.end(), class_of, members)
         if excluded is None or _PREDICATE.match(text[end:]):
@@ -77,12 +77,13 @@ def spell_out(text: str, groups: Mapping[str, list[str]],
     return "".join(out) + text[last:]
 
 
-def _asked(text: str, match: re.Match, class_of: Callable[[str], str | None]) -> bool:
+def _asked(text: str, last: int, match: re.Match, class_of: Callable[[str], str | None]
+           ) -> bool:
     """Whether a group phrase asks for the group: nothing but instruction, filler and class
     words before it in its clause ("dogs and all the other animals"; not "Avoid all animals"),
     no negation or past before it in its sentence, no range after it ("all digits from 1 to
     5"), and not about the images ("every animal photo")."""
-    after, before = text[match.end():], text[: match.start()]
+    after, before = text[match.end():], text[last : match.start()]  # since the last group
     clause = _CLAUSE_START.split(before)[-1]
     return not (_BOUNDED.match(after) or _ABOUT.match(after) or _NEGATED.search(before)) \
         and all((w in FILLER and w not in NEGATIONS) or class_of(w) is not None

@@ -125,3 +125,26 @@ def test_review_probes_are_asked_back(pacs, text):
 
 def test_a_removed_field_negates(pacs):
     assert _resolve(pacs, "Removed: cows\nClasses: sheep, horses")[0] == ["sheep", "horse"]
+
+
+@pytest.mark.parametrize(("text", "classes"), [
+    ("all animals except cows, all digits except 0",
+     [a for a in ANIMALS if a != "cow"] + DIGITS[1:]),  # a negation belongs to its own group
+])
+def test_two_groups_in_one_request(pacs, text, classes):
+    assert _resolve(pacs, text)[0] == classes
+
+
+@pytest.mark.parametrize(("text", "classes"), [
+    ("Classes: cat, dog, sheep. Sheep was taken out last sprint.", None),  # 'taken' stays
+    ("For the MVP only digits 3 and 8; digit 5 comes in phase 2", ["three", "eight"]),
+    ("ideally cats and dogs, maybe later horses", None),  # a hedge is no filler
+    ("cats and dogs, horses sent to v2", None),
+])
+def test_words_that_carry_meaning_stay(pacs, text, classes):
+    # each was a wrong 200 while the word was filler ('phase 2' labels a phase, no digit)
+    if classes is None:
+        with pytest.raises(Problem):
+            _resolve(pacs, text)
+    else:
+        assert _resolve(pacs, text)[0] == classes
