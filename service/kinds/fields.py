@@ -181,7 +181,7 @@ def _read_field(part: str, words: _Words, context: list[str]) -> str:
         kept = [w for w in value if words.style_word(w)] if about_images else []
         dropped = " ".join(w for w in value if not words.style_word(w) or about_project)
         context += [dropped] if dropped else []
-        return " ".join(kept) + "." if kept else ""
+        return " ".join(kept).capitalize() + "." if kept else ""  # a sentence: "3. Cartoon."
     if key & _NEGATING and not named:  # "Won't have: dresses, bags"
         return ", ".join(f"not {item.strip()}" for item in _ITEMS.split(field[2]) if item.strip())
     if key & LISTS_CLASSES and not named:

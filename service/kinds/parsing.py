@@ -18,30 +18,31 @@ the text encoder.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
-
+from service.kinds.chunks import (
+    CONTEXT_WORDS,
+    POST,
+    Known,
+    content,
+    drop_numbers,
+    is_style,
+    negates,
+    post_modifier,
+    pre_clause,
+)
 from service.kinds.corrections import retract_before_markers, retracted
 from service.kinds.fields import read_fields, tabular
 from service.kinds.letters import strip_letter
 from service.kinds.numbers import digit_of
 from service.kinds.ranges import NUMBER, between, span
 from service.kinds.structured import BENIGN, INJECTION, UNDERLINE, Unreadable, plain
-from service.kinds.tokens import is_number, plural, singular_forms, words
+from service.kinds.tokens import plural, singular_forms, words
 from service.kinds.vocabulary import (
-    ABOUT_APP,
     COMPARING,
-    DIGIT_CONTEXT,
-    DROPPED,
     EXCLUDING,
-    FILLER,
-    NEEDED,
-    NEGATIONS,
     REQUESTING,
-    STORY_VERBS,
-    STYLE_WORDS,
 )
 from service.kinds.wholes import group_of, spell_out
 
@@ -55,29 +56,16 @@ _SENTENCE = re.compile(r"(?<=[a-z]{4})\.(?=\s|$)|(?<=\d)\.(?=\s+(?-i:[A-Z]))|[!?
                        re.I)  # "mixing up 6 and 9. Please rebuild": a digit ends one too
 _ARROW = re.compile(r"\s*(?:->|=>|→)\s*")  # "paintings -> bears, horses": a header, not code
 # A class list introduced inside a clause: "sort our listings into sneakers", "label them as".
-_PRE = {"into", "as", "between", "among", "including", "namely", "like"}
 _BULLET = re.compile(r"^\s*(?:[-*•·]|\d{1,2}[.)]|\(?[a-h]\))\s+")  # "- cow", "1) giraffe", "(b)"
 _COMPOUND = re.compile(r"\b(\w+)-(and|or)-(\w+)\b", re.I)  # "cats-and-dogs", "black-and-white"
 # a hyphenated modifier before a class word is one word: "button-down shirts", "high-top
 # sneakers" (a class name may take one word before it, ClassResolver.exact)
 _MODIFIER = re.compile(r"\b([a-z]+)-([a-z]+)(?=\s+([a-z]+))", re.I)
-# A class word followed by one of these starts a post-modifier: "dogs near the feeder".
-_POST = {"in", "on", "at", "near", "with", "by", "under", "behind", "beside", "inside", "outside",
-         "around", "during", "into", "onto", "over", "across", "along", "through", "within", "of",
-         "that", "which", "who", "where", "when", "while", "per", "for"}
-# filler that still marks its chunk as about the project: it counts toward a clause's length
-# and labels a number next to it ("phase 2", "digit 5 comes in")
-_CONTEXT_WORDS = ABOUT_APP | STORY_VERBS
-_BARE = {"the", "are", "is", "be", "been", "all", "also", "too"}  # "horses are excluded"
 _MORE = {"other", "others", "more", "additional", "etc", "rest", "further"}
 _PURPOSE = {"so"}  # "so the app can praise her" ("though ferrets would be nice" asks)
 # verbs after which "from" picks classes out ("recognise cats from llamas"), not a source
 _PICKING = {"recognise", "recognize", "identify", "pick", "filter", "sort", "detect",
             "classify", "label", "spot", "find", "separate", "select", "flag", "tag", "mark"}
-_RANGE_WORDS = {"to", "through", "thru", "till", "until"}  # "5 to 9 per photo" is no class list
-_BOUNDS = {"after", "before", "since", "past", "around", "about", "over", "under", "at", "by"}
-_COUNTED = {"thing", "things", "item", "items", "more", "of", "kind", "type", "time", "times",
-            "way", "question"}  # "one thing", "one of them", "two more"
 _HEADER = re.compile(r"^(.*)(?::|\s[—–-]\s)(.*)$", re.S)  # "pets: cat and dog", "paintings — …"
 _COUNT = re.compile(
     r"\b(?:\d+|two|three|four|five|six|seven|eight|nine|ten)\s+(?:digits?|numbers?|numerals?|"
@@ -113,25 +101,6 @@ class Parsed:
     fields: list[str] = field(default_factory=list)  # field values about the app (fields.py)
     more: set[str] = field(default_factory=set)  # from a chunk saying "other", "more", "etc"
     runs: set[str] = field(default_factory=set)  # words side by side in the text: "bears birds"
-
-
-def _never(_: str) -> bool:
-    return False
-
-
-@dataclass(frozen=True)
-class Known:
-    """What the resolver knows that parsing needs: whether a phrase names a class outright,
-    whether a word is part of some class name or alias (such a word is never filler, a style
-    word or a negation: "fire truck", "top hat", a class called "none"), a spelling fix, and
-    the catalogue's groups ("every animal", :mod:`service.kinds.wholes`)."""
-
-    names_a_class: Callable[[str], bool] = _never
-    class_word: Callable[[str], bool] = _never
-    fix: Callable[[str], str] = str
-    # the catalogue's groups (group → class names) and the class a phrase names exactly
-    groups: Mapping[str, list[str]] = field(default_factory=dict)
-    class_of: Callable[[str], str | None] = lambda _: None
 
 
 def parse(text: str, known: Known = Known()) -> Parsed:  # noqa: B008 (immutable default)
@@ -204,7 +173,7 @@ def _read_chunk(chunk: str, known: Known, parsed: Parsed, aside: bool,
             parsed.negated.append(" ".join(raw))
         return
     parsed.style += [t for t in raw if is_style(t) and not known.class_word(t)]
-    kept = _content(_drop_numbers(_post_modifier(_pre_clause(raw, known), known), known), known)
+    kept = content(drop_numbers(post_modifier(pre_clause(raw, known), known), known), known)
     if not kept:
         if len(raw) <= 4 and any(a in _MORE and group_of(b, known.groups)
                                  for a, b in zip(raw, raw[1:], strict=False)):  # fmt: skip
@@ -231,14 +200,14 @@ def _mark_context(raw: list[str], kept: str, parsed: Parsed, aside: bool,
     see raccoons"), holds a plural ("and hamsters in our photos") or is compared ("filter
     horses from deer") is never wordy."""
     tokens = kept.split()
-    if len(raw) >= 5 and len(tokens) + len(_CONTEXT_WORDS & set(raw)) >= 3:
+    if len(raw) >= 5 and len(tokens) + len(CONTEXT_WORDS & set(raw)) >= 3:
         parsed.clauses.add(kept)
-    placed = any(t in _POST for t in raw[: raw.index(tokens[0]) if tokens[0] in raw else 0])
+    placed = any(t in POST for t in raw[: raw.index(tokens[0]) if tokens[0] in raw else 0])
     last = tokens[-1] == next((t for t in reversed(raw) if not is_style(t)), None)
     if len(raw) >= 4 and (not last or placed) and not REQUESTING & set(raw) \
             and not any(map(plural, tokens)) and after_from != "compared":  # fmt: skip
         parsed.wordy.add(kept)
-    opener = after_from == "source" or raw[0] in _POST or raw[:2] in (["as", "a"], ["as", "an"]) \
+    opener = after_from == "source" or raw[0] in POST or raw[:2] in (["as", "a"], ["as", "an"]) \
         or (raw[0] in _PURPOSE and not any(map(plural, tokens)))  # fmt: skip
     if (aside and after_from != "compared") or (opener and not any(map(known.class_word, raw))):
         parsed.asides.add(kept)
@@ -271,78 +240,8 @@ def _header(text: str, known: Known) -> tuple[list[str], str]:
     if not header or not words(header.group(2)):
         return [], text
     head, rest = header.group(1), header.group(2)
-    if any(known.names_a_class(_content(words(c), known)) for c in _SEPARATORS.split(head)):
+    if any(known.names_a_class(content(words(c), known)) for c in _SEPARATORS.split(head)):
         return [], f"{head}, {rest}"
     return [w for w in words(head) if is_style(w)], rest
 
 
-def _content(tokens: list[str], known: Known) -> str:
-    """The tokens that can name a class: no filler, no style words (unless a class word)."""
-    return " ".join(t for t in tokens
-                    if (not is_style(t) and t not in FILLER) or known.class_word(t))
-
-
-def is_style(token: str) -> bool:
-    """A word about how the images look ("sketches", "cameras"), singular or plural."""
-    return any(form in STYLE_WORDS for form in singular_forms(token))
-
-
-def _pre_clause(tokens: list[str], known: Known) -> list[str]:
-    """The tokens after the clause that introduces a class ("want to auto-sort our listings
-    into sneakers" → "sneakers"), when no class word comes before that clause's last
-    ``into``/``as``/``between``/… ("bags of dog food" keeps its head)."""
-    for p in range(len(tokens) - 1, -1, -1):
-        if tokens[p] in _PRE and any(map(known.class_word, tokens[p + 1 :])):
-            return tokens if any(map(known.class_word, tokens[:p])) else tokens[p + 1 :]
-    return tokens
-
-
-def _post_modifier(tokens: list[str], known: Known) -> list[str]:
-    """``tokens`` up to a post-modifier of the class word before it: "dogs near the feeder" →
-    "dogs"; kept whole when another class word follows ("cats with dogs") or none precedes."""
-    for p, token in enumerate(tokens):
-        if token in _POST and any(known.class_word(t) for t in tokens[:p]):
-            if not any(known.class_word(t) for t in tokens[p + 1 :]):
-                return tokens[:p]
-            break
-    return tokens
-
-
-def _drop_numbers(tokens: list[str], known: Known) -> list[str]:
-    """Without numbers that count, label or bound something else: "3 kids", "7 days", "one
-    piece swimsuits", "version 2", "size 4", "aged 1 to 3", "from after 6" (a number followed
-    by a content word or a plural, or preceded by a content word, a range word or a bound such
-    as "after"; numbers and digit words such as "handwritten", "digits", "written" do not
-    count)."""
-    def counts(i: int) -> bool:
-        after = tokens[i + 1] if i + 1 < len(tokens) else None
-        before = tokens[i - 1] if i > 0 else None
-        ranged = before in _RANGE_WORDS and i > 1 and is_number(tokens[i - 2])  # "1 to 3"
-        if ranged or before in _BOUNDS or after in _RANGE_WORDS or after in _COUNTED:
-            return True
-        if after is not None and not is_number(after) and after not in DIGIT_CONTEXT and (
-                after not in FILLER or after in _CONTEXT_WORDS
-                or (after.endswith("s") and after not in ENGLISH_STOP_WORDS)
-        ):  # "3 kids", "5 comes in", not "nine apart" nor "9 is"
-            return True
-        return before is not None and (before not in FILLER or before in _CONTEXT_WORDS) \
-            and not is_style(before) and not is_number(before) \
-            and before not in DIGIT_CONTEXT  # "phase 2", "version 3"  # fmt: skip
-    return [t for i, t in enumerate(tokens) if not (is_number(t) and counts(i))]
-
-
-def negates(tokens: list[str], class_word: Callable[[str], bool] = _never) -> bool:
-    """A mention that asks for the absence of a class: "not horses", "no cats", "anything but
-    dogs", "bags are out of scope", "horses not needed" (a negation first, an excluding word
-    anywhere, or "not" before a word of need); "a top with no collar" is not."""
-    content = [t for t in tokens  # "the animal said never to forget" negates nothing
-               if t not in FILLER or t in NEGATIONS | STORY_VERBS or class_word(t)]
-    pairs = list(zip(tokens, tokens[1:], strict=False))
-    other_than = ("other", "than") in pairs or any(  # "bags are out of scope"
-        tokens[i:i + 3] == ["out", "of", "scope"] for i in range(len(tokens)))
-    not_needed = any(a in ("not", "never") and b in NEEDED for a, b in pairs)
-    excluding = bool(EXCLUDING & set(tokens)) or (  # "(sheep excluded)", not "with tags removed"
-        bool(DROPPED & set(tokens)) and all(t in DROPPED or class_word(t) or t in _BARE
-                                            for t in tokens))  # fmt: skip
-    return bool(content) and ((content[0] in NEGATIONS and not class_word(content[0]))
-                              or excluding or other_than or not_needed)

@@ -43,7 +43,7 @@ import torch
 from scipy.optimize import linear_sum_assignment
 
 from model_store.domains import DOMAIN_DESCRIPTIONS
-from service.kinds.parsing import Known
+from service.kinds.chunks import Known
 from service.kinds.spelling import Speller
 from service.kinds.tokens import NUMERALS, is_number, singular_forms, words
 from service.kinds.vocabulary import FILLER, NEGATIONS

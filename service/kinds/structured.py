@@ -88,7 +88,7 @@ def _flatten(document: list | dict) -> str:
         if field in _CLASS_FIELDS:
             parts.insert(0, _strings(value if isinstance(value, list) else [value], key))
         elif field in _STYLE_FIELDS and isinstance(value, str):
-            parts.append(value)
+            parts.append(f"Style: {value}")  # a field of its own: "1,2,3. Style: cartoon"
         else:
             raise Unreadable(f"field {key!r} is not a class list or a style; send "
                              "{'classes': [...]} or describe the task in words")

@@ -10,9 +10,10 @@ from __future__ import annotations
 from typing import Any
 
 from service.kinds import leftovers
+from service.kinds.chunks import negates
 from service.kinds.corrections import RETRACTING
 from service.kinds.numbers import digit_of
-from service.kinds.parsing import negates, parse
+from service.kinds.parsing import parse
 from service.kinds.resolution import ClassResolver, Match
 from service.kinds.tokens import NUMERALS, singular_forms, words
 from service.kinds.vocabulary import DROPPED, FILLER, NEEDED, NEGATIONS

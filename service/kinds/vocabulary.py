@@ -2,7 +2,7 @@
 
 Kept apart from :mod:`service.kinds.parsing` so the rules read without the word lists. A word
 of any class name or alias is never filler, a style word or a negation, whatever these lists
-say (``parsing.Known.class_word``).
+say (``chunks.Known.class_word``).
 """
 
 from __future__ import annotations

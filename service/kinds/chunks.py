@@ -1,0 +1,133 @@
+"""A chunk's words: which can name a class, and what the words around them do to it.
+
+The word-level steps of :mod:`service.kinds.parsing`, kept apart so each module stays short:
+the clause that introduces a list ("sort them into …") and a post-modifier ("… near the
+feeder") are cut, numbers that count or label something else ("3 kids", "phase 2") dropped,
+filler and style words removed, and a chunk that asks for the absence of a class recognised
+(:func:`negates`). ``Known`` is what the resolver tells the parser about its catalogue.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+
+from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
+
+from service.kinds.tokens import is_number, singular_forms
+from service.kinds.vocabulary import (
+    ABOUT_APP,
+    DIGIT_CONTEXT,
+    DROPPED,
+    EXCLUDING,
+    FILLER,
+    NEEDED,
+    NEGATIONS,
+    STORY_VERBS,
+    STYLE_WORDS,
+)
+
+_PRE = {"into", "as", "between", "among", "including", "namely", "like"}
+# A class word followed by one of these starts a post-modifier: "dogs near the feeder".
+POST = {"in", "on", "at", "near", "with", "by", "under", "behind", "beside", "inside", "outside",
+         "around", "during", "into", "onto", "over", "across", "along", "through", "within", "of",
+         "that", "which", "who", "where", "when", "while", "per", "for"}
+# filler that still marks its chunk as about the project: it counts toward a clause's length
+# and labels a number next to it ("phase 2", "digit 5 comes in")
+CONTEXT_WORDS = ABOUT_APP | STORY_VERBS
+_BARE = {"the", "are", "is", "be", "been", "all", "also", "too"}  # "horses are excluded"
+_RANGE_WORDS = {"to", "through", "thru", "till", "until"}  # "5 to 9 per photo" is no class list
+_BOUNDS = {"after", "before", "since", "past", "around", "about", "over", "under", "at", "by"}
+_COUNTED = {"thing", "things", "item", "items", "more", "of", "kind", "type", "time", "times",
+            "way", "question"}  # "one thing", "one of them", "two more"
+
+
+def _never(_: str) -> bool:
+    return False
+
+
+@dataclass(frozen=True)
+class Known:
+    """What the resolver knows that parsing needs: whether a phrase names a class outright,
+    whether a word is part of some class name or alias (such a word is never filler, a style
+    word or a negation: "fire truck", "top hat", a class called "none"), a spelling fix, and
+    the catalogue's groups ("every animal", :mod:`service.kinds.wholes`)."""
+
+    names_a_class: Callable[[str], bool] = _never
+    class_word: Callable[[str], bool] = _never
+    fix: Callable[[str], str] = str
+    # the catalogue's groups (group → class names) and the class a phrase names exactly
+    groups: Mapping[str, list[str]] = field(default_factory=dict)
+    class_of: Callable[[str], str | None] = lambda _: None
+
+
+def content(tokens: list[str], known: Known) -> str:
+    """The tokens that can name a class: no filler, no style words (unless a class word)."""
+    return " ".join(t for t in tokens
+                    if (not is_style(t) and t not in FILLER) or known.class_word(t))
+
+
+def is_style(token: str) -> bool:
+    """A word about how the images look ("sketches", "cameras"), singular or plural."""
+    return any(form in STYLE_WORDS for form in singular_forms(token))
+
+
+def pre_clause(tokens: list[str], known: Known) -> list[str]:
+    """The tokens after the clause that introduces a class ("want to auto-sort our listings
+    into sneakers" → "sneakers"), when no class word comes before that clause's last
+    ``into``/``as``/``between``/… ("bags of dog food" keeps its head)."""
+    for p in range(len(tokens) - 1, -1, -1):
+        if tokens[p] in _PRE and any(map(known.class_word, tokens[p + 1 :])):
+            return tokens if any(map(known.class_word, tokens[:p])) else tokens[p + 1 :]
+    return tokens
+
+
+def post_modifier(tokens: list[str], known: Known) -> list[str]:
+    """``tokens`` up to a post-modifier of the class word before it: "dogs near the feeder" →
+    "dogs"; kept whole when another class word follows ("cats with dogs") or none precedes."""
+    for p, token in enumerate(tokens):
+        if token in POST and any(known.class_word(t) for t in tokens[:p]):
+            if not any(known.class_word(t) for t in tokens[p + 1 :]):
+                return tokens[:p]
+            break
+    return tokens
+
+
+def drop_numbers(tokens: list[str], known: Known) -> list[str]:
+    """Without numbers that count, label or bound something else: "3 kids", "7 days", "one
+    piece swimsuits", "version 2", "size 4", "aged 1 to 3", "from after 6" (a number followed
+    by a content word or a plural, or preceded by a content word, a range word or a bound such
+    as "after"; numbers and digit words such as "handwritten", "digits", "written" do not
+    count)."""
+    def counts(i: int) -> bool:
+        after = tokens[i + 1] if i + 1 < len(tokens) else None
+        before = tokens[i - 1] if i > 0 else None
+        ranged = before in _RANGE_WORDS and i > 1 and is_number(tokens[i - 2])  # "1 to 3"
+        if ranged or before in _BOUNDS or after in _RANGE_WORDS or after in _COUNTED:
+            return True
+        if after is not None and not is_number(after) and after not in DIGIT_CONTEXT and (
+                after not in FILLER or after in CONTEXT_WORDS
+                or (after.endswith("s") and after not in ENGLISH_STOP_WORDS)
+        ):  # "3 kids", "5 comes in", not "nine apart" nor "9 is"
+            return True
+        return before is not None and (before not in FILLER or before in CONTEXT_WORDS) \
+            and not is_style(before) and not is_number(before) \
+            and before not in DIGIT_CONTEXT  # "phase 2", "version 3"  # fmt: skip
+    return [t for i, t in enumerate(tokens) if not (is_number(t) and counts(i))]
+
+
+def negates(tokens: list[str], class_word: Callable[[str], bool] = _never) -> bool:
+    """A mention that asks for the absence of a class: "not horses", "no cats", "anything but
+    dogs", "bags are out of scope", "horses not needed" (a negation first, an excluding word
+    anywhere, or "not" before a word of need); "a top with no collar" is not."""
+    content = [t for t in tokens  # "the animal said never to forget" negates nothing
+               if t not in FILLER or t in NEGATIONS | STORY_VERBS or class_word(t)]
+    pairs = list(zip(tokens, tokens[1:], strict=False))
+    other_than = ("other", "than") in pairs or any(  # "bags are out of scope"
+        tokens[i:i + 3] == ["out", "of", "scope"] for i in range(len(tokens)))
+    not_needed = any(a in ("not", "never") and b in NEEDED for a, b in pairs)
+    excluding = bool(EXCLUDING & set(tokens)) or (  # "(sheep excluded)", not "with tags removed"
+        bool(DROPPED & set(tokens)) and all(t in DROPPED or class_word(t) or t in _BARE
+                                            for t in tokens))  # fmt: skip
+    return bool(content) and ((content[0] in NEGATIONS and not class_word(content[0]))
+                              or excluding or other_than or not_needed)
