@@ -183,7 +183,8 @@ def _read_field(part: str, words: _Words, context: list[str]) -> str:
         context += [dropped] if dropped else []
         return " ".join(kept).capitalize() + "." if kept else ""  # a sentence: "3. Cartoon."
     if key & _NEGATING and not named:  # "Won't have: dresses, bags"
-        return ", ".join(f"not {item.strip()}" for item in _ITEMS.split(field[2]) if item.strip())
+        return ", ".join(f"not {item.strip()}" for item in _ITEMS.split(field[2])
+                         if item.strip()) + ";"  # the next line's list is not excluded
     if key & LISTS_CLASSES and not named:
         style = [w for w in words.tokens(field[1]) if words.style_word(w)]  # "cartoon animals:"
         return "; ".join([" ".join(style), field[2]]) if style else field[2]

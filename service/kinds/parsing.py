@@ -43,6 +43,7 @@ from service.kinds.vocabulary import (
     COMPARING,
     EXCLUDING,
     REQUESTING,
+    STYLE_HINTS,
 )
 from service.kinds.wholes import group_of, spell_out
 
@@ -61,6 +62,7 @@ _COMPOUND = re.compile(r"\b(\w+)-(and|or)-(\w+)\b", re.I)  # "cats-and-dogs", "b
 # a hyphenated modifier before a class word is one word: "button-down shirts", "high-top
 # sneakers" (a class name may take one word before it, ClassResolver.exact)
 _MODIFIER = re.compile(r"\b([a-z]+)-([a-z]+)(?=\s+([a-z]+))", re.I)
+_LISTING = {",", "and", "or", "nor", "&", "n"}  # separators that continue a list
 _MORE = {"other", "others", "more", "additional", "etc", "rest", "further"}
 _PURPOSE = {"so"}  # "so the app can praise her" ("though ferrets would be nice" asks)
 # verbs after which "from" picks classes out ("recognise cats from llamas"), not a source
@@ -100,6 +102,7 @@ class Parsed:
     wordy: set[str] = field(default_factory=set)
     fields: list[str] = field(default_factory=list)  # field values about the app (fields.py)
     more: set[str] = field(default_factory=set)  # from a chunk saying "other", "more", "etc"
+    hints: list[str] = field(default_factory=list)  # "phone": a domain when no style word
     runs: set[str] = field(default_factory=set)  # words side by side in the text: "bears birds"
 
 
@@ -119,25 +122,52 @@ def parse(text: str, known: Known = Known()) -> Parsed:  # noqa: B008 (immutable
     text = _COMPOUND.sub(lambda m: f"{m[1]}, {m[3]}" if known.class_word(m[1].lower())
                          and known.class_word(m[3].lower()) else m[0], text)  # fmt: skip
     text = _MODIFIER.sub(_modifier(known), text)
-    style, text = _header(_lines(text), known)
+    header, text = _header(_lines(text), known)
+    style, hints = [w for w in header if is_style(w)], [w for w in header if w in STYLE_HINTS]
     text, doubt = between(text)
-    text = spell_out(text, known.groups, known.class_of)  # "every animal except cows"
+    text, excepted = spell_out(text, known.groups, known.class_of)  # "every animal but cows"
     if doubt:
         return Parsed([], refused=f"{doubt!r} could be a range, an open range or a pair here; "
                       "list the digits you want, e.g. '3, 4 and 5'")  # fmt: skip
     text = _PRONOUN_ONE.sub(" ", _COUNT.sub(" ", text))
-    parsed = Parsed([], style, fields=fields + letter + taken_back)
+    parsed = Parsed([], style, fields=fields + letter + taken_back, negated=excepted,
+                    hints=hints)
     for sentence in _SENTENCE.split(text):
-        tokens = words(sentence)
-        aside = _aside(tokens, known)
-        pieces = _SPLIT.split(sentence)  # chunk, separator, chunk, …
-        comparing = any(f in COMPARING | _PICKING for t in tokens for f in singular_forms(t))
-        for i in range(0, len(pieces), 2):  # "tell cats from dogs", "picks out … from …"
-            after_from = i > 0 and pieces[i - 1].strip().lower() == "from"
-            _read_chunk(pieces[i], known, parsed, aside,
-                        "compared" if after_from and comparing else "source" if after_from
-                        else None)  # fmt: skip
+        _read_sentence(sentence, known, parsed)
     return parsed
+
+
+def _read_sentence(sentence: str, known: Known, parsed: Parsed) -> None:
+    """Read a sentence chunk by chunk. After a chunk that excludes a class ("but not
+    horses"), the bare class names listed next are excluded too ("…, zebras and cows")."""
+    tokens = words(sentence)
+    aside = _aside(tokens, known)
+    pieces = _SPLIT.split(sentence)  # chunk, separator, chunk, …
+    comparing = any(f in COMPARING | _PICKING for t in tokens for f in singular_forms(t))
+    excluding = False
+    for i in range(0, len(pieces), 2):  # "tell cats from dogs", "picks out … from …"
+        separator = pieces[i - 1].strip().lower() if i else ""
+        if excluding and separator in _LISTING and (bare := _bare_class(pieces[i], known)):
+            parsed.negated.append(bare)
+            continue
+        after_from = separator == "from"
+        negated = len(parsed.negated)
+        _read_chunk(pieces[i], known, parsed, aside,
+                    "compared" if after_from and comparing else "source" if after_from
+                    else None)  # fmt: skip
+        excluding = len(parsed.negated) > negated and known.class_word(
+            (words(parsed.negated[-1]) or [""])[-1])  # "except bears", not "NOT part of it"
+
+
+def _bare_class(chunk: str, known: Known) -> str | None:
+    """The class term a chunk is and nothing else but filler ("and the zebras"), if any; a
+    chunk that asks ("and also cows") is none."""
+    raw = [known.fix(t) for t in words(chunk)]
+    kept = content(raw, known)
+    if REQUESTING & set(raw) or not kept or not known.names_a_class(kept) \
+            or len(kept.split()) > 3:  # fmt: skip
+        return None
+    return kept
 
 
 def _aside(tokens: list[str], known: Known) -> bool:
@@ -173,6 +203,7 @@ def _read_chunk(chunk: str, known: Known, parsed: Parsed, aside: bool,
             parsed.negated.append(" ".join(raw))
         return
     parsed.style += [t for t in raw if is_style(t) and not known.class_word(t)]
+    parsed.hints += [t for t in raw if t in STYLE_HINTS]
     kept = content(drop_numbers(post_modifier(pre_clause(raw, known), known), known), known)
     if not kept:
         if len(raw) <= 4 and any(a in _MORE and group_of(b, known.groups)
@@ -234,14 +265,15 @@ def _lines(text: str) -> str:
 
 
 def _header(text: str, known: Known) -> tuple[list[str], str]:
-    """``(style words, text)``: a header before a colon or dash ("farm animals: cows, sheep",
-    "paintings — …") gives only style words, unless it names a class ("cats: dogs, horses")."""
+    """``(style words and hints, text)``: a header before a colon or dash ("farm animals: cows,
+    sheep", "paintings — …") gives only those words, unless it names a class ("cats: dogs,
+    horses")."""
     header = _HEADER.match(text)
     if not header or not words(header.group(2)):
         return [], text
     head, rest = header.group(1), header.group(2)
     if any(known.names_a_class(content(words(c), known)) for c in _SEPARATORS.split(head)):
         return [], f"{head}, {rest}"
-    return [w for w in words(head) if is_style(w)], rest
+    return [w for w in words(head) if is_style(w) or w in STYLE_HINTS], rest
 
 

@@ -279,10 +279,19 @@ class ClassResolver:
             threshold = max(threshold, COUNT_MIN_SIMILARITY)
         negated = not described and any(t in NEGATIONS and not self.class_word(t)
                                         for t in words(phrase))  # "handbags not" is no bag
+        negated |= self._head(phrase) not in (None, chosen)  # "sheepdog" is no sheep
         if not exact and (score < threshold or score - runner_up < margin or negated):
             return Match(phrase, None, None, round(score, 4), suggestions)
         others = [s for s in suggestions if s["name"] != self.names[chosen]][:2]
         return Match(phrase, self.names[chosen], chosen, round(score, 4), others)
+
+    def _head(self, phrase: str) -> int | None:
+        """The class a one-word compound ends in ("sheepdog" → dog), if any."""
+        tokens = words(phrase)
+        if len(tokens) != 1 or self.exact(phrase) is not None:
+            return None
+        return next((self._term([tokens[0][k:]]) for k in range(2, len(tokens[0]) - 2)
+                     if self._term([tokens[0][k:]]) is not None), None)  # fmt: skip
 
     # ---- domains --------------------------------------------------------------------------
 

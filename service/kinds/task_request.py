@@ -69,7 +69,8 @@ def _mentions(resolver: ClassResolver, request: Any):
     context += [before for _, before in tails if before] + parsed.fields
     covered = leftovers.groups(resolver, [m for m, _ in tails if m not in parsed.more])
     tails, context = [t for t in tails if t[0] not in covered], context + covered
-    return _distinct([m for m, _ in tails]), resolver.domain_of(parsed.style), context
+    domain = resolver.domain_of(parsed.style or parsed.hints)  # "snap them on their phones"
+    return _distinct([m for m, _ in tails]), domain, context
 
 
 def _excluded(resolver: ClassResolver, negated: list[str]) -> set[int]:

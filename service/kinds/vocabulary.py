@@ -48,6 +48,10 @@ STYLE_WORDS = {
     "clipart", "studio", "impressionist", "icon", "icons", "sprite", "sprites", "emoji",
     "whiteboard", "whiteboards",
 }  # fmt: skip
+# Words that say how the images were taken without being a style ("guests hold the phone up
+# to a painting"): they set the domain only when no style word does, and stay in mentions.
+STYLE_HINTS = {"phone", "phones", "smartphone", "smartphones", "iphone", "iphones", "drone",
+               "drones", "webcam", "webcams", "cctv", "dslr"}  # fmt: skip
 FILLER = {
     "i", "id", "im", "we", "you", "my", "me", "our", "your", "us", "it", "its", "this", "these",
     "those", "that", "them", "they", "is", "are", "be", "am", "was", "a", "an", "the", "some",

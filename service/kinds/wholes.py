@@ -28,7 +28,8 @@ _PHRASE = re.compile(
     rf"\b(?:(?P<total>{_TOTAL})|(?P<parity>even|odd)|(?:the\s+)?(?P<count>\d+|ten|nine|eight|"
     rf"seven|six|five|four|three))(?P<fill>(?:\s+(?:{_FILL}|even|odd))*)\s+(?P<group>[a-z]+)\b"
     r"(?:\s+(?:items?|categor(?:y|ies)|class(?:es)?|things?|pieces?|articles?|kinds?|types?|"
-    r"in\s+(?:your|the)\s+(?:list|catalogue|catalog|set)))*", re.I)  # fmt: skip
+    r"in\s+(?:your|the)\s+(?:list|catalogue|catalog|set)|(?:that\s+)?you\s+(?:have|offer|"
+    r"support|do|provide)))*", re.I)  # "all the animals you have"  # fmt: skip
 # the group phrase is about the images, not the task: "all animals in the photos are cats",
 # "every animal photo must be labelled", "all the animals we have are dogs and cats"
 _ABOUT = re.compile(r"^\s*(?:with|that|which|who|is|are|was|were|has|have|we|you|they|i|our|my|"
@@ -60,10 +61,12 @@ _COUNTS = {w: int(d) for d, w in NUMERALS.items()} | {"ten": 10}
 
 
 def spell_out(text: str, groups: Mapping[str, list[str]],
-              class_of: Callable[[str], str | None]) -> str:
-    """``text`` with each whole-group phrase replaced by its classes, less the exceptions that
-    follow it ("all ten digits except zero and one" → "two, three, …, nine")."""
-    out, last = [], 0
+              class_of: Callable[[str], str | None]) -> tuple[str, list[str]]:
+    """``(text, excepted)``: ``text`` with each whole-group phrase replaced by its classes,
+    less the exceptions that follow it ("all ten digits except zero and one" → "two, three,
+    …, nine"), and those exceptions, which the request excludes everywhere ("all animals
+    except cows (we already have a cow model)" does not ask for cows)."""
+    out, last, excepted = [], 0, []
     for match in _PHRASE.finditer(text):
         members = _members(match, groups)
         if members is None or match.start() < last or not _asked(text, last, match, class_of):
@@ -72,9 +75,10 @@ def spell_out(text: str, groups: Mapping[str, list[str]],
         if excluded is None or _PREDICATE.match(text[end:]):
             continue  # "all digits except those that look alike": which ones is unclear
         kept = [m for m in members if m not in excluded]
+        excepted += sorted(excluded)
         out += [text[last:match.start()], ", ".join(kept) + (", " if text[end:].strip() else "")]
         last = end
-    return "".join(out) + text[last:]
+    return "".join(out) + text[last:], excepted
 
 
 def _asked(text: str, last: int, match: re.Match, class_of: Callable[[str], str | None]

@@ -101,7 +101,7 @@ def test_a_count_still_needs_a_near_paraphrase(pacs):
     ("Hello, I am need a model which can say if picture is of cat or of dog, the pictures come "
      "from phone camera of our users.", ["cat", "dog"], "photo"),
     ("AC: distinguishes kitties from puppies in user phone uploads. NFR: p95 < 200ms.",
-     ["cat", "dog"], None),  # a phone is no style: "guests hold the phone up to a painting"
+     ["cat", "dog"], "photo"),  # a phone hints at photos where no style word is said
     ("Specification\n=============\nRecognise: cat, dog, elephant\nInput style: pencil sketches",
      ["cat", "dog", "elephant"], "sketch"),
     ("Participants (n=40) will view oil paintings depicting dogs, horses and birds.",

@@ -148,3 +148,27 @@ def test_words_that_carry_meaning_stay(pacs, text, classes):
             _resolve(pacs, text)
     else:
         assert _resolve(pacs, text)[0] == classes
+
+
+@pytest.mark.parametrize(("text", "classes", "domain"), [
+    ("We would like all the animals you have except bears, elephants, giraffes and zebras",
+     ["bird", "cat", "cow", "dog", "horse", "sheep"], None),
+    ("cats, dogs, no horses and zebras", ["cat", "dog"], None),  # the exclusion lists on
+    ("sheep, cows, horses - not dogs, and birds too", ["sheep", "cow", "horse", "bird"], None),
+    ("Removed: cows\nClasses: sheep, horses", ["sheep", "horse"], None),  # a field ends it
+    ("visitors snap them on their phones: the cows, the sheep and our two horses",
+     ["cow", "sheep", "horse"], "photo"),  # a phone hints at photos
+    ("Museum guide: guests hold the phone up to a painting and we say whether it shows a "
+     "horse, a dog or a cow", ["horse", "dog", "cow"], "art_painting"),  # a style word wins
+])
+def test_exclusions_continue_and_hints_set_a_domain(pacs, text, classes, domain):
+    assert _resolve(pacs, text) == (classes, domain)
+
+
+@pytest.mark.parametrize("text", [
+    "all animals except cows (we already have a cow model)",  # excepted, then named: ask
+    "cows, the horse and our sheepdog",  # a compound ending in a class is no other class
+])
+def test_excepted_and_compound_classes_are_asked_back(pacs, text):
+    with pytest.raises(Problem):
+        _resolve(pacs, text)
