@@ -24,12 +24,15 @@ RETRACTING = {"drop", "skip", "scrap", "forget", "remove", "omit", "cancel", "mi
               "lose"}  # fmt: skip
 
 
+_TAKE_BACK = re.compile(r"\b(?:actually|sorry),?\s+(?:not|no)\b", re.I)  # "Actually, not dogs"
+
+
 def retract_before_markers(text: str) -> tuple[str, list[str]]:
     """``(text, taken back)``: for each correction marker, the text before it back to the
     start of its sentence (the sentence before, when the marker opens one) is dropped, unless
     what follows adds ("no wait, also horses"). "Oh wait" is no marker: it adds more often
     than it takes back ("Oh wait, the zoo also has sheep")."""
-    dropped = []
+    dropped, text = [], _TAKE_BACK.sub("drop", text)  # a retraction, not a clash
     while match := _MARKER.search(text):
         if _ADDING & set(words(text[match.end():])[:3]):  # "no wait, also horses" adds
             text = text[:match.start()] + " " + text[match.end():]

@@ -19,7 +19,7 @@ _GREETING = re.compile(
 _CLOSING = re.compile(
     r"(?:^|(?<=[.!?\n,]))\s*(?:many\s+|thanks\s+)?(?:kind\s+regards|best\s+regards|"
     r"warm\s+regards|best\s+wishes|thank\s+you|all\s+the\s+best|sent\s+from\s+my|thanks|thx|"
-    r"cheers|best|regards|warmly|sincerely|yours)\b", re.I)  # longer first  # fmt: skip
+    r"cheers|best|regards|warmly|sincerely|yours|with\s+thanks|ta)\b", re.I)  # fmt: skip
 _MAX_SIGNATURE_WORDS = 12
 # Words a greeting or a signature holds besides names (which are capitalised): anything else
 # ("Hey could we get a hamster", "Thanks, and the ferret", "thanks, in sketch style") is kept
@@ -28,6 +28,8 @@ _LETTER_WORDS = {
     "mr", "mrs", "ms", "dr", "yall", "in", "advance", "so", "much", "very", "again", "for",
     "your", "you", "help", "time", "the", "from", "my", "iphone", "android", "phone", "regards",
     "wishes", "best", "kind", "warm", "many", "thanks", "thank", "a", "lot", "loads", "of",
+    "x", "xx", "xxx", "agency", "mum", "mom", "dad", "mother", "father", "teacher", "owner",
+    "manager", "volunteer", "curator", "archivist", "with",
 }  # fmt: skip
 
 

@@ -63,6 +63,10 @@ _COMPOUND = re.compile(r"\b(\w+)-(and|or)-(\w+)\b", re.I)  # "cats-and-dogs", "b
 # sneakers" (a class name may take one word before it, ClassResolver.exact)
 _MODIFIER = re.compile(r"\b([a-z]+)-([a-z]+)(?=\s+([a-z]+))", re.I)
 _LISTING = {",", "and", "or", "nor", "&", "n"}  # separators that continue a list
+_ROLE = (["as", "a"], ["as", "an"], ["im", "a"], ["im", "an"], ["i", "am"])  # "I'm a teacher"
+# hedges and hashtags carry no class: "I think the zebras too", "#cartoon #bear #bird"
+_HEDGE = re.compile(r"\bI\s+(?:think|suppose|believe|reckon)\b", re.I)
+_HASHTAG = re.compile(r"(?:^|(?<=\s))#(?=[a-z])", re.I)  # not "Ticket #882"
 _MORE = {"other", "others", "more", "additional", "etc", "rest", "further"}
 _PURPOSE = {"so"}  # "so the app can praise her" ("though ferrets would be nice" asks)
 # verbs after which "from" picks classes out ("recognise cats from llamas"), not a source
@@ -119,6 +123,7 @@ def parse(text: str, known: Known = Known()) -> Parsed:  # noqa: B008 (immutable
     text, fields = read_fields(text, known.class_word, is_style, words, REQUESTING)
     text, letter = strip_letter(text, known.class_word)  # "Dear support, …  Best, Maria"
     text, taken_back = retract_before_markers(text)  # "sneakers, no wait, ankle boots"
+    text = _HASHTAG.sub(", ", _HEDGE.sub(" ", text))
     text = _COMPOUND.sub(lambda m: f"{m[1]}, {m[3]}" if known.class_word(m[1].lower())
                          and known.class_word(m[3].lower()) else m[0], text)  # fmt: skip
     text = _MODIFIER.sub(_modifier(known), text)
@@ -176,10 +181,11 @@ def _aside(tokens: list[str], known: Known) -> bool:
     "Night shots too." is about the images."""
     pairs = list(zip(tokens, tokens[1:], strict=False))
     adds = {"ps", "also", "plus"} & set(tokens) or ("p", "s") in pairs or ("as", "well") in pairs
-    return len(tokens) >= 3 and not any(map(known.class_word, tokens)) and not adds and not (
-        (REQUESTING - {"too"}) & set(tokens) and any(map(plural, tokens))
-    ) and not any(a in ("and", "or") and plural(b) and not known.class_word(known.fix(b))
-                  for a, b in pairs)  # fmt: skip
+    asks = (REQUESTING - {"too"}) & set(tokens) and any(map(plural, tokens))
+    listed = any(a in ("and", "or") and plural(b) and not known.class_word(known.fix(b))
+                 for a, b in pairs)  # "Thanks, and rabbits.", "Oh, and lions if you can."
+    return len(tokens) >= 3 and not any(map(known.class_word, tokens)) and not adds \
+        and not asks and not listed  # fmt: skip
 
 
 def _read_chunk(chunk: str, known: Known, parsed: Parsed, aside: bool,
@@ -238,9 +244,9 @@ def _mark_context(raw: list[str], kept: str, parsed: Parsed, aside: bool,
     if len(raw) >= 4 and (not last or placed) and not REQUESTING & set(raw) \
             and not any(map(plural, tokens)) and after_from != "compared":  # fmt: skip
         parsed.wordy.add(kept)
-    opener = after_from == "source" or raw[0] in POST or raw[:2] in (["as", "a"], ["as", "an"]) \
+    opener = after_from == "source" or raw[0] in POST or raw[:2] in _ROLE \
         or (raw[0] in _PURPOSE and not any(map(plural, tokens)))  # fmt: skip
-    if (aside and after_from != "compared") or (opener and not any(map(known.class_word, raw))):
+    if (aside and after_from != "compared") or (opener and not any(map(known.class_word, tokens))):
         parsed.asides.add(kept)
 
 

@@ -57,7 +57,8 @@ _COUNTING = re.compile(r"\b(?:how many|number of|count of|amount of|total of)\b"
 # "months in a year" counts too, but only where a number class is chosen: the same shape is a
 # verb's in "sleeps in a cave all winter" (bear) and "tweets in the trees" (bird), which the
 # count threshold refused (17 animal definitions of the tuning pool; stop 28).
-_COUNTED = re.compile(r"\b\w+s\s+(?:in|on|of)\s+(?:a|an|the|one)\s", re.I)
+_COUNTED = re.compile(r"\b\w+s\s+(?:in|on|of)\s+(?:a|an|the|one)\s|\bcount(?:s|ing|ed)?\b",
+                      re.I)  # "count the fingers on both hands and take away three"
 COUNT_MIN_SIMILARITY = 0.80
 
 

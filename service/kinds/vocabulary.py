@@ -35,7 +35,7 @@ GROUPS = {"farm", "farmyard", "barnyard", "livestock", "pet", "pets", "domestic"
           "shoes", "outerwear", "apparel", "fashion", "wardrobe", "knitwear", "menagerie"}
 # Words that go with a written number without making it a count or a label ("handwritten 3s").
 DIGIT_CONTEXT = {"digit", "digits", "number", "numbers", "numeral", "numerals", "handwritten",
-                 "hand", "written", "printed", "scanned", "s"}  # fmt: skip
+                 "hand", "written", "printed", "scanned", "s", "nums", "num"}  # fmt: skip
 STYLE_WORDS = {
     "sketch", "sketches", "sketched", "sketchy", "drawing", "drawings", "drawn", "doodle",
     "doodles", "pencil", "charcoal", "ink", "line", "sketchpad", "sketchbook", "painting",
@@ -89,7 +89,8 @@ FILLER = {
     "wow", "oops", "haha", "wait", "dear", "good", "morning", "afternoon", "evening", "greetings",
     "assistant", "regards", "sincerely", "warmly", "hope", "kindly", "appreciate",
     "appreciated", "advance", "sure", "tells", "separates",
-    "spots", "flags", "differentiates", "frame", "frames", "species", "single",
+    "spots", "flags", "differentiates", "frame", "frames", "species", "single", "anymore",
+    "recog", "nums", "num", "sorry", "apologies",
 }  # fmt: skip
 # Verbs (and adverbs) of the request's story and of specs: class names are nouns ("the pictures
 # come from phone cameras", "given a painting of a giraffe, return 'giraffe'"). Filler, counted
@@ -102,6 +103,7 @@ STORY_VERBS = {
     "snaps", "capture", "captures", "captured", "appear", "appears", "contain", "contains",
     "containing", "depict", "depicts", "depicting", "view", "viewed", "learn", "learning",
     "given", "return", "returns", "output", "outputs", "predict", "predicts", "predicted",
+    "recognised", "recognized", "sell", "sells",
     "reliably", "correctly", "quickly", "easily", "properly", "robustly",  # and adverbs
 }  # fmt: skip
 FILLER |= STORY_VERBS
@@ -115,7 +117,8 @@ ABOUT_APP = {
     "standup", "meeting", "week", "weeks", "today", "tomorrow", "tonight", "yesterday", "monday",
     "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday", "mon", "tue", "tues",
     "wed", "thu", "thurs", "fri", "january", "february", "april", "june", "july", "august",
-    "september", "october", "november", "december", "mnist", "ocr", "blocker", "bug",
+    "september", "october", "november", "december", "mnist", "ocr", "blocker", "bug", "year",
+    "years", "stage", "moment",
 }  # fmt: skip
 FILLER |= ABOUT_APP
 # Stop words a class may still be named by ("one", "top", "fire truck") are kept where they do.

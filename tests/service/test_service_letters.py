@@ -133,3 +133,32 @@ def test_a_negation_inside_a_definition_negates_nothing(pacs):
 ])
 def test_hyphenated_modifiers_and_n_for_and(pacs, text, classes, domain):
     assert _resolve(pacs, text) == (classes, domain)
+
+
+@pytest.mark.parametrize(("text", "classes"), [
+    ("Hi, I'm a Year 2 teacher and the children hold up a card with a number. So 0, 1, 2, 3, 4 "
+     "and 5 please. Many thanks, Mrs Patel", ["zero", "one", "two", "three", "four", "five"]),
+    ("Hi, he loves the elephants, giraffes and zebras. Thanks, Sarah (Leo's mum)",
+     ["elephant", "giraffe", "zebra"]),
+    ("the digits 2, 3 and 5, that's all we use! Ta, Pam", ["two", "three", "five"]),
+    ("We need bears, elephants and giraffes... and I think the zebras too.",
+     ["bear", "elephant", "giraffe", "zebra"]),
+    ("#cartoon #bear #bird", ["bear", "bird"]),
+    ("cats, dogs, birds. Actually, not dogs, sorry", ["cat", "bird"]),
+])
+def test_emails_and_tags_after_reading_set_14(pacs, text, classes):
+    assert _resolve(pacs, text)[0] == classes
+
+
+def test_an_added_unknown_is_asked_back_and_a_ticket_number_is_no_tag(pacs):
+    with pytest.raises(Problem):
+        _resolve(pacs, "we'd like the app to pick out elephants, giraffes and zebras. Oh, and "
+                       "lions if you can.")
+    assert _resolve(pacs, "Ticket #882 - the app must tell 3 from 8")[0] == ["three", "eight"]
+
+
+def test_a_count_that_names_a_number_needs_a_paraphrase(pacs):
+    with pytest.raises(Problem):  # the encoder said five (10 - 3 is seven)
+        _definitions(pacs, ["count the fingers on both hands and take away three",
+                            "the animal a jockey rides in a race",
+                            "a big striped animal of the savanna"])
