@@ -16,10 +16,11 @@ def definition_top1(resolver, rows: list[dict]) -> dict[str, float]:
     """split → share of definitions whose best class (exact name/alias/computed digit first,
     else the most similar) is the expected one."""
     out = {}
-    for split in dict.fromkeys(r["split"] for r in rows if r["kind"] == "definitions"):
+    defined = [r for r in rows if r["kind"] == "definitions" and r["expect"] is not None]
+    for split in dict.fromkeys(r["split"] for r in defined):  # a 422 row has no right class
         texts, want = [], []
-        for r in rows:
-            if r["split"] == split and r["kind"] == "definitions":
+        for r in defined:
+            if r["split"] == split:
                 texts += r["classes"]
                 want += [resolver.names.index(w) for w in r["expect"]]
         sims = resolver.similarities(texts, listed=True)
