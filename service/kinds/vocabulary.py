@@ -90,7 +90,7 @@ FILLER = {
     "assistant", "regards", "sincerely", "warmly", "hope", "kindly", "appreciate",
     "appreciated", "advance", "sure", "tells", "separates",
     "spots", "flags", "differentiates", "frame", "frames", "species", "single", "anymore",
-    "recog", "nums", "num", "sorry", "apologies",
+    "recog", "nums", "num", "sorry", "apologies", "following",
 }  # fmt: skip
 # Verbs (and adverbs) of the request's story and of specs: class names are nouns ("the pictures
 # come from phone cameras", "given a painting of a giraffe, return 'giraffe'"). Filler, counted
