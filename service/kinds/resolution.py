@@ -34,7 +34,6 @@ drawings" → sketch).
 from __future__ import annotations
 
 import functools
-import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -44,22 +43,19 @@ from scipy.optimize import linear_sum_assignment
 
 from model_store.domains import DOMAIN_DESCRIPTIONS
 from service.kinds.chunks import Known
+from service.kinds.numbers import COUNT_MIN_SIMILARITY, COUNTED, COUNTING
 from service.kinds.spelling import Speller
-from service.kinds.tokens import NUMERALS, is_number, singular_forms, words
+from service.kinds.tokens import (
+    NUMERALS,
+    compound_tail,
+    is_number,
+    side_by_side,
+    singular_forms,
+    words,
+)
 from service.kinds.vocabulary import FILLER, NEGATIONS
 
 DOMAIN_MIN_SIMILARITY = 0.25
-# "how many wheels a bicycle has": a count is accepted only as a near paraphrase of a catalogue
-# fact (a description). The encoder answers counts by association: "the number of months in a
-# year" is 0.78 from four's "the number of seasons in a year"; right counts in the outside sets
-# score 0.80 or more 77 times of 89, and no wrong one does (docs/results-resolution.md, stop 26).
-_COUNTING = re.compile(r"\b(?:how many|number of|count of|amount of|total of)\b", re.I)
-# "months in a year" counts too, but only where a number class is chosen: the same shape is a
-# verb's in "sleeps in a cave all winter" (bear) and "tweets in the trees" (bird), which the
-# count threshold refused (17 animal definitions of the tuning pool; stop 28).
-_COUNTED = re.compile(r"\b\w+s\s+(?:in|on|of)\s+(?:a|an|the|one)\s|\bcount(?:s|ing|ed)?\b",
-                      re.I)  # "count the fingers on both hands and take away three"
-COUNT_MIN_SIMILARITY = 0.80
 
 
 @dataclass
@@ -131,15 +127,18 @@ class ClassResolver:
         self._words = {w for term in self._lexicon for w in term.split()}
         plurals = {w + ("es" if w.endswith(("s", "x", "ch", "sh")) else "s") for w in self._words}
         self.spell = Speller(self._words | plurals, getattr(encoder, "known_words", tuple)())
+        self.known = self._known(classes)
+        self._exact = functools.lru_cache(maxsize=4096)(
+            lambda phrase: self._exact_uncached(words(phrase)))
+
+    def _known(self, classes: list[dict[str, Any]]) -> Known:
+        """What the parser needs to know of this catalogue (:class:`chunks.Known`)."""
         groups: dict[str, list[str]] = {}
         for c in classes:
             if c.get("group"):
                 groups.setdefault(c["group"], []).append(c["name"])
-        self.known = Known(lambda p: self.exact(p) is not None, self.class_word, self.spell,
-                           groups, lambda p: self.names[i] if (i := self.term(p)) is not None
-                           else None)  # fmt: skip
-        self._exact = functools.lru_cache(maxsize=4096)(
-            lambda phrase: self._exact_uncached(words(phrase)))
+        return Known(lambda p: self.exact(p) is not None, self.class_word, self.spell, groups,
+                     lambda p: self.names[i] if (i := self.term(p)) is not None else None)
 
     # ---- mentions -------------------------------------------------------------------------
 
@@ -213,14 +212,9 @@ class ClassResolver:
         kittens"); nothing else may be in the phrase. Two names
         where the first is singular stay one phrase: "dog bag" may be a bag for dogs (a
         clash, 422). Any other phrase → itself."""
-        tokens, terms, i = words(phrase), [], 0
-        while i < len(tokens):
-            n = next((n for n in (3, 2, 1) if i + n <= len(tokens)
-                      and self._term(tokens[i : i + n]) is not None), 0)  # fmt: skip
-            if not n:
-                return [phrase]
-            terms.append(tokens[i : i + n])
-            i += n
+        terms = side_by_side(words(phrase), self._term)
+        if terms is None:
+            return [phrase]
         numbers = all(len(t) == 1 and is_number(t[0]) for t in terms)
         plurals = all(" ".join(t) not in self._lexicon for t in terms[:-1])  # "bears" is not
         named = all(" ".join(t) in self._named for t in terms)  # "zebra finch giraffe" is not
@@ -276,23 +270,16 @@ class ClassResolver:
         runner_up = float(np.delete(scores, chosen).max()) if len(scores) > 1 else -1.0
         described = self.describes(phrase, listed)  # "a top with no collar" describes
         threshold, margin = self.described if described else (self.threshold, self.margin)
-        if _COUNTING.search(phrase) or (chosen in self._numbers and _COUNTED.search(phrase)):
+        if COUNTING.search(phrase) or (chosen in self._numbers and COUNTED.search(phrase)):
             threshold = max(threshold, COUNT_MIN_SIMILARITY)
         negated = not described and any(t in NEGATIONS and not self.class_word(t)
                                         for t in words(phrase))  # "handbags not" is no bag
-        negated |= self._head(phrase) not in (None, chosen)  # "sheepdog" is no sheep
+        head = None if exact else compound_tail(phrase, self._term)
+        negated |= head not in (None, chosen)  # "sheepdog" is no sheep
         if not exact and (score < threshold or score - runner_up < margin or negated):
             return Match(phrase, None, None, round(score, 4), suggestions)
         others = [s for s in suggestions if s["name"] != self.names[chosen]][:2]
         return Match(phrase, self.names[chosen], chosen, round(score, 4), others)
-
-    def _head(self, phrase: str) -> int | None:
-        """The class a one-word compound ends in ("sheepdog" → dog), if any."""
-        tokens = words(phrase)
-        if len(tokens) != 1 or self.exact(phrase) is not None:
-            return None
-        return next((self._term([tokens[0][k:]]) for k in range(2, len(tokens[0]) - 2)
-                     if self._term([tokens[0][k:]]) is not None), None)  # fmt: skip
 
     # ---- domains --------------------------------------------------------------------------
 

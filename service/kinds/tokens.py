@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Callable
 
 NUMERALS = dict(zip("0123456789", ("zero", "one", "two", "three", "four", "five", "six",
                                      "seven", "eight", "nine"), strict=True))  # fmt: skip
@@ -41,3 +42,27 @@ def plural(token: str) -> bool:
     """A word that looks like a plural noun ("hamsters", "llamas"; not "glass", "bus", "this"):
     where context rules stop, since an unknown class asked for is usually a plural."""
     return len(token) > 3 and token.endswith("s") and not token.endswith(("ss", "us", "is"))
+
+
+def side_by_side(tokens: list[str], term: Callable[[list[str]], int | None]
+                 ) -> list[list[str]] | None:
+    """``tokens`` cut into class terms, longest first ("ankle boots sneakers" → ``[["ankle",
+    "boots"], ["sneakers"]]``), or None when a token is in no term."""
+    terms, i = [], 0
+    while i < len(tokens):
+        n = next((n for n in (3, 2, 1) if i + n <= len(tokens)
+                  and term(tokens[i : i + n]) is not None), 0)  # fmt: skip
+        if not n:
+            return None
+        terms.append(tokens[i : i + n])
+        i += n
+    return terms
+
+
+def compound_tail(phrase: str, term: Callable[[list[str]], int | None]) -> int | None:
+    """The class a one-word compound ends in ("sheepdog" → dog's index), if any."""
+    tokens = words(phrase)
+    if len(tokens) != 1:
+        return None
+    return next((term([tokens[0][k:]]) for k in range(2, len(tokens[0]) - 2)
+                 if term([tokens[0][k:]]) is not None), None)  # fmt: skip
