@@ -22,9 +22,10 @@ _SENTENCE_END = re.compile(r"[.!?]+\s+|\n")
 _ADDING = {"also", "too", "plus", "add", "additionally", "another", "more"}
 RETRACTING = {"drop", "skip", "scrap", "forget", "remove", "omit", "cancel", "minus", "ditch",
               "lose"}  # fmt: skip
-
-
 _TAKE_BACK = re.compile(r"\b(?:actually|sorry),?\s+(?:not|no)\b", re.I)  # "Actually, not dogs"
+# words that may open a retracting chunk before its verb ("but then actually drop …")
+_LEAD = {"but", "then", "actually", "and", "also", "oh", "please", "pls", "ok", "okay", "so",
+         "just", "maybe", "lets", "let", "us", "you", "can", "could", "we", "i", "ll", "d"}
 
 
 def retract_before_markers(text: str) -> tuple[str, list[str]]:
@@ -54,7 +55,3 @@ def retracted(tokens: list[str]) -> list[str] | None:
     if content and (content[0] in RETRACTING or (content[0] == "leave" and "out" in content)):
         return [t for t in content[1:] if t != "out"]
     return None
-
-
-_LEAD = {"but", "then", "actually", "and", "also", "oh", "please", "pls", "ok", "okay", "so",
-         "just", "maybe", "lets", "let", "us", "you", "can", "could", "we", "i", "ll", "d"}

@@ -31,6 +31,8 @@ _LETTER_WORDS = {
     "x", "xx", "xxx", "agency", "mum", "mom", "dad", "mother", "father", "teacher", "owner",
     "manager", "volunteer", "curator", "archivist", "with",
 }  # fmt: skip
+# capitalised words that still ask ("PS a ferret", "Oh and a rabbit", "Could we …")
+_ASKING = {"ps", "p", "and", "also", "oh", "plus", "please", "could", "can", "add"}
 
 
 def strip_letter(text: str, class_word: Callable[[str], bool]) -> tuple[str, list[str]]:
@@ -57,6 +59,3 @@ def _inert(part: str, class_word: Callable[[str], bool]) -> bool:
     found = re.findall(r"[A-Za-z][\w'-]*", part)
     return all((w[0].isupper() and w.lower() not in _ASKING) or w.lower() in _LETTER_WORDS
                for w in found) and not any(class_word(w.lower()) for w in found)
-
-
-_ASKING = {"ps", "p", "and", "also", "oh", "plus", "please", "could", "can", "add"}

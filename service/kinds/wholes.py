@@ -143,8 +143,8 @@ def _exceptions(text: str, start: int, class_of: Callable[[str], str | None],
         lo, hi = (int(g) if g.isdigit() else _COUNTS[g.lower()] for g in span.groups())
         excluded |= {class_of(str(d)) for d in range(lo, hi + 1)}
         base += span.end()
-    tokens = [t[0] for t in re.finditer(r"[a-z0-9]+|[,&]", text[base:].lower())]
-    ends = [t.end() for t in re.finditer(r"[a-z0-9]+|[,&]", text[base:].lower())]
+    found = list(re.finditer(r"[a-z0-9]+|[,&]", text[base:].lower()))
+    tokens, ends = [t[0] for t in found], [t.end() for t in found]
     end, i = (base if excluded else start), 0
     while i < len(tokens):
         n, name = next(((n, class_of(" ".join(tokens[i:i + n]))) for n in (3, 2, 1)

@@ -172,3 +172,15 @@ def test_exclusions_continue_and_hints_set_a_domain(pacs, text, classes, domain)
 def test_excepted_and_compound_classes_are_asked_back(pacs, text):
     with pytest.raises(Problem):
         _resolve(pacs, text)
+
+
+@pytest.mark.parametrize(("text", "classes", "domain"), [
+    ("digits 0 (zero), 1 and 2", ["zero", "one", "two"], None),  # '0' and 'zero': one class
+    ('{"labels": "1,2,3", "domain": "cartoon"}', ["one", "two", "three"], "cartoon"),
+    ("cats, dogs, horses and zebras, leave the zebras out", ["cat", "dog", "horse"], None),
+    ("cats and horses, er, I mean cats and dogs", ["cat", "dog"], None),
+    ("Requirement: classify images of the following: bear, dog, sheep", ["bear", "dog", "sheep"],
+     None),
+])
+def test_read_after_sets_14_and_15(pacs, text, classes, domain):
+    assert _resolve(pacs, text) == (classes, domain)
