@@ -28,10 +28,28 @@ _UNITS = ("zero one two three four five six seven eight nine ten eleven twelve t
           "fourteen fifteen sixteen seventeen eighteen nineteen twenty").split()
 _VALUES = {w: i for i, w in enumerate(_UNITS)} | {"dozen": 12, "a dozen": 12, "nothing": 0}
 _NUM = r"(\d{1,2}|" + "|".join(sorted(_VALUES, key=len, reverse=True)) + ")"
-_LEAD = (r"^(?:(?:it is|its|what is|whats|what you get (?:from|when you)|the result of)\s+)?"
+# Counts everyone knows, as operands: "the number of months in a year minus four" is 8. Only
+# here because the encoder cannot compute with them; a count that is itself a digit's answer
+# ("the number of days in a week") is also one of that digit's catalogue descriptions.
+FACTS = {
+    "months in a year": 12, "days in a week": 7, "days in a fortnight": 14,
+    "fingers on one hand": 5, "fingers on a hand": 5, "fingers on both hands": 10,
+    "fingers on two hands": 10, "toes on one foot": 5, "toes on a foot": 5,
+    "legs on a spider": 8, "legs of a spider": 8, "legs on an insect": 6, "arms on an octopus": 8,
+    "sides of a triangle": 3, "sides of a square": 4, "sides of a pentagon": 5,
+    "sides of a hexagon": 6, "sides of an octagon": 8, "wheels on a bicycle": 2,
+    "wheels on a tricycle": 3, "wheels on a car": 4, "eyes on a face": 2,
+}
+_FACT = (r"(?:the\s+)?(?:(?:number|count)\s+of\s+(?:the\s+)?)?(?:" + "|".join(
+    re.escape(f).replace(r"\ ", r"\s+") for f in sorted(FACTS, key=len, reverse=True)) + ")")
+_LEAD = (r"^(?:(?:it is|its|what is|whats|what you get (?:from|when you|if you)|"
+         r"what do you get (?:when|if) you|the result of|the answer to|if you|when you|"
+         r"take|count)\s+)?"
          r"(?:the\s+)?(?:(?:number|digit|numeral|value|answer)\s+)?"
          r"(?:(?:that|which)\s+)?(?:(?:comes|is|you get|equals?)\s+)?"
          r"(?:(?:right|just|immediately|directly)\s+)?")
+_HEDGE = r"(?:\s+(?:i think|i guess|i believe|obviously|of course|right))?"
+_MINUS = r"(?:minus|take away|less|then take away|and take away|subtract)"
 # (pattern after the lead-in, function of the captured numbers)
 _FORMS = [
     (rf"(?:after|following|next after|succeeding)\s+{_NUM}", lambda a: a + 1),
@@ -41,13 +59,23 @@ _FORMS = [
     (rf"half\s+(?:of\s+)?(?:a\s+)?{_NUM}", lambda a: a / 2),
     (rf"(?:double|twice)\s+(?:of\s+)?{_NUM}", lambda a: 2 * a),
     (rf"{_NUM}\s+(?:squared)", lambda a: a * a),
-    (rf"(?:the\s+)?square\s+root\s+of\s+{_NUM}", lambda a: a ** 0.5),
-    (rf"{_NUM}\s*(?:plus|\+|added to)\s*{_NUM}", lambda a, b: a + b),
-    (rf"{_NUM}\s*(?:minus|take away)\s*{_NUM}", lambda a, b: a - b),
-    (rf"{_NUM}\s*(?:times|x|\*|multiplied by)\s*{_NUM}", lambda a, b: a * b),
-    (rf"{_NUM}\s*(?:divided by)\s*{_NUM}", lambda a, b: a / b if b else -1),
+    (rf"(?:take\s+)?(?:the\s+)?square\s+root\s+of\s+{_NUM}", lambda a: a ** 0.5),
+    (rf"{_NUM}\s*(?:plus|\+|added to|add)\s*{_NUM}", lambda a, b: a + b),
+    (rf"(?:add|the sum of|adding)\s+{_NUM}\s+(?:and|to|plus)\s+{_NUM}(?:\s+together)?",
+     lambda a, b: a + b),
+    (rf"{_NUM}\s+and\s+{_NUM}\s+(?:added\s+)?together", lambda a, b: a + b),
+    (rf"{_NUM}\s*{_MINUS}\s*{_NUM}", lambda a, b: a - b),
+    (rf"(?:take|taking|subtract|subtracting)\s+(?:away\s+)?{_NUM}\s+(?:away\s+)?from\s+{_NUM}",
+     lambda a, b: b - a),
+    (rf"{_NUM}\s*(?:times|x|\*|multiplied by|lots of)\s*{_NUM}", lambda a, b: a * b),
+    (rf"(?:multiply|multiplying)\s+{_NUM}\s+(?:by|and)\s+{_NUM}", lambda a, b: a * b),
+    (rf"(?:the product of)\s+{_NUM}\s+and\s+{_NUM}", lambda a, b: a * b),
+    (rf"{_NUM}\s*(?:divided by|over|shared between)\s*{_NUM}", lambda a, b: a / b if b else -1),
+    (rf"divide\s+{_NUM}\s+by\s+{_NUM}", lambda a, b: a / b if b else -1),
+    (rf"(?:how many\s+)?{_NUM}", lambda a: a),  # only a count fact, rewritten to a number
 ]
-_COMPILED = [(re.compile(_LEAD + form + r"\s*$"), fn) for form, fn in _FORMS]
+_COMPILED = [(re.compile(_LEAD + form + _HEDGE + r"\s*$"), fn) for form, fn in _FORMS]
+_FACT_RE = re.compile(r"\b" + _FACT + r"\b")
 
 
 def _value(token: str) -> int:
@@ -61,6 +89,7 @@ _CUED = re.compile(r"\b(?:number|digit|numeral|plus|minus|times|multiplied|divid
 def digit_of(phrase: str, cued: bool = False) -> int | None:
     """The digit 0–9 that ``phrase`` computes, or None when it is not purely a computation
     of one ("the number after six" → 7, "half of eighteen" → 9, "eleven minus two" → 9,
+    "take eight away from nine" → 1, "the number of months in a year minus four" → 8,
     "two cats" → None, "the number after ten" → None). With ``cued`` (a chunk of a longer
     description, not a class of its own), only a phrase that says it is a number or uses an
     operator counts: "from after 6" and "half of 10" there are times and amounts."""
@@ -68,7 +97,8 @@ def digit_of(phrase: str, cued: bool = False) -> int | None:
     text = re.sub(r"\s+", " ", text).strip()
     if cued and not _CUED.search(text):
         return None
-    for pattern, fn in _COMPILED:
+    text, facts = _FACT_RE.subn(lambda m: str(FACTS[_fact_key(m.group(0))]), text)
+    for pattern, fn in _COMPILED[: None if facts else -1]:  # a bare number only from a fact
         match = pattern.match(text)
         if match:
             result = fn(*(_value(g) for g in match.groups()))
@@ -76,3 +106,21 @@ def digit_of(phrase: str, cued: bool = False) -> int | None:
                 return int(result)
             return None
     return None
+
+
+def digit_in(definition: str) -> int | None:
+    """The digit a definition computes in one of its clauses, the rest describing it in words:
+    "Fingers on one human hand; half of ten." → 5, "Half of four, or the count of shoes you put
+    on each morning" → 2. Clauses that compute different digits → None."""
+    whole = digit_of(definition)
+    if whole is not None:
+        return whole
+    clauses = re.split(r"[;.:!?]|,?\s+\bor\b|,\s+(?:also|and also)\b", definition, flags=re.I)
+    found = {d for c in clauses if (d := digit_of(c)) is not None}
+    return found.pop() if len(found) == 1 else None
+
+
+def _fact_key(text: str) -> str:
+    """The :data:`FACTS` key a matched count phrase spells ("the number of legs on a spider")."""
+    text = re.sub(r"^(?:the\s+)?(?:(?:number|count)\s+of\s+(?:the\s+)?)?", "", text)
+    return re.sub(r"\s+", " ", text)

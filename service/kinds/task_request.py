@@ -12,7 +12,7 @@ from typing import Any
 from service.kinds import leftovers
 from service.kinds.chunks import negates
 from service.kinds.corrections import RETRACTING
-from service.kinds.numbers import digit_of
+from service.kinds.numbers import digit_in
 from service.kinds.parsing import parse
 from service.kinds.resolution import ClassResolver, Match
 from service.kinds.tokens import NUMERALS, singular_forms, words
@@ -104,7 +104,7 @@ def _respelt(resolver: ClassResolver, text: str) -> str:
     """A class name of up to three words with its misspelt words corrected ("sneekers"); a
     computation that gives a digit the catalogue has, that digit ("half of eighteen" → "9");
     a longer phrase is a definition, left to the encoder as written."""
-    digit = digit_of(text)
+    digit = digit_in(text)
     if digit is not None and resolver.exact(str(digit)) is not None:
         return str(digit)
     tokens = words(text)

@@ -10,7 +10,7 @@ import pytest
 from service.core.problems import Problem
 from service.core.schemas import PersonalizeCreate
 from service.core.settings import Settings
-from service.kinds.numbers import digit_of
+from service.kinds.numbers import digit_in, digit_of
 from service.kinds.resolution import ClassResolver
 from service.kinds.task_request import resolve_request
 
@@ -41,10 +41,28 @@ def _resolve(resolver, **request) -> list[str]:
     ("one less than ten", 9), ("The digit that comes right before 5.", 4), ("half a dozen", 6),
     ("twice four", 8), ("the square root of nine", 3), ("what you get from 2 times 3", 6),
     ("the number after ten", None), ("half of 7", None), ("two cats", None),
-    ("four and five", None), ("0-4", None), ("8/2", None), ("the number of days in a week", None),
+    ("four and five", None), ("0-4", None), ("8/2", None), ("the number of days in a week", 7),
+    ("the number of months in a year minus four", 8), ("The answer to twelve divided by three.", 4),
+    ("what you get if you add two and two, I think", 4), ("multiply three by three", 9),
+    ("What you get when you take eight away from nine.", 1), ("a dozen minus three", 9),
+    ("count the fingers on both hands and take away three", 7), ("six", None),
+    ("the number of legs on a spider plus one", 9), ("months in a year", None),
 ])
 def test_digit_of_reads_only_whole_computations(phrase, digit):
     assert digit_of(phrase) == digit
+
+
+@pytest.mark.parametrize(("definition", "digit"), [
+    ("Fingers on one human hand; half of ten.", 5), ("Digit like an upside-down 6; 3 x 3.", 9),
+    ("Half of four, or the count of shoes you put on each morning", 2),
+    ("Sides of a triangle; wishes a genie grants.", 3),
+    ("half of ten; or three plus three", None),  # two answers: left to the encoder
+    ("an animal with four legs; twice as big as a dog", None),
+])
+def test_digit_in_reads_a_computing_clause(definition, digit):
+    """Outsiders' definitions compute in one clause and describe in another; stop 28's resolver
+    read none of these (the encoder put 'three times three' nearest to three)."""
+    assert digit_in(definition) == digit
 
 
 def test_computed_digits_are_exact_matches(pacs):
