@@ -93,6 +93,13 @@ def digit_of(phrase: str, cued: bool = False) -> int | None:
     "two cats" → None, "the number after ten" → None). With ``cued`` (a chunk of a longer
     description, not a class of its own), only a phrase that says it is a number or uses an
     operator counts: "from after 6" and "half of 10" there are times and amounts."""
+    value = value_of(phrase, cued)
+    return int(value) if value is not None and value.is_integer() and 0 <= value <= 9 else None
+
+
+def value_of(phrase: str, cued: bool = False) -> float | None:
+    """What ``phrase`` computes, any number (:func:`digit_of`): "the number of months in a
+    year" → 12.0, which no digit class can be."""
     text = re.sub(r"[^0-9a-z+* ]+", " ", phrase.lower().replace("half a dozen", "half of 12"))
     text = re.sub(r"\s+", " ", text).strip()
     if cued and not _CUED.search(text):
@@ -101,10 +108,7 @@ def digit_of(phrase: str, cued: bool = False) -> int | None:
     for pattern, fn in _COMPILED[: None if facts else -1]:  # a bare number only from a fact
         match = pattern.match(text)
         if match:
-            result = fn(*(_value(g) for g in match.groups()))
-            if float(result).is_integer() and 0 <= result <= 9:
-                return int(result)
-            return None
+            return float(fn(*(_value(g) for g in match.groups())))
     return None
 
 

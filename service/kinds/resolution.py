@@ -43,7 +43,8 @@ from scipy.optimize import linear_sum_assignment
 
 from model_store.domains import DOMAIN_DESCRIPTIONS
 from service.kinds.chunks import Known
-from service.kinds.numbers import COUNT_MIN_SIMILARITY, COUNTED, COUNTING
+from service.kinds.lexical import Lexical
+from service.kinds.numbers import COUNT_MIN_SIMILARITY, COUNTED, COUNTING, value_of
 from service.kinds.spelling import Speller
 from service.kinds.tokens import (
     NUMERALS,
@@ -114,6 +115,7 @@ class ClassResolver:
         self._numbers = {self._lexicon[w] for w in NUMERALS.values() if w in self._lexicon}
         self._named = {" ".join(words(n)) for n in self.names}  # the names, not the aliases
         self._views = encoder.encode(views)
+        self._lexical = Lexical(classes)
         owners, kinds = np.array(owners), np.array(kinds)
         # which views a mention is compared with: a word, a phrase, a description (see
         # similarities); one list of view indices per class for each
@@ -229,15 +231,20 @@ class ClassResolver:
         nouns ("a hat-trick", "legs of a spider") would match a name ("hats", "spiders"); a
         single word is not compared with longer aliases, whose sense is in their first word
         ("shoes" is not "running shoe"). With ``core``, nothing is compared with descriptions.
+        A description also scores its word overlap with each class's texts (:mod:`.lexical`).
         """
         sims = _dot(self.encoder.encode(phrases), self._views)
         out = np.full((len(phrases), len(self.names)), -1.0)
-        for row, phrase in enumerate(phrases):
-            who = ("description" if not core and self.describes(phrase, listed) else
-                   "word" if len(words(phrase)) == 1 else "phrase")  # fmt: skip
-            for k, seen in enumerate(self._seen_by[who]):
+        who = ["description" if not core and self.describes(p, listed) else
+               "word" if len(words(p)) == 1 else "phrase" for p in phrases]  # fmt: skip
+        described = [i for i, w in enumerate(who) if w == "description"  # not a count known
+                     and value_of(phrases[i]) is None]  # to be no digit ("months in a year")
+        lexical = self._lexical.scores([phrases[i] for i in described])
+        for row, kind in enumerate(who):
+            for k, seen in enumerate(self._seen_by[kind]):
                 if len(seen):
                     out[row, k] = sims[row, seen].max()
+        out[described] += lexical  # word overlap with the class's texts (:mod:`.lexical`)
         return out
 
     def match_many(self, phrases: list[str], listed: bool = False) -> list[Match]:

@@ -255,3 +255,27 @@ def test_a_class_both_asked_for_and_excluded_is_asked_back(pacs):
 def test_counts_written_without_number_of_need_the_count_bar(pacs):
     with pytest.raises(Problem):  # was four, at 200
         _resolve(pacs, classes=["months in a year", "cats"])
+
+
+def test_a_rare_word_decides_a_description(pacs):
+    """'trunk' is only an elephant's word and 'short sleeves' a t-shirt's: without the word
+    overlap (:mod:`service.kinds.lexical`) the encoder leaves both too close to answer."""
+    request = {"classes": ["the animal with a trunk",
+                           "casual top with short sleeves and a round neck, worn in summer"]}
+    assert _resolve(pacs, **request) == ["elephant", "t-shirt"]
+    weight, pacs._lexical.weight = pacs._lexical.weight, 0.0
+    try:
+        with pytest.raises(Problem):
+            _resolve(pacs, **request)
+    finally:
+        pacs._lexical.weight = weight
+
+
+def test_word_overlap_weighs_rare_words_and_survives_a_stop_word_catalogue():
+    from service.kinds.lexical import Lexical
+
+    lexical = Lexical([{"name": "elephant", "descriptions": ["a grey animal with a trunk"]},
+                       {"name": "giraffe", "descriptions": ["an animal with a long neck"]}])
+    scores = lexical.scores(["a trunk", "an animal"])
+    assert scores[0, 0] > 0 == scores[0, 1] and scores[1, 0] == pytest.approx(scores[1, 1])
+    assert Lexical([{"name": "the"}, {"name": "a"}]).scores(["the"]).shape == (1, 2)

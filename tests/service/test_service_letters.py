@@ -157,8 +157,9 @@ def test_an_added_unknown_is_asked_back_and_a_ticket_number_is_no_tag(pacs):
     assert _resolve(pacs, "Ticket #882 - the app must tell 3 from 8")[0] == ["three", "eight"]
 
 
-def test_a_count_that_names_a_number_needs_a_paraphrase(pacs):
-    with pytest.raises(Problem):  # the encoder said five (10 - 3 is seven)
-        _definitions(pacs, ["count the fingers on both hands and take away three",
-                            "the animal a jockey rides in a race",
-                            "a big striped animal of the savanna"])
+def test_a_count_with_arithmetic_is_computed(pacs):
+    """Stop 28 asked this back (the encoder said five); stop 29 computes 10 - 3."""
+    assert _definitions(pacs, ["count the fingers on both hands and take away three",
+                               "the animal a jockey rides in a race",
+                               "a big striped animal of the savanna"]) == [
+        "seven", "horse", "zebra"]
