@@ -20,8 +20,8 @@ _MARKER = re.compile(r"\bno,?\s+wait\b,?|\bwait,?\s+no\b,?|\bsorry,?\s+i\s+mean(
                      re.I)  # fmt: skip
 _SENTENCE_END = re.compile(r"[.!?]+\s+|\n")
 _ADDING = {"also", "too", "plus", "add", "additionally", "another", "more"}
-RETRACTING = {"drop", "skip", "scrap", "forget", "remove", "omit", "cancel", "minus", "ditch",
-              "lose"}  # fmt: skip
+RETRACTING = {"drop", "skip", "scrap", "scratch", "forget", "remove", "omit", "cancel", "minus",
+              "ditch", "lose"}  # fmt: skip
 _TAKE_BACK = re.compile(r"\b(?:actually|sorry),?\s+(?:not|no)\b", re.I)  # "Actually, not dogs"
 # words that may open a retracting chunk before its verb ("but then actually drop …")
 _LEAD = {"but", "then", "actually", "and", "also", "oh", "please", "pls", "ok", "okay", "so",

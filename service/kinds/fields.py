@@ -54,12 +54,14 @@ _FIELD = re.compile(r"^\s*(?:[-*•]\s+)?\(?\**([A-Za-z][A-Za-z0-9 _/()'’-]{0,
 # "Won't have: dresses", "Excluded: bags": every item of the value is excluded
 _NEGATING = {"wont", "not", "no", "never", "exclude", "excluded", "excluding", "except", "out",
              "without", "dont", "removed", "dropped", "omitted", "skipped",
-             "deprecated"}  # fmt: skip
+             "deprecated", "non"}  # fmt: skip
 _ITEMS = re.compile(r",|;|/|\band\b|\bor\b", re.I)
 # words of a document's title line ("Lesson plan (Grade 1 numeracy)", "Project charter - …")
 _TITLE = {"spec", "specs", "specification", "story", "stories", "plan", "protocol", "requirements",
           "requirement", "doc", "document", "epic", "ticket", "feature", "proposal", "prd",
           "brief", "charter", "section", "bug", "todo", "changelog", "memo", "rfc", "issue"}
+# a field naming the product or document: "Feature: Closet Sorter.", "App: Sketch-a-Zoo"
+_NAMING = {"feature", "epic", "app", "product", "project", "title", "name", "codename"}
 _HEADING = re.compile(r"^\s*#{1,6}\s")
 # a second field on the same line: "Digits needed: 3 and 8. Style: cartoon."
 _NEXT_FIELD = re.compile(r"(?<=[.;])\s+(?=[A-Z][A-Za-z -]{0,30}:)")
@@ -171,7 +173,11 @@ def _read_field(part: str, words: _Words, context: list[str]) -> str:
     if field is None:
         return part
     key, value = set(words.tokens(field[1])), words.tokens(field[2])
-    about_project = bool(key & ABOUT_PROJECT) and not key & LISTS_CLASSES \
+    named_then = re.match(r"([^.!?]+[.!?])\s+(\S.*)$", field[2])  # "Feature: Sorter. The model…"
+    if key & _NAMING and named_then:
+        return " ".join([_read_field(f"{field[1]}: {named_then[1]}", words, context),
+                         named_then[2]]).strip()  # fmt: skip
+    about_project = bool(key & (ABOUT_PROJECT | _NAMING)) and not key & LISTS_CLASSES \
         and not any(map(plural, value))  # "Priority: alpacas" asks for alpacas
     about_images = bool(key & ABOUT_IMAGES) and any(map(words.style_word, value)) and not any(
         plural(w) and not words.style_word(w) for w in value)  # "Images: mostly ferrets"

@@ -47,9 +47,11 @@ from service.kinds.vocabulary import (
 )
 from service.kinds.wholes import group_of, spell_out
 
-# List separators, not inside a hyphenated compound ("black-and-white").
+# List separators, not inside a hyphenated compound ("black-and-white"); a spaced dash unless
+# between numbers ("a number card — 1, 2 or 3 — and …", not the range "1 – 5").
 _SEPARATORS = re.compile(
-    r",|;|&|\+|/|(?<![-\w])(?:and|or|nor|n|vs\.?|versus|from)(?![-\w])", re.I)  # "cats n dogs"
+    r",|;|&|\+|/|(?<![-\w])(?:and|or|nor|n|vs\.?|versus|from)(?![-\w])"  # "cats n dogs"
+    r"|(?<!\d)\s[—–]\s|\s[—–]\s(?!\d)", re.I)
 _SPLIT = re.compile(f"({_SEPARATORS.pattern})", re.I)  # the same, separators kept
 # A full stop ends a sentence only after a word of four or more letters ("Dr. Smith" and
 # "Version 2." do not end one); a parenthesis is a sentence of its own (an aside).
@@ -72,7 +74,8 @@ _PURPOSE = {"so"}  # "so the app can praise her" ("though ferrets would be nice"
 # verbs after which "from" picks classes out ("recognise cats from llamas"), not a source
 _PICKING = {"recognise", "recognize", "identify", "pick", "filter", "sort", "detect",
             "classify", "label", "spot", "find", "separate", "select", "flag", "tag", "mark"}
-_HEADER = re.compile(r"^(.*)(?::|\s[—–-]\s)(.*)$", re.S)  # "pets: cat and dog", "paintings — …"
+# "pets: cat and dog", "paintings — …"; not a spaced range ("digits 1 - 4" was one, four)
+_HEADER = re.compile(r"^(.*)(?::|(?<!\d)\s[—–-]\s|\s[—–-]\s(?!\d))(.*)$", re.S)
 _COUNT = re.compile(
     r"\b(?:\d+|two|three|four|five|six|seven|eight|nine|ten)\s+(?:digits?|numbers?|numerals?|"
     r"classes|categories|kinds|types|animals|garments|things|items)\b", re.I)  # fmt: skip

@@ -27,7 +27,8 @@ def _distinct(phrases: list[str]) -> list[str]:
     "shirts and polo shirts" are two mentions (a clash, 422), not one."""
     seen, out = set(), []
     for p in phrases:
-        key = tuple(singular_forms(NUMERALS.get(w, w))[-1] for w in words(p))  # 0 is zero
+        key = tuple(NUMERALS.get(s, s) for w in words(p)  # "0" is "zero", "7s" is "7"
+                    for s in singular_forms(w)[-1:])
         if key and key not in seen:
             seen.add(key)
             out.append(p)

@@ -44,7 +44,7 @@ STYLE_WORDS = {
     "art", "museum", "canvas", "cartoon", "cartoons", "comic", "comics", "animated", "animation",
     "anime", "manga", "strips", "book", "photo", "photos", "photograph", "photographs",
     "photographic", "photography", "photographed", "snapshot", "snapshots", "camera", "real",
-    "realistic", "life", "catalogue", "safari", "pic", "pics", "footage", "still", "stills",
+    "realistic", "life", "safari", "pic", "pics", "footage", "still", "stills",
     "clipart", "studio", "impressionist", "icon", "icons", "sprite", "sprites", "emoji",
     "whiteboard", "whiteboards",
 }  # fmt: skip
@@ -118,7 +118,7 @@ ABOUT_APP = {
     "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday", "mon", "tue", "tues",
     "wed", "thu", "thurs", "fri", "january", "february", "april", "june", "july", "august",
     "september", "october", "november", "december", "mnist", "ocr", "blocker", "bug", "year",
-    "years", "stage", "moment",
+    "years", "stage", "moment", "catalogue", "catalog",
 }  # fmt: skip
 FILLER |= ABOUT_APP
 # Stop words a class may still be named by ("one", "top", "fire truck") are kept where they do.
