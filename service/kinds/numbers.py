@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import re
 
+from service.kinds import counts
+
 # "how many wheels a bicycle has": a count is accepted only as a near paraphrase of a catalogue
 # fact (a description). The encoder answers counts by association: "the number of months in a
 # year" is 0.78 from four's "the number of seasons in a year"; right counts in the outside sets
@@ -28,31 +30,20 @@ _UNITS = ("zero one two three four five six seven eight nine ten eleven twelve t
           "fourteen fifteen sixteen seventeen eighteen nineteen twenty").split()
 _VALUES = {w: i for i, w in enumerate(_UNITS)} | {"dozen": 12, "a dozen": 12, "nothing": 0}
 _NUM = r"(\d{1,2}|" + "|".join(sorted(_VALUES, key=len, reverse=True)) + ")"
-# Counts everyone knows, as operands: "the number of months in a year minus four" is 8. Only
-# here because the encoder cannot compute with them; a count that is itself a digit's answer
-# ("the number of days in a week") is also one of that digit's catalogue descriptions.
-FACTS = {
-    "months in a year": 12, "days in a week": 7, "days in a fortnight": 14,
-    "fingers on one hand": 5, "fingers on a hand": 5, "fingers on both hands": 10,
-    "fingers on two hands": 10, "toes on one foot": 5, "toes on a foot": 5,
-    "legs on a spider": 8, "legs of a spider": 8, "legs on an insect": 6, "arms on an octopus": 8,
-    "sides of a triangle": 3, "sides of a square": 4, "sides of a pentagon": 5,
-    "sides of a hexagon": 6, "sides of an octagon": 8, "wheels on a bicycle": 2,
-    "wheels on a tricycle": 3, "wheels on a car": 4, "eyes on a face": 2,
-}
-_FACT = (r"(?:the\s+)?(?:(?:number|count)\s+of\s+(?:the\s+)?)?(?:" + "|".join(
-    re.escape(f).replace(r"\ ", r"\s+") for f in sorted(FACTS, key=len, reverse=True)) + ")")
 _LEAD = (r"^(?:(?:it is|its|what is|whats|what you get (?:from|when you|if you)|"
          r"what do you get (?:when|if) you|the result of|the answer to|if you|when you|"
          r"take|count)\s+)?"
          r"(?:the\s+)?(?:(?:number|digit|numeral|value|answer)\s+)?"
-         r"(?:(?:that|which)\s+)?(?:(?:comes|is|you get|equals?)\s+)?"
+         r"(?:(?:that|which)\s+)?(?:(?:comes?|is|you get|equals?)\s+)?"
          r"(?:(?:right|just|immediately|directly)\s+)?")
 _HEDGE = r"(?:\s+(?:i think|i guess|i believe|obviously|of course|right))?"
 _MINUS = r"(?:minus|take away|less|then take away|and take away|subtract)"
 # (pattern after the lead-in, function of the captured numbers)
 _FORMS = [
     (rf"(?:after|following|next after|succeeding)\s+{_NUM}", lambda a: a + 1),
+    (rf"(?:after|following)\s+{_NUM}\s+(?:and|but)\s+before\s+{_NUM}",  # "… and before 6"
+     lambda a, b: a + 1 if b - a == 2 else -1),
+    (rf"between\s+{_NUM}\s+and\s+{_NUM}", lambda a, b: a + 1 if b - a == 2 else -1),
     (rf"(?:before|preceding|prior to)\s+{_NUM}", lambda a: a - 1),
     (rf"(?:one|1)\s+(?:more|greater|bigger|higher)\s+than\s+{_NUM}", lambda a: a + 1),
     (rf"(?:one|1)\s+(?:less|fewer|smaller|lower)\s+than\s+{_NUM}", lambda a: a - 1),
@@ -75,7 +66,6 @@ _FORMS = [
     (rf"(?:how many\s+)?{_NUM}", lambda a: a),  # only a count fact, rewritten to a number
 ]
 _COMPILED = [(re.compile(_LEAD + form + _HEDGE + r"\s*$"), fn) for form, fn in _FORMS]
-_FACT_RE = re.compile(r"\b" + _FACT + r"\b")
 
 
 def _value(token: str) -> int:
@@ -104,7 +94,7 @@ def value_of(phrase: str, cued: bool = False) -> float | None:
     text = re.sub(r"\s+", " ", text).strip()
     if cued and not _CUED.search(text):
         return None
-    text, facts = _FACT_RE.subn(lambda m: str(FACTS[_fact_key(m.group(0))]), text)
+    text, facts = counts.rewrite(text)  # "months in a year" → 12
     for pattern, fn in _COMPILED[: None if facts else -1]:  # a bare number only from a fact
         match = pattern.match(text)
         if match:
@@ -122,9 +112,3 @@ def digit_in(definition: str) -> int | None:
     clauses = re.split(r"[;.:!?]|,?\s+\bor\b|,\s+(?:also|and also)\b", definition, flags=re.I)
     found = {d for c in clauses if (d := digit_of(c)) is not None}
     return found.pop() if len(found) == 1 else None
-
-
-def _fact_key(text: str) -> str:
-    """The :data:`FACTS` key a matched count phrase spells ("the number of legs on a spider")."""
-    text = re.sub(r"^(?:the\s+)?(?:(?:number|count)\s+of\s+(?:the\s+)?)?", "", text)
-    return re.sub(r"\s+", " ", text)

@@ -7,10 +7,11 @@ ambiguous, unknown or too small, and the problem each answer carries.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from service.kinds import leftovers
-from service.kinds.chunks import negates
+from service.kinds.chunks import is_style, negates
 from service.kinds.corrections import RETRACTING
 from service.kinds.numbers import digit_in
 from service.kinds.parsing import parse
@@ -18,6 +19,10 @@ from service.kinds.resolution import ClassResolver, Match
 from service.kinds.tokens import NUMERALS, singular_forms, words
 from service.kinds.vocabulary import DROPPED, FILLER, NEEDED, NEGATIONS
 
+# a listed definition that opens with how it is drawn: "a pencil sketch of the animal that …",
+# "in an old oil painting: the animal …", "a cartoon character: a baby grey animal …"
+_STYLED = re.compile(r"^\s*(?:in\s+)?(?:(?:a|an|the)\s+)?([a-z][a-z\s-]{0,40}?)\s*(?::|\bof\b)\s+"
+                     r"(\S.*)$", re.I | re.S)
 # words of a negated chunk that say it is excluded, not what is: "bags are out of scope"
 _EXCLUSION_WORDS = NEEDED | DROPPED | RETRACTING | {"out", "scope", "handled", "leave"}
 
@@ -50,7 +55,8 @@ def _mentions(resolver: ClassResolver, request: Any):
                        "is negated" if words(text) else "has no letters or digits to match")
                 raise Problem(422, "unreadable-classes",
                               f"class {text!r} {why}; name each class you want, plainly")
-        return _distinct([_respelt(resolver, text) for text in request.classes]), None, []
+        texts, domain = _styled(resolver, request.classes)
+        return _distinct([_respelt(resolver, text) for text in texts]), domain, []
     parsed = parse(request.description or "", resolver.known)
     if parsed.refused:
         raise Problem(422, "unreadable-description", parsed.refused)
@@ -72,6 +78,26 @@ def _mentions(resolver: ClassResolver, request: Any):
     tails, context = [t for t in tails if t[0] not in covered], context + covered
     domain = resolver.domain_of(parsed.style or parsed.hints)  # "snap them on their phones"
     return _distinct([m for m, _ in tails]), domain, context
+
+
+def _styled(resolver: ClassResolver, texts: list[str]) -> tuple[list[str], str | None]:
+    """Listed definitions without the style each opens with, and that style's domain when all
+    that have one agree ("a pencil sketch of the animal that gives us wool" → sketch; set 19's
+    writers labelled these with a domain, and the encoder matched the style words too). An
+    opening is a style only if it has a style word, at most one other content word and no
+    class word ("a photo of" and "a cartoon character:", not "a herd of")."""
+    stripped, styles = [], set()
+    for text in texts:
+        m = _STYLED.match(text)
+        opening = words(m[1]) if m else []
+        other = [w for w in opening if not is_style(w) and w not in FILLER]
+        if m and any(map(is_style, opening)) and len(other) <= 1 \
+                and not any(map(resolver.class_word, opening)):  # fmt: skip
+            stripped.append(m[2])
+            styles.add(resolver.domain_of([w for w in opening if is_style(w)]))
+        else:
+            stripped.append(text)
+    return stripped, styles.pop() if len(styles) == 1 else None
 
 
 def _excluded(resolver: ClassResolver, negated: list[str]) -> set[int]:

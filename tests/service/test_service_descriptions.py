@@ -279,3 +279,27 @@ def test_word_overlap_weighs_rare_words_and_survives_a_stop_word_catalogue():
     scores = lexical.scores(["a trunk", "an animal"])
     assert scores[0, 0] > 0 == scores[0, 1] and scores[1, 0] == pytest.approx(scores[1, 1])
     assert Lexical([{"name": "the"}, {"name": "a"}]).scores(["the"]).shape == (1, 2)
+
+
+@pytest.mark.parametrize(("definition", "digit"), [
+    ("legs on a dog", 4), ("the number of leg of a cow", 4), ("how many legs a spider has", 8),
+    ("how many fingers are on one hand", 5), ("the number of dwarfs in Snow White", 7),
+    ("how many fingers I have on both hands, take away a finger", 9),
+    ("the number of legs on a spider, take away a single leg", 7),
+    ("the number which come after 4 and before 6", 5), ("the number after 4 and before 9", None),
+    ("an animal with four legs", None), ("months in a year", None),
+])
+def test_known_counts_are_read(definition, digit):
+    """Set 19 answered 'legs on a spider, take away a single leg' with eight at 200; set 20's
+    'legs on a dog' and 'points on a starfish' came back 422."""
+    assert digit_in(definition) == digit
+
+
+def test_a_style_opening_every_definition_gives_the_domain(pacs):
+    """Two wrong 200s of set 19 (no domain; its writer said sketch and art_painting)."""
+    request = PersonalizeCreate(classes=["a pencil sketch of the animal that says baa",
+                                         "a pencil sketch of the farm animal that gives milk"])
+    matches, domain = resolve_request(pacs, request, pacs.domains)
+    assert ([m.name for m in matches], domain) == (["sheep", "cow"], "sketch")
+    request = PersonalizeCreate(classes=["a herd of cows", "a flock of birds"])
+    assert resolve_request(pacs, request, pacs.domains)[1] is None  # "herd" is no style
