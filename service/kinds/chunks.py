@@ -37,7 +37,7 @@ POST = {"in", "on", "at", "near", "with", "by", "under", "behind", "beside", "in
 CONTEXT_WORDS = ABOUT_APP | STORY_VERBS
 _BARE = {"the", "are", "is", "be", "been", "all", "also", "too"}  # "horses are excluded"
 _RANGE_WORDS = {"to", "through", "thru", "till", "until"}  # "5 to 9 per photo" is no class list
-_BOUNDS = {"after", "before", "since", "past", "around", "about", "over", "under", "at", "by"}
+_BOUNDS = {"after", "before", "since", "past", "around", "over", "under", "at", "by"}
 _COUNTED = {"thing", "things", "item", "items", "more", "of", "kind", "type", "time", "times",
             "way", "question"}  # "one thing", "one of them", "two more"
 

@@ -16,7 +16,8 @@ from service.kinds.tokens import words
 
 _MARKER = re.compile(r"\bno,?\s+wait\b,?|\bwait,?\s+no\b,?|\bsorry,?\s+i\s+mean(?:t)?\b|"
                      r"\bno\s+sorry\b|\bscratch\s+that\b|\bcorrection\s*:|\bi\s+meant\b|"
-                     r"(?:,|\ber\b|\bum\b|\buh\b),?\s*i\s+mean\b",
+                     r"(?:,|\ber\b|\bum\b|\buh\b),?\s*i\s+mean\b|"
+                     r"\bno,\s+(?=(?:just|only|actually|instead)\b)",  # "? no, just the even"
                      re.I)  # fmt: skip
 _SENTENCE_END = re.compile(r"[.!?]+\s+|\n")
 _ADDING = {"also", "too", "plus", "add", "additionally", "another", "more"}

@@ -36,7 +36,7 @@ from service.kinds.corrections import retract_before_markers, retracted
 from service.kinds.fields import read_fields, tabular
 from service.kinds.letters import strip_letter
 from service.kinds.numbers import digit_of
-from service.kinds.ranges import NUMBER, between, span
+from service.kinds.ranges import NUMBER, between, letter_range, span
 from service.kinds.structured import BENIGN, INJECTION, UNDERLINE, Unreadable, plain
 from service.kinds.tokens import plural, singular_forms, words
 from service.kinds.vocabulary import (
@@ -80,7 +80,8 @@ _COUNT = re.compile(
     r"\b(?:\d+|two|three|four|five|six|seven|eight|nine|ten)\s+(?:digits?|numbers?|numerals?|"
     r"classes|categories|kinds|types|animals|garments|things|items)\b", re.I)  # fmt: skip
 _PRONOUN_ONE = re.compile(
-    r"\b(which|this|that|each|every|any|no|the other)\s+one\b|"
+    r"\b(which|this|that|each|every|any|no|the other)\s+one\b"
+    rf"(?!\s*[,&]?\s*{NUMBER}\b|\s+(?:and|or)\s+{NUMBER}\b)|"  # "make that one, two and three"
     r"\b(?:make|build|create|train|get|need|want|give|have)\s+(?:me\s+|us\s+)?one\b"
     rf"(?!\s*[,&]|\s+(?:and|or)\b|\s+{NUMBER}\b)|"
     r"\b(?:the|even|odd|which|these|those|new|similar|other|right|wrong)\s+ones\b|"
@@ -134,9 +135,11 @@ def parse(text: str, known: Known = Known()) -> Parsed:  # noqa: B008 (immutable
     style, hints = [w for w in header if is_style(w)], [w for w in header if w in STYLE_HINTS]
     text, doubt = between(text)
     text, excepted = spell_out(text, known.groups, known.class_of)  # "every animal but cows"
-    if doubt:
-        return Parsed([], refused=f"{doubt!r} could be a range, an open range or a pair here; "
-                      "list the digits you want, e.g. '3, 4 and 5'")  # fmt: skip
+    refused = letter_range(text, known.names_a_class) or doubt and (
+        f"{doubt!r} could be a range, an open range or a pair here; list the digits you want, "
+        "e.g. '3, 4 and 5'")  # fmt: skip
+    if refused:
+        return Parsed([], refused=refused)
     text = _PRONOUN_ONE.sub(" ", _COUNT.sub(" ", text))
     parsed = Parsed([], style, fields=fields + letter + taken_back, negated=excepted,
                     hints=hints)

@@ -51,6 +51,19 @@ def between(text: str) -> tuple[str, str | None]:
     return _BETWEEN.sub(spelt, text), doubt
 
 
+_LETTERS = re.compile(r"(?<![\w-])([a-z])\s*(?:-|–|—|\bto\b|\bthrough\b)\s*([a-z])(?![\w-])", re.I)
+
+
+def letter_range(text: str, names_a_class: Callable[[str], bool]) -> str | None:
+    """Why a request is refused when it asks for a span of letters its catalogue lacks ("hex
+    digits: 0-9 and A-F" answered the ten digits at 200, the letters unread), else None."""
+    match = _LETTERS.search(text)
+    if match is None or all(names_a_class(match[i].lower()) for i in (1, 2)):
+        return None
+    return (f"{match[0]!r} asks for letters, and this catalogue has no letter classes; name "
+            "the classes you want from the catalogue")
+
+
 def span(chunk: str, names_a_class: Callable[[str], bool]) -> list[str] | None:
     """The numbers of a chunk that is a range and nothing else ("digits 0 through 4", "1-3",
     "handwritten numbers six to nine"), or a range right after a digit word ("recognition for

@@ -54,3 +54,26 @@ def test_a_spaced_dash_separates_but_a_numeric_range_stays(pacs):
 def test_naming_and_non_goal_fields_do_not_hide_a_class(pacs, text):
     with pytest.raises(Problem):
         _resolve(pacs, text)
+
+
+@pytest.mark.parametrize(("text", "classes"), [
+    # "that one" before more numbers is the digit, not a pronoun (two, three, four at 200)
+    ("make me a classifier for the numbers one two and three no wait make that one two three "
+     "and four", ["one", "two", "three", "four"]),
+    # "no, just …" takes back what came before (all ten digits at 200)
+    ("zero through nine? no, just the even ones: 0 2 4 6 8", ["zero", "two", "four", "six",
+                                                             "eight"]),
+    # "about" bounds no number in a list (zero was dropped at 200)
+    ("We only care about 0, 2, 4, 6 and 8 on the meter readouts.", ["zero", "two", "four", "six",
+                                                                   "eight"]),
+    ("which one, cats or dogs? cats and dogs please", ["cat", "dog"]),  # still a pronoun
+])
+def test_wrong_200s_of_the_read_pool_are_mended(pacs, text, classes):
+    assert _resolve(pacs, text)[0] == classes
+
+
+def test_letters_the_catalogue_lacks_are_asked_back(pacs):
+    """'0-9 and A-F' answered the ten digits at 200, the letters unread."""
+    with pytest.raises(Problem, match="letters"):
+        _resolve(pacs, "Need hex digit recognition for a debugging tool: 0-9 and A-F.")
+    assert _resolve(pacs, "t-shirts and shirts")[0] == ["t-shirt", "shirt"]  # no range
