@@ -37,7 +37,7 @@ POST = {"in", "on", "at", "near", "with", "by", "under", "behind", "beside", "in
 CONTEXT_WORDS = ABOUT_APP | STORY_VERBS
 _BARE = {"the", "are", "is", "be", "been", "all", "also", "too"}  # "horses are excluded"
 _RANGE_WORDS = {"to", "through", "thru", "till", "until"}  # "5 to 9 per photo" is no class list
-_BOUNDS = {"after", "before", "since", "past", "around", "over", "under", "at", "by"}
+_BOUNDS = {"after", "before", "since", "past", "around", "about", "over", "under", "at", "by"}
 _COUNTED = {"thing", "things", "item", "items", "more", "of", "kind", "type", "time", "times",
             "way", "question"}  # "one thing", "one of them", "two more"
 
@@ -116,18 +116,23 @@ def drop_numbers(tokens: list[str], known: Known) -> list[str]:
     return [t for i, t in enumerate(tokens) if not (is_number(t) and counts(i))]
 
 
-def negates(tokens: list[str], class_word: Callable[[str], bool] = _never) -> bool:
+def negates(tokens: list[str], class_word: Callable[[str], bool] = _never,
+            described: bool = False) -> bool:
     """A mention that asks for the absence of a class: "not horses", "no cats", "anything but
     dogs", "bags are out of scope", "horses not needed" (a negation first, an excluding word
-    anywhere, or "not" before a word of need); "a top with no collar" is not."""
+    anywhere, or "not" before a word of need); "a top with no collar" is not. ``described``:
+    a listed definition, which may negate inside ("the animal that never forgets", "worn over
+    everything else"): only a negation opening it counts, and no excluding word."""
     content = [t for t in tokens  # "the animal said never to forget" negates nothing
                if t not in FILLER or t in NEGATIONS | STORY_VERBS or class_word(t)]
+    if described:
+        content = tokens[1:2] if tokens[:1] in (["but"], ["and"], ["just"]) else tokens[:1]
     pairs = list(zip(tokens, tokens[1:], strict=False))
     other_than = ("other", "than") in pairs or any(  # "bags are out of scope"
         tokens[i:i + 3] == ["out", "of", "scope"] for i in range(len(tokens)))
     not_needed = any(a in ("not", "never") and b in NEEDED for a, b in pairs)
-    excluding = bool(EXCLUDING & set(tokens)) or (  # "(sheep excluded)", not "with tags removed"
+    excluding = bool(EXCLUDING & set(tokens)) and not described or (  # "(sheep excluded)",
         bool(DROPPED & set(tokens)) and all(t in DROPPED or class_word(t) or t in _BARE
-                                            for t in tokens))  # fmt: skip
+                                            for t in tokens))  # not "with tags removed"
     return bool(content) and ((content[0] in NEGATIONS and not class_word(content[0]))
                               or excluding or other_than or not_needed)

@@ -62,6 +62,7 @@ _TITLE = {"spec", "specs", "specification", "story", "stories", "plan", "protoco
           "brief", "charter", "section", "bug", "todo", "changelog", "memo", "rfc", "issue"}
 # a field naming the product or document: "Feature: Closet Sorter.", "App: Sketch-a-Zoo"
 _NAMING = {"feature", "epic", "app", "product", "project", "title", "name", "codename"}
+_PROPER = re.compile(r"[A-Z][\w'-]*(?:\s+[A-Z][\w'-]*){0,3}\.?")  # "Sheep Counter"
 _HEADING = re.compile(r"^\s*#{1,6}\s")
 # a second field on the same line: "Digits needed: 3 and 8. Style: cartoon."
 _NEXT_FIELD = re.compile(r"(?<=[.;])\s+(?=[A-Z][A-Za-z -]{0,30}:)")
@@ -75,7 +76,8 @@ ABOUT_PROJECT = {"platform", "platforms", "priority", "deadline", "due", "latenc
                  "persona"}  # fmt: skip
 LISTS_CLASSES = {"classes", "labels", "categories", "class", "needed", "must", "scope",
                  "recognise", "recognize", "detect", "digits", "animals", "garments", "items",
-                 "include", "includes", "required", "requirements", "output"}  # fmt: skip
+                 "include", "includes", "required", "requirements", "output", "goal",
+                 "goals"}  # fmt: skip
 
 
 def tabular(text: str) -> str:
@@ -174,6 +176,9 @@ def _read_field(part: str, words: _Words, context: list[str]) -> str:
         return part
     key, value = set(words.tokens(field[1])), words.tokens(field[2])
     named_then = re.match(r"([^.!?]+[.!?])\s+(\S.*)$", field[2])  # "Feature: Sorter. The model…"
+    if key & _NAMING and _PROPER.fullmatch(field[2].strip()):  # "Codename: Zebra."
+        context.append(field[2].strip())
+        return ""
     if key & _NAMING and named_then:
         return " ".join([_read_field(f"{field[1]}: {named_then[1]}", words, context),
                          named_then[2]]).strip()  # fmt: skip

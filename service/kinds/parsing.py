@@ -47,11 +47,10 @@ from service.kinds.vocabulary import (
 )
 from service.kinds.wholes import group_of, spell_out
 
-# List separators, not inside a hyphenated compound ("black-and-white"); a spaced dash unless
-# between numbers ("a number card — 1, 2 or 3 — and …", not the range "1 – 5").
+# List separators, not inside a hyphenated compound ("black-and-white"). Not a spaced dash:
+# tried at stop 29, it split "pets — cats and dogs" and "Fashion-MNIST style – bags" apart.
 _SEPARATORS = re.compile(
-    r",|;|&|\+|/|(?<![-\w])(?:and|or|nor|n|vs\.?|versus|from)(?![-\w])"  # "cats n dogs"
-    r"|(?<!\d)\s[—–]\s|\s[—–]\s(?!\d)", re.I)
+    r",|;|&|\+|/|(?<![-\w])(?:and|or|nor|n|vs\.?|versus|from)(?![-\w])", re.I)  # "cats n dogs"
 _SPLIT = re.compile(f"({_SEPARATORS.pattern})", re.I)  # the same, separators kept
 # A full stop ends a sentence only after a word of four or more letters ("Dr. Smith" and
 # "Version 2." do not end one); a parenthesis is a sentence of its own (an aside).
@@ -75,13 +74,18 @@ _PURPOSE = {"so"}  # "so the app can praise her" ("though ferrets would be nice"
 _PICKING = {"recognise", "recognize", "identify", "pick", "filter", "sort", "detect",
             "classify", "label", "spot", "find", "separate", "select", "flag", "tag", "mark"}
 # "pets: cat and dog", "paintings — …"; not a spaced range ("digits 1 - 4" was one, four)
+# "care about 0, 2, 4 and 6": a list, not an amount ("she is about 5" stays one, chunks._BOUNDS)
+_ABOUT_LIST = re.compile(rf"\babout\s+(?={NUMBER}\s*(?:,|\band\b|\bor\b)\s*{NUMBER}\b)", re.I)
+# "digits one – five", "zero - nine": a range, written tight for ranges.span
+_SPACED_RANGE = re.compile(rf"\b({NUMBER})\s+[—–-]\s+({NUMBER})\b", re.I)
+_DASH_NUMBER = re.compile(rf"\s[—–]\s(?={NUMBER}\b)", re.I)
 _HEADER = re.compile(r"^(.*)(?::|(?<!\d)\s[—–-]\s|\s[—–-]\s(?!\d))(.*)$", re.S)
 _COUNT = re.compile(
     r"\b(?:\d+|two|three|four|five|six|seven|eight|nine|ten)\s+(?:digits?|numbers?|numerals?|"
     r"classes|categories|kinds|types|animals|garments|things|items)\b", re.I)  # fmt: skip
 _PRONOUN_ONE = re.compile(
     r"\b(which|this|that|each|every|any|no|the other)\s+one\b"
-    rf"(?!\s*[,&]?\s*{NUMBER}\b|\s+(?:and|or)\s+{NUMBER}\b)|"  # "make that one, two and three"
+    rf"(?!\s+{NUMBER}\b|\s+(?:and|or)\s+{NUMBER}\b)|"  # "make that one two three"
     r"\b(?:make|build|create|train|get|need|want|give|have)\s+(?:me\s+|us\s+)?one\b"
     rf"(?!\s*[,&]|\s+(?:and|or)\b|\s+{NUMBER}\b)|"
     r"\b(?:the|even|odd|which|these|those|new|similar|other|right|wrong)\s+ones\b|"
@@ -127,25 +131,28 @@ def parse(text: str, known: Known = Known()) -> Parsed:  # noqa: B008 (immutable
     text, fields = read_fields(text, known.class_word, is_style, words, REQUESTING)
     text, letter = strip_letter(text, known.class_word)  # "Dear support, …  Best, Maria"
     text, taken_back = retract_before_markers(text)  # "sneakers, no wait, ankle boots"
+    letters = letter_range(text, known.names_a_class)  # "hex digits: 0-9 and A-F"
     text = _HASHTAG.sub(", ", _HEDGE.sub(" ", text))
     text = _COMPOUND.sub(lambda m: f"{m[1]}, {m[3]}" if known.class_word(m[1].lower())
                          and known.class_word(m[3].lower()) else m[0], text)  # fmt: skip
-    text = _MODIFIER.sub(_modifier(known), text)
+    text = _SPACED_RANGE.sub(_tight, _MODIFIER.sub(_modifier(known), text))
+    text = _DASH_NUMBER.sub(", ", text)  # "a number card — 1, 2 or 3": no label "card 1"
     header, text = _header(_lines(text), known)
     style, hints = [w for w in header if is_style(w)], [w for w in header if w in STYLE_HINTS]
     text, doubt = between(text)
     text, excepted = spell_out(text, known.groups, known.class_of)  # "every animal but cows"
-    refused = letter_range(text, known.names_a_class) or doubt and (
+    refused = letters or doubt and (
         f"{doubt!r} could be a range, an open range or a pair here; list the digits you want, "
         "e.g. '3, 4 and 5'")  # fmt: skip
     if refused:
         return Parsed([], refused=refused)
-    text = _PRONOUN_ONE.sub(" ", _COUNT.sub(" ", text))
+    text = _PRONOUN_ONE.sub(" ", _COUNT.sub(" ", _ABOUT_LIST.sub("on ", text)))
     parsed = Parsed([], style, fields=fields + letter + taken_back, negated=excepted,
                     hints=hints)
     for sentence in _SENTENCE.split(text):
         _read_sentence(sentence, known, parsed)
-    return parsed
+    parsed.style = parsed.style or [w for t in taken_back for w in words(t) if is_style(w)]
+    return parsed  # ("Photos of sheep and cows? No, just sheep": still photos)
 
 
 def _read_sentence(sentence: str, known: Known, parsed: Parsed) -> None:
@@ -274,6 +281,14 @@ def _lines(text: str) -> str:
     lines = [line for line in lines if line]
     return " ".join(line if line[-1] in ".!?:;," else line + "," for line in lines[:-1]) \
         + (" " + lines[-1] if lines else "")  # fmt: skip
+
+
+def _tight(m: re.Match) -> str:
+    """A spaced range written tight ("one – five" → "one-five"), unless it is a link of a
+    chain ("2 – 4 – 6 – 8" lists, it spans nothing)."""
+    before, after = m.string[: m.start()].rstrip(), m.string[m.end():].lstrip()
+    chained = before.endswith(("-", "–", "—")) or after.startswith(("-", "–", "—"))
+    return m[0] if chained else f"{m[1]}-{m[2]}"
 
 
 def _header(text: str, known: Known) -> tuple[list[str], str]:

@@ -54,11 +54,16 @@ def between(text: str) -> tuple[str, str | None]:
 _LETTERS = re.compile(r"(?<![\w-])([a-z])\s*(?:-|–|—|\bto\b|\bthrough\b)\s*([a-z])(?![\w-])", re.I)
 
 
+_LETTER_CUE = re.compile(r"\b(?:letters?|hex|hexadecimal|alphabet\w*|alphanumeric|characters?)\b",
+                         re.I)  # "hex digits 0-9 and A-F"; not "graded A to F"
+
+
 def letter_range(text: str, names_a_class: Callable[[str], bool]) -> str | None:
     """Why a request is refused when it asks for a span of letters its catalogue lacks ("hex
     digits: 0-9 and A-F" answered the ten digits at 200, the letters unread), else None."""
     match = _LETTERS.search(text)
-    if match is None or all(names_a_class(match[i].lower()) for i in (1, 2)):
+    if match is None or all(names_a_class(match[i].lower()) for i in (1, 2)) \
+            or not _LETTER_CUE.search(text):  # "sizes S to L", "rows A-D", "graded A to F"
         return None
     return (f"{match[0]!r} asks for letters, and this catalogue has no letter classes; name "
             "the classes you want from the catalogue")

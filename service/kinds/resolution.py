@@ -185,12 +185,14 @@ class ClassResolver:
         three content words ("summer footwear that leaves the toes bare", "the digit for a
         couple of things"; not "hats", "wedding photos"); with a word of a class name in it,
         four content words and not at the end ("a striped horse-like animal from Africa", not
-        "Dr Smith's cats")."""
+        "Dr Smith's cats"); a listed class of six or more words always describes."""
         tokens = words(phrase)
         content = sum(w not in FILLER for w in tokens)
         named = any(map(self.class_word, tokens))
         if not listed and tokens and self.class_word(tokens[-1]):
             return False  # in a description, "… but it should also flag cats" names cats
+        if listed and len(tokens) >= 6:  # a listed definition may say "buttons down the front"
+            return True
         return (len(tokens) >= 4 or content >= 3) and (content >= 4 or not named)
 
     def class_word(self, token: str) -> bool:
@@ -283,6 +285,7 @@ class ClassResolver:
                                         for t in words(phrase))  # "handbags not" is no bag
         head = None if exact else compound_tail(phrase, self._term)
         negated |= head not in (None, chosen)  # "sheepdog" is no sheep
+        negated |= value_of(phrase) is not None  # computes a number no digit class is
         if not exact and (score < threshold or score - runner_up < margin or negated):
             return Match(phrase, None, None, round(score, 4), suggestions)
         others = [s for s in suggestions if s["name"] != self.names[chosen]][:2]

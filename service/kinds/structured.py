@@ -32,7 +32,7 @@ INJECTION = re.compile(
 # The underline of a document's title ("Specification\n=====") is dropped; any other underline
 # stays refused, since its heading may negate ("Out of scope\n====\ncows").
 UNDERLINE = re.compile(r"\A(\s*[^\n]+)\n[ \t]*[=\-~]{3,}[ \t]*(?=\n|\Z)")
-BENIGN = re.compile(r"\(\s*n\s*=\s*\d+\s*\)"
+BENIGN = re.compile(r"\(\s*n\s*=\s*\d+\s*\)|\bfrom\s+scratch\b"
                     r"|(?:\bp(?:50|90|95|99)\s*)?[<>]=?\s*\d+(?:\.\d+)?\s*"
                     r"(?:ms|s|sec|seconds|mb|gb|kb|%|px)\b",
                     re.I | re.M)  # fmt: skip

@@ -17,12 +17,20 @@ from service.kinds.numbers import digit_in
 from service.kinds.parsing import parse
 from service.kinds.resolution import ClassResolver, Match
 from service.kinds.tokens import NUMERALS, singular_forms, words
-from service.kinds.vocabulary import DROPPED, FILLER, NEEDED, NEGATIONS
+from service.kinds.vocabulary import DROPPED, FILLER, NEEDED, NEGATIONS, NO_DOMAIN
 
 # a listed definition that opens with how it is drawn: "a pencil sketch of the animal that …",
 # "in an old oil painting: the animal …", "a cartoon character: a baby grey animal …"
 _STYLED = re.compile(r"^\s*(?:in\s+)?(?:(?:a|an|the)\s+)?([a-z][a-z\s-]{0,40}?)\s*(?::|\bof\b)\s+"
                      r"(\S.*)$", re.I | re.S)
+# kinds of image a style opening names (materials and idioms are not: "real leather", "canvas")
+_MEDIUM = {"sketch", "sketches", "drawing", "drawings", "doodle", "painting", "paintings", "photo",
+           "photos", "photograph", "picture", "pictures", "cartoon", "cartoons", "illustration",
+           "watercolour", "watercolor", "snapshot", "image", "images", "clipart"}
+# a definition's own negations: "nothing at all" (zero) asks for no absence, "anything but
+# dogs" does
+_ALL = {"anything", "everything", "all", "nothing", "none"}
+_BUT = {"but", "except", "excluding", "other", "apart", "besides", "save"}
 # words of a negated chunk that say it is excluded, not what is: "bags are out of scope"
 _EXCLUSION_WORDS = NEEDED | DROPPED | RETRACTING | {"out", "scope", "handled", "leave"}
 
@@ -50,7 +58,7 @@ def _mentions(resolver: ClassResolver, request: Any):
     if request.classes is not None:
         for text in request.classes:
             parsed = parse(text)
-            if parsed.refused or negates(words(text), resolver.class_word) or not words(text):
+            if parsed.refused or _negated(resolver, text) or not words(text):
                 why = ("contains quotes, markup or code" if parsed.refused else
                        "is negated" if words(text) else "has no letters or digits to match")
                 raise Problem(422, "unreadable-classes",
@@ -76,22 +84,41 @@ def _mentions(resolver: ClassResolver, request: Any):
     context += [before for _, before in tails if before] + parsed.fields
     covered = leftovers.groups(resolver, [m for m, _ in tails if m not in parsed.more])
     tails, context = [t for t in tails if t[0] not in covered], context + covered
-    domain = resolver.domain_of(parsed.style or parsed.hints)  # "snap them on their phones"
+    style = [w for w in parsed.style if w not in NO_DOMAIN]
+    domain = resolver.domain_of(style or parsed.hints)  # "snap them on their phones"
     return _distinct([m for m, _ in tails]), domain, context
+
+
+def _negated(resolver: ClassResolver, text: str) -> bool:
+    """Whether a listed class asks for an absence ("not a cat", "anything but dogs", "bags are
+    out of scope"). A definition of four or more words may negate inside ("put on over
+    everything else", "any non-zero number", "nothing at all", "except each one is enormous":
+    14 refusals of the read outside sets), so there "anything", "everything", "except",
+    "nothing" and "none" negate only as "anything but …" or before a class ("except cats")."""
+    tokens = words(re.sub(r"\bnon-(?=\w)", "non", text, flags=re.I))  # "non-zero": one word
+    if len(tokens) < 4:
+        return negates(tokens, resolver.class_word)
+    for i, t in enumerate(tokens):
+        if t in _ALL and _BUT & set(tokens[i + 1 : i + 3]):
+            return True
+        if t in ("except", "excluding") and any(map(resolver.class_word, tokens[i + 1 : i + 4])):
+            return True
+    return negates([t for t in tokens if t not in _ALL], resolver.class_word, described=True)
 
 
 def _styled(resolver: ClassResolver, texts: list[str]) -> tuple[list[str], str | None]:
     """Listed definitions without the style each opens with, and that style's domain when all
     that have one agree ("a pencil sketch of the animal that gives us wool" → sketch; set 19's
-    writers labelled these with a domain, and the encoder matched the style words too). An
-    opening is a style only if it has a style word, at most one other content word and no
-    class word ("a photo of" and "a cartoon character:", not "a herd of")."""
+    writers labelled these with a domain). An opening is a style only if it names a kind of
+    image ("sketch", "painting", "cartoon", …; not "real leather:", "the art of knitting:"),
+    has at most one other content word and no class word, and leaves a definition of three or
+    more words ("an oil painting of a goat" stays whole: "a goat" alone was a sheep)."""
     stripped, styles = [], set()
     for text in texts:
         m = _STYLED.match(text)
         opening = words(m[1]) if m else []
         other = [w for w in opening if not is_style(w) and w not in FILLER]
-        if m and any(map(is_style, opening)) and len(other) <= 1 \
+        if m and _MEDIUM & set(opening) and len(other) <= 1 and len(words(m[2])) >= 3 \
                 and not any(map(resolver.class_word, opening)):  # fmt: skip
             stripped.append(m[2])
             styles.add(resolver.domain_of([w for w in opening if is_style(w)]))
@@ -160,7 +187,7 @@ def resolve_request(
     domain = request.domain or domain
     if domain is not None and domain not in domains:
         raise Problem(422, "unknown-domain", f"unknown domain {domain!r}", domains=domains)
-    _refuse_ambiguous(resolver, phrases)
+    _refuse_ambiguous(resolver, phrases, listed=request.classes is not None)
     matches = resolver.match_many(phrases, listed=request.classes is not None)
     unknown = [m for m in matches if m.name is None]
     if unknown:
@@ -176,12 +203,14 @@ def resolve_request(
     return matches, domain
 
 
-def _refuse_ambiguous(resolver: ClassResolver, phrases: list[str]) -> None:
-    """422 ``ambiguous-classes`` for a mention naming several classes ("cats then dogs") or
-    several mentions naming one class exactly ("kittens and cats")."""
+def _refuse_ambiguous(resolver: ClassResolver, phrases: list[str], listed: bool = False) -> None:
+    """422 ``ambiguous-classes`` for a mention naming several classes ("cats then dogs"; not a
+    listed definition, which may compare: "a wild grazer related to the horse, with a
+    striped coat") or several mentions naming one class exactly ("kittens and cats")."""
     from service.core.problems import Problem
 
-    several = {p: [resolver.names[i] for i in resolver.classes_in(p)] for p in phrases}
+    several = {p: [resolver.names[i] for i in resolver.classes_in(p)] for p in phrases
+               if not (listed and resolver.describes(p, listed=True))}  # "related to the horse"
     several = {p: names for p, names in several.items() if len(names) > 1}
     if several:
         raise Problem(422, "ambiguous-classes", "these mentions name several classes at once; "

@@ -303,3 +303,28 @@ def test_a_style_opening_every_definition_gives_the_domain(pacs):
     assert ([m.name for m in matches], domain) == (["sheep", "cow"], "sketch")
     request = PersonalizeCreate(classes=["a herd of cows", "a flock of birds"])
     assert resolve_request(pacs, request, pacs.domains)[1] is None  # "herd" is no style
+
+
+def test_a_definition_may_negate_inside_but_not_ask_for_an_absence(pacs):
+    """'put on over everything else' and 'never forgets' refused 14 read definition rows as
+    negated; 'anything but dogs' and 'not a cat' still are."""
+    assert _resolve(pacs, classes=["heavy outer garment you put on over everything else in "
+                                   "winter", "the animal that never forgets and has a trunk"]) \
+        == ["coat", "elephant"]  # fmt: skip
+    for negated in ("anything but dogs", "not a cat at all", "bags are out of scope for now"):
+        with pytest.raises(Problem, match="negated"):
+            _resolve(pacs, classes=[negated, "cats"])
+
+
+def test_a_computation_that_gives_no_digit_is_asked_back(pacs):
+    """The encoder answered 'subtract three from two' with zero (0.70) once it was described."""
+    with pytest.raises(Problem):
+        _resolve(pacs, classes=["What you get when you subtract three from two", "a cat"])
+
+
+def test_materials_and_short_rests_are_no_style_openings(pacs):
+    request = PersonalizeCreate(classes=["Real leather: the animal that gives milk on a farm",
+                                         "Canvas: the striped animal of the African savanna"])
+    assert resolve_request(pacs, request, pacs.domains)[1] is None  # "real" was photo
+    with pytest.raises(Problem):  # "a goat" alone, stripped, was a sheep
+        _resolve(pacs, classes=["an oil painting of a goat", "an oil painting of a cow"])

@@ -37,7 +37,7 @@ def test_a_catalogue_is_no_photo_style(pacs):
                           "catalogue.") == (["coat", "dress", "bag"], None)  # fmt: skip
 
 
-def test_a_spaced_dash_separates_but_a_numeric_range_stays(pacs):
+def test_a_spaced_dash_before_a_number_separates_and_a_spaced_range_stays(pacs):
     """'a number card — 1, 2 or 3 —' read 'card 1' as a label and answered two, three at 200;
     it is asked back now ('hold up a card' is no class). A spaced range is no header: stop 28
     read 'digits 1 - 4' as the header 'digits 1' and '4' (one, four at 200)."""
@@ -45,6 +45,7 @@ def test_a_spaced_dash_separates_but_a_numeric_range_stays(pacs):
         _resolve(pacs, "Hold up a number card — 1, 2 or 3 — and the app shouts it out loud.")
     for text in ("digits 1 – 4 please", "digits 1 - 4 please"):
         assert _resolve(pacs, text)[0] == ["one", "two", "three", "four"]
+    assert _resolve(pacs, "pets — cats and dogs — in sketches") == (["cat", "dog"], "sketch")
 
 
 @pytest.mark.parametrize("text", [
@@ -77,3 +78,27 @@ def test_letters_the_catalogue_lacks_are_asked_back(pacs):
     with pytest.raises(Problem, match="letters"):
         _resolve(pacs, "Need hex digit recognition for a debugging tool: 0-9 and A-F.")
     assert _resolve(pacs, "t-shirts and shirts")[0] == ["t-shirt", "shirt"]  # no range
+
+
+@pytest.mark.parametrize(("text", "classes", "domain"), [
+    # an outside review of this stop's first version: each was a wrong 200 or a 422 there
+    ("My daughter is about 5 and loves cats and dogs", ["cat", "dog"], None),  # an age
+    ("Which one, 3 or 8? Both, please: 3 and 8", ["three", "eight"], None),
+    ("Photos of sheep, cows and horses? No, just sheep and cows", ["sheep", "cow"], "photo"),
+    ("We're building a model from scratch for sneakers, sandals and ankle boots",
+     ["sneaker", "sandal", "ankle boot"], None),
+    ("Non-goals: birds. Goals: cats and dogs.", ["cat", "dog"], None),
+    ("Codename: Zebra. Classes: horses, cows.", ["horse", "cow"], None),
+    ("Name: Sheep Counter. Classes: sheep, cows.", ["sheep", "cow"], None),
+    ("t-shirts in sizes S to L, and dresses", ["t-shirt", "dress"], None),  # no letters asked
+    ("I need the digits 2 – 4 – 6 – 8", ["two", "four", "six", "eight"], None),  # no ranges
+    ("digits one – five", ["one", "two", "three", "four", "five"], None),  # a spaced range
+])
+def test_review_findings(pacs, text, classes, domain):
+    assert _resolve(pacs, text) == (classes, domain)
+
+
+def test_swimwear_for_the_catalogue_is_still_asked_for(pacs):
+    """'catalogue' names no domain but is no clause about the app either."""
+    with pytest.raises(Problem):
+        _resolve(pacs, "t-shirts, trousers, and swimwear for the summer catalogue")
