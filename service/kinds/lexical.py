@@ -1,16 +1,17 @@
 """Word overlap with each class's texts, added to the encoder's similarity for descriptions.
 
-A sentence encoder sums a description into one vector, so the word that sets one class apart
-can drown in the words around it: "the animal with a trunk" was 0.627 from an elephant and
-0.578 from a giraffe, too close to answer. Word overlap weighted by rarity across the catalogue
-(tf-idf: "trunk" is only an elephant's word, "animal" is everyone's) gives that evidence back.
-Dense and sparse scores are summed, the usual hybrid of retrieval systems; scikit-learn's
-vectoriser (English stop words, sublinear term counts) does the counting. Only mentions that
+A sentence encoder sums a description into one vector, so the words that set one class apart
+can drown in the words around them: "casual top with short sleeves and a round neck, worn in
+summer" was 0.671 from a t-shirt and 0.616 from a coat, too close to answer. Word overlap
+weighted by rarity across the catalogue (tf-idf: "sleeves" belongs to few classes, "worn" to
+many) gives that evidence back (0.715 and 0.629). Dense and sparse scores are summed, the
+usual hybrid of retrieval systems; scikit-learn's vectoriser (English stop words, sublinear
+term counts) does the counting. Only mentions that
 *describe* a class get the sum (a name is matched exactly or by the encoder alone), and not a
 count known to be no digit ("the number of months in a year", 12), which the encoder alone
 must refuse at the bar for counts (:data:`service.kinds.numbers.COUNT_MIN_SIMILARITY`). On the
-tuning pool, with the described threshold 0.025 higher, it answered 28 more definition rows
-right for one more out-of-catalogue row at 200 (docs/results-resolution.md, stop 29).
+tuning pool it answered 28 more definition rows right for one more out-of-catalogue row at 200,
+with the described threshold 0.025 higher (docs/results-resolution.md, stop 29).
 """
 
 from __future__ import annotations
