@@ -34,7 +34,8 @@ FACTS = [
     ("life", "cat", 9), ("live", "cat", 9), ("wish", "genie", 3), ("side", "coin", 2),
     ("wonder", "world", 7), ("horn", "unicorn", 1),
 ]
-_ASK = r"(?:(?:how many|the number of|number of|the count of|count of|count)\s+)?(?:the\s+)?"
+_ASK = (r"(?:(?:how many|the number of|number of|the count of|count of|count|counting|"
+        r"counting up)\s+)?(?:all\s+)?(?:the\s+)?")
 _HAVE = r"(?:(?:are|is|there are|i have|you have|we have|we|you)\s+)?"
 _OF = r"(?:(?:on|in|of|at|for)\s+)?"
 _DET = (r"(?:(?:a|an|the|one|your|each|every|my|our|typical|normal|standard|regulation|single|"

@@ -37,7 +37,11 @@ from service.kinds.structured import INJECTION
 from service.kinds.tokens import plural
 
 _CLASS_HEADERS = {"class", "classes", "label", "labels", "name", "names", "category",
-                  "categories", "item", "items"}  # fmt: skip
+                  "categories", "item", "items", "class_name", "class name", "digit", "digits",
+                  "animal", "animals"}  # fmt: skip
+# a yes/no column choosing rows ("class_name,include / sandal,no"): its "no" rows are dropped
+_CHOOSING = {"include", "included", "needed", "needed?", "wanted", "keep", "selected", "use"}
+_YES, _NO = {"yes", "y", "true", "1", "x", "✓"}, {"no", "n", "false", "0", "-", ""}
 # the other columns a table may have: they describe the class and are not read
 _DESCRIBING = {"example", "examples", "notes", "note", "description", "descriptions",
                "definition", "alias", "aliases", "synonyms", "details", "e.g.", "id", "#",
@@ -122,13 +126,25 @@ def _class_column(rows: list[str]) -> list[str]:
     col = next((k for k, h in enumerate(header) if h in _CLASS_HEADERS), None)
     if col is None or any(INJECTION.search(cell) for row in table for cell in row):
         return rows  # no class column, or injection syntax: left to be refused (pipes)
+    table = _chosen_rows(table, header)
     cells = [row[col] for row in table[1:] if col < len(row) and row[col]]
-    others = [c for row in table[1:] for k, c in enumerate(row) if k != col]
-    if not all(h in _CLASS_HEADERS | _DESCRIBING for h in header) \
+    others = [c for row in table[1:] for k, c in enumerate(row)
+              if k != col and header[k] not in _CHOOSING]  # fmt: skip
+    if not all(h in _CLASS_HEADERS | _DESCRIBING | _CHOOSING for h in header) \
             or any(_ASKING.search(c) for c in others + cells) \
             or any(c.strip().isdigit() or len(c.split()) > 3 for c in cells):  # fmt: skip
         return rows  # an include/status column, an ask, numbers or prose: refused
     return [f"- {c}" for c in cells]
+
+
+def _chosen_rows(table: list[list[str]], header: list[str]) -> list[list[str]]:
+    """The header and the rows a yes/no column keeps ("Needed? Y"); the table as it is when it
+    has no such column or one with other values (then refused as a status column)."""
+    col = next((k for k, h in enumerate(header) if h in _CHOOSING), None)
+    values = {row[col].strip().lower() for row in table[1:] if col is not None and col < len(row)}
+    if col is None or not values <= _YES | _NO:
+        return table
+    return [table[0]] + [row for row in table[1:] if row[col].strip().lower() in _YES]
 
 
 def read_fields(text: str, class_word: Callable[[str], bool], style_word: Callable[[str], bool],

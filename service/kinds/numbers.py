@@ -32,6 +32,7 @@ _VALUES = {w: i for i, w in enumerate(_UNITS)} | {"dozen": 12, "a dozen": 12, "n
 _NUM = r"(\d{1,2}|" + "|".join(sorted(_VALUES, key=len, reverse=True)) + ")"
 _LEAD = (r"^(?:(?:it is|its|what is|whats|what you get (?:from|when you|if you)|"
          r"what do you get (?:when|if) you|the result of|the answer to|if you|when you|"
+         r"(?:the number |what )?you get (?:by|from|when you|if you)|"
          r"take|count)\s+)?"
          r"(?:the\s+)?(?:(?:number|digit|numeral|value|answer)\s+)?"
          r"(?:(?:that|which)\s+)?(?:(?:comes?|is|you get|equals?)\s+)?"

@@ -68,6 +68,9 @@ _ROLE = (["as", "a"], ["as", "an"], ["im", "a"], ["im", "an"], ["i", "am"])  # "
 # hedges and hashtags carry no class: "I think the zebras too", "#cartoon #bear #bird"
 _HEDGE = re.compile(r"\bI\s+(?:think|suppose|believe|reckon)\b", re.I)
 _HASHTAG = re.compile(r"(?:^|(?<=\s))#(?=[a-z])", re.I)  # not "Ticket #882"
+_WITH = re.compile(r"\bw/(?=\s)", re.I)  # "w/ tshirts"
+_HANDLE = re.compile(r"(?:^|(?<=[\s(]))@[\w-]+", re.I)  # "@dana can u …", "@ml-team": people,
+_NOT = {"not", "never", "dont", "doesnt", "shouldnt", "wont", "cannot", "cant"}  # read as "team"
 _MORE = {"other", "others", "more", "additional", "etc", "rest", "further"}
 _PURPOSE = {"so"}  # "so the app can praise her" ("though ferrets would be nice" asks)
 # verbs after which "from" picks classes out ("recognise cats from llamas"), not a source
@@ -84,7 +87,8 @@ _COUNT = re.compile(
     r"\b(?:\d+|two|three|four|five|six|seven|eight|nine|ten)\s+(?:digits?|numbers?|numerals?|"
     r"classes|categories|kinds|types|animals|garments|things|items)\b", re.I)  # fmt: skip
 _PRONOUN_ONE = re.compile(
-    r"\b(which|this|that|each|every|any|no|the other)\s+one\b"
+    r"\b(which|this|that|each|every|any|no|the other|quick|last|next|new|same|only|"
+    r"right|wrong|good|big|small)\s+one\b"
     rf"(?!\s+{NUMBER}\b|\s+(?:and|or)\s+{NUMBER}\b)|"  # "make that one two three"
     r"\b(?:make|build|create|train|get|need|want|give|have)\s+(?:me\s+|us\s+)?one\b"
     rf"(?!\s*[,&]|\s+(?:and|or)\b|\s+{NUMBER}\b)|"
@@ -132,7 +136,7 @@ def parse(text: str, known: Known = Known()) -> Parsed:  # noqa: B008 (immutable
     text, letter = strip_letter(text, known.class_word)  # "Dear support, …  Best, Maria"
     text, taken_back = retract_before_markers(text)  # "sneakers, no wait, ankle boots"
     letters = letter_range(text, known.names_a_class)  # "hex digits: 0-9 and A-F"
-    text = _HASHTAG.sub(", ", _HEDGE.sub(" ", text))
+    text = _HASHTAG.sub(", ", _HEDGE.sub(" ", _HANDLE.sub(" team ", _WITH.sub("with ", text))))
     text = _COMPOUND.sub(lambda m: f"{m[1]}, {m[3]}" if known.class_word(m[1].lower())
                          and known.class_word(m[3].lower()) else m[0], text)  # fmt: skip
     text = _SPACED_RANGE.sub(_tight, _MODIFIER.sub(_modifier(known), text))
@@ -301,6 +305,8 @@ def _header(text: str, known: Known) -> tuple[list[str], str]:
     head, rest = header.group(1), header.group(2)
     if any(known.names_a_class(content(words(c), known)) for c in _SEPARATORS.split(head)):
         return [], f"{head}, {rest}"
+    if _NOT & set(words(head)):  # "The model shall not classify any of the following: cats"
+        return [], f"not {rest}"
     return [w for w in words(head) if is_style(w) or w in STYLE_HINTS], rest
 
 

@@ -54,7 +54,7 @@ from service.kinds.tokens import (
     singular_forms,
     words,
 )
-from service.kinds.vocabulary import FILLER, NEGATIONS
+from service.kinds.vocabulary import FILLER, GENERIC, NEGATIONS
 
 DOMAIN_MIN_SIMILARITY = 0.25
 
@@ -286,6 +286,7 @@ class ClassResolver:
         head = None if exact else compound_tail(phrase, self._term)
         negated |= head not in (None, chosen)  # "sheepdog" is no sheep
         negated |= value_of(phrase) is not None  # computes a number no digit class is
+        negated |= not exact and set(words(phrase)) <= GENERIC  # "footwear": which one?
         if not exact and (score < threshold or score - runner_up < margin or negated):
             return Match(phrase, None, None, round(score, 4), suggestions)
         others = [s for s in suggestions if s["name"] != self.names[chosen]][:2]

@@ -50,6 +50,11 @@ STYLE_WORDS = {
 }  # fmt: skip
 # Words that say how the images were taken without being a style ("guests hold the phone up
 # to a painting"): they set the domain only when no style word does, and stay in mentions.
+# words for a kind that several classes share: alone, a mention of one is ambiguous ("footwear
+# vs bags" answered ankle boot at 200: the word is in its definition)
+GENERIC = {"footwear", "shoe", "shoes", "clothes", "clothing", "garment", "garments", "apparel",
+           "animal", "animals", "creature", "creatures", "pet", "pets", "number", "numbers",
+           "numeral", "numerals", "digit", "digits"}
 # style words that name no domain: a shop's catalogue holds drawings as often as photos (set 19's
 # writers: "coats, dresses and bags in our catalogue" has none); still no class word or clause
 NO_DOMAIN = {"catalogue", "catalog"}

@@ -329,3 +329,10 @@ def test_materials_and_short_rests_are_no_style_openings(pacs):
     assert resolve_request(pacs, request, pacs.domains)[1] is None  # "real" was photo
     with pytest.raises(Problem):  # "a goat" alone, stripped, was a sheep
         _resolve(pacs, classes=["an oil painting of a goat", "an oil painting of a cow"])
+
+
+def test_a_count_of_ten_is_no_digit(pacs):
+    """Set 21 answered 'counting all the fingers on both hands' (10) with five at 200."""
+    with pytest.raises(Problem):
+        _resolve(pacs, classes=["the number you get by counting all the fingers on both hands",
+                                "the number of legs on a dog"])

@@ -102,3 +102,26 @@ def test_swimwear_for_the_catalogue_is_still_asked_for(pacs):
     """'catalogue' names no domain but is no clause about the app either."""
     with pytest.raises(Problem):
         _resolve(pacs, "t-shirts, trousers, and swimwear for the summer catalogue")
+
+
+@pytest.mark.parametrize(("text", "classes"), [
+    # held-out set 21, once read: chats and spreadsheets
+    ("class_name,include\nt-shirt,yes\ndress,yes\nsandal,no\nbag,yes", ["t-shirt", "dress", "bag"]),
+    ("hey @dana can u set up the classifier w/ tshirts + dresses + shirts? for the resale app",
+     ["t-shirt", "dress", "shirt"]),
+    ("@jules quick one — can the api do 1, 4 and 7? the digits I mean", ["one", "four", "seven"]),
+])
+def test_chats_and_spreadsheets(pacs, text, classes):
+    assert _resolve(pacs, text)[0] == classes
+
+
+@pytest.mark.parametrize("text", [
+    # wrong 200s of set 21: a negated header ("shall not classify: …", all three at 200), a
+    # word for several classes ("footwear" was an ankle boot), a yes/no column with other values
+    "Requirement R-9: The model shall not classify any of the following: cats, dogs, birds.",
+    "@here we need a model for footwear vs bags for the marketplace",
+    "class,status\ncat,done\ndog,todo",
+])
+def test_set_21_wrong_200s_are_asked_back(pacs, text):
+    with pytest.raises(Problem):
+        _resolve(pacs, text)
