@@ -127,6 +127,8 @@ def _class_column(rows: list[str]) -> list[str]:
     if col is None or any(INJECTION.search(cell) for row in table for cell in row):
         return rows  # no class column, or injection syntax: left to be refused (pipes)
     table = _chosen_rows(table, header)
+    if table is None:
+        return rows  # a choosing column with other values ("maybe"): refused
     cells = [row[col] for row in table[1:] if col < len(row) and row[col]]
     others = [c for row in table[1:] for k, c in enumerate(row)
               if k != col and header[k] not in _CHOOSING]  # fmt: skip
@@ -137,14 +139,17 @@ def _class_column(rows: list[str]) -> list[str]:
     return [f"- {c}" for c in cells]
 
 
-def _chosen_rows(table: list[list[str]], header: list[str]) -> list[list[str]]:
+def _chosen_rows(table: list[list[str]], header: list[str]) -> list[list[str]] | None:
     """The header and the rows a yes/no column keeps ("Needed? Y"); the table as it is when it
-    has no such column or one with other values (then refused as a status column)."""
+    has no such column, None when its column holds anything else ("maybe": refused)."""
     col = next((k for k, h in enumerate(header) if h in _CHOOSING), None)
-    values = {row[col].strip().lower() for row in table[1:] if col is not None and col < len(row)}
-    if col is None or not values <= _YES | _NO:
+    if col is None:
         return table
-    return [table[0]] + [row for row in table[1:] if row[col].strip().lower() in _YES]
+    values = {row[col].strip().lower() if col < len(row) else "" for row in table[1:]}
+    if not values <= _YES | _NO:
+        return None
+    return [table[0]] + [row for row in table[1:]
+                         if col < len(row) and row[col].strip().lower() in _YES]
 
 
 def read_fields(text: str, class_word: Callable[[str], bool], style_word: Callable[[str], bool],

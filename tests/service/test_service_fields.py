@@ -57,7 +57,7 @@ def test_field_values_about_the_project_are_reported_as_context(pacs):
     "| class | note |\n|---|---|\n| cat | ' OR 1=1 |\n| dog | x |",  # injection in any cell
     # an outside review's: tables read wrongly, fields that ask
     "| # | animal | notes |\n|---|---|---|\n| 1 | cat | |\n| 2 | dog | |\n| 3 | lion | |",
-    "| class | include |\n|---|---|\n| cat | yes |\n| dog | yes |\n| horse | no |",
+    "| class | include |\n|---|---|\n| cat | yes |\n| dog | maybe |\n| horse | no |",  # not y/n
     "| class | examples |\n|---|---|\n| dog | husky |\n| cat | tabby |\n| other | fox |",
     "Classes: cows, sheep, horses\nPriority: alpacas",
     "Classes: cats, dogs\nImages: mostly ferrets",
@@ -68,6 +68,14 @@ def test_guards_injection_in_a_table_and_fields_that_ask_are_refused(pacs, text)
     with pytest.raises(Problem) as err:
         _resolve(pacs, text)
     assert err.value.status == 422
+
+
+def test_a_yes_no_column_chooses_the_rows():
+    """Stop 28 refused an include column; stop 29 reads one whose cells are all yes or no."""
+    from service.kinds.fields import tabular
+
+    text = "| class | include |\n|---|---|\n| cat | yes |\n| dog | Y |\n| horse | no |"
+    assert tabular(text) == "- cat\n- dog"
 
 
 @pytest.mark.parametrize(("text", "classes", "domain"), [
