@@ -36,7 +36,7 @@ from service.kinds.corrections import retract_before_markers, retracted
 from service.kinds.fields import read_fields, tabular
 from service.kinds.letters import strip_letter
 from service.kinds.numbers import digit_of
-from service.kinds.ranges import NUMBER, between, letter_range, span
+from service.kinds.ranges import NUMBER, between, letter_range, numbers_spaced, span
 from service.kinds.structured import BENIGN, INJECTION, UNDERLINE, Unreadable, plain
 from service.kinds.tokens import plural, singular_forms, words
 from service.kinds.vocabulary import (
@@ -77,11 +77,6 @@ _PURPOSE = {"so"}  # "so the app can praise her" ("though ferrets would be nice"
 _PICKING = {"recognise", "recognize", "identify", "pick", "filter", "sort", "detect",
             "classify", "label", "spot", "find", "separate", "select", "flag", "tag", "mark"}
 # "pets: cat and dog", "paintings — …"; not a spaced range ("digits 1 - 4" was one, four)
-# "care about 0, 2, 4 and 6": a list, not an amount ("she is about 5" stays one, chunks._BOUNDS)
-_ABOUT_LIST = re.compile(rf"\babout\s+(?={NUMBER}\s*(?:,|\band\b|\bor\b)\s*{NUMBER}\b)", re.I)
-# "digits one – five", "zero - nine": a range, written tight for ranges.span
-_SPACED_RANGE = re.compile(rf"\b({NUMBER})\s+[—–-]\s+({NUMBER})\b", re.I)
-_DASH_NUMBER = re.compile(rf"\s[—–]\s(?={NUMBER}\b)", re.I)
 _HEADER = re.compile(r"^(.*)(?::|(?<!\d)\s[—–-]\s|\s[—–-]\s(?!\d))(.*)$", re.S)
 _COUNT = re.compile(
     r"\b(?:\d+|two|three|four|five|six|seven|eight|nine|ten)\s+(?:digits?|numbers?|numerals?|"
@@ -139,8 +134,7 @@ def parse(text: str, known: Known = Known()) -> Parsed:  # noqa: B008 (immutable
     text = _HASHTAG.sub(", ", _HEDGE.sub(" ", _HANDLE.sub(" team ", _WITH.sub("with ", text))))
     text = _COMPOUND.sub(lambda m: f"{m[1]}, {m[3]}" if known.class_word(m[1].lower())
                          and known.class_word(m[3].lower()) else m[0], text)  # fmt: skip
-    text = _SPACED_RANGE.sub(_tight, _MODIFIER.sub(_modifier(known), text))
-    text = _DASH_NUMBER.sub(", ", text)  # "a number card — 1, 2 or 3": no label "card 1"
+    text = numbers_spaced(_MODIFIER.sub(_modifier(known), text))  # "one – five", "about 0, 2"
     header, text = _header(_lines(text), known)
     style, hints = [w for w in header if is_style(w)], [w for w in header if w in STYLE_HINTS]
     text, doubt = between(text)
@@ -150,7 +144,7 @@ def parse(text: str, known: Known = Known()) -> Parsed:  # noqa: B008 (immutable
         "e.g. '3, 4 and 5'")  # fmt: skip
     if refused:
         return Parsed([], refused=refused)
-    text = _PRONOUN_ONE.sub(" ", _COUNT.sub(" ", _ABOUT_LIST.sub("on ", text)))
+    text = _PRONOUN_ONE.sub(" ", _COUNT.sub(" ", text))
     parsed = Parsed([], style, fields=fields + letter + taken_back, negated=excepted,
                     hints=hints)
     for sentence in _SENTENCE.split(text):
@@ -285,14 +279,6 @@ def _lines(text: str) -> str:
     lines = [line for line in lines if line]
     return " ".join(line if line[-1] in ".!?:;," else line + "," for line in lines[:-1]) \
         + (" " + lines[-1] if lines else "")  # fmt: skip
-
-
-def _tight(m: re.Match) -> str:
-    """A spaced range written tight ("one – five" → "one-five"), unless it is a link of a
-    chain ("2 – 4 – 6 – 8" lists, it spans nothing)."""
-    before, after = m.string[: m.start()].rstrip(), m.string[m.end():].lstrip()
-    chained = before.endswith(("-", "–", "—")) or after.startswith(("-", "–", "—"))
-    return m[0] if chained else f"{m[1]}-{m[2]}"
 
 
 def _header(text: str, known: Known) -> tuple[list[str], str]:

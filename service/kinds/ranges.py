@@ -58,6 +58,27 @@ _LETTER_CUE = re.compile(r"\b(?:letters?|hex|hexadecimal|alphabet\w*|alphanumeri
                          re.I)  # "hex digits 0-9 and A-F"; not "graded A to F"
 
 
+# "care about 0, 2, 4 and 6": a list, not an amount ("she is about 5" stays one, chunks._BOUNDS)
+_ABOUT_LIST = re.compile(rf"\babout\s+(?={NUMBER}\s*(?:,|\band\b|\bor\b)\s*{NUMBER}\b)", re.I)
+# "digits one – five", "zero - nine": a range, written tight for span
+_SPACED_RANGE = re.compile(rf"\b({NUMBER})\s+[—–-]\s+({NUMBER})\b", re.I)
+_DASH_NUMBER = re.compile(rf"\s[—–]\s(?={NUMBER}\b)", re.I)  # "a number card — 1, 2 or 3"
+
+
+def numbers_spaced(text: str) -> str:
+    """Numbers as a list or a range, however spaced: a spaced range written tight ("one –
+    five" → "one-five") unless it is a link of a chain ("2 – 4 – 6 – 8" lists); a spaced dash
+    before a number is a comma (no label "card 1" in "a number card — 1, 2 or 3"); "about"
+    before a list of numbers bounds none of them ("care about 0, 2, 4")."""
+    def tight(m: re.Match) -> str:
+        before, after = m.string[: m.start()].rstrip(), m.string[m.end():].lstrip()
+        chained = before.endswith(("-", "–", "—")) or after.startswith(("-", "–", "—"))
+        return m[0] if chained else f"{m[1]}-{m[2]}"
+
+    text = _DASH_NUMBER.sub(", ", _SPACED_RANGE.sub(tight, text))
+    return _ABOUT_LIST.sub("on ", text)
+
+
 def letter_range(text: str, names_a_class: Callable[[str], bool]) -> str | None:
     """Why a request is refused when it asks for a span of letters its catalogue lacks ("hex
     digits: 0-9 and A-F" answered the ten digits at 200, the letters unread), else None."""
