@@ -31,7 +31,7 @@ FACTS = [
     ("wheel", "tricycle|trike", 3), ("wheel", "car", 4), ("wheel", "unicycle", 1),
     ("eye|ear", "face|person|human", 2), ("nose|mouth", "face", 1), ("string", "guitar", 6),
     ("string", "violin", 4), ("face|side", "die|dice|cube", 6), ("inning", "baseball game", 9),
-    ("life", "cat", 9), ("live", "cat", 9), ("wish", "genie", 3), ("side", "coin", 2),
+    ("life|live", "cat", 9), ("wish", "genie", 3), ("side", "coin", 2),
     ("wonder", "world", 7), ("horn", "unicorn", 1),
 ]
 _ASK = (r"(?:(?:how many|the number of|number of|the count of|count of|count|counting|"
@@ -53,6 +53,8 @@ _COMPILED = [(re.compile(rf"\b{_ASK}(?:{_plural(counted)})\s+{_HAVE}{_OF}{_DET}"
 # "how many legs a spider has": the counted noun first, then the owner
 _OWNER_FIRST = [(re.compile(rf"\bhow many\s+(?:{_plural(counted)})\s+{_DET}(?:{_plural(of)})"
                             rf"{_OWNS}\b"), value) for counted, of, value in FACTS]  # fmt: skip
+# any counted noun at all: most definitions have none, and skip the ~90 patterns (0.14 ms)
+_ANY_COUNTED = re.compile(r"\b(?:" + "|".join(_plural(c) for c, _, _ in FACTS) + r")\b")
 # "…, take away a single leg": one of the things counted
 _ONE_MORE = re.compile(r"\b(take away|minus|less|plus|add|subtract)\s+(?:a single|a|an|one|"
                        r"just one)\s+[a-z]+$")
@@ -62,6 +64,8 @@ def rewrite(text: str) -> tuple[str, int]:
     """``(text with each known count replaced by its number, how many were replaced)``;
     ``text`` is lower case, punctuation already spaces."""
     found = 0
+    if not _ANY_COUNTED.search(text):
+        return text, found
     for pattern, value in [*_OWNER_FIRST, *_COMPILED]:
         text, n = pattern.subn(str(value), text)
         found += n

@@ -6,12 +6,11 @@ summer" was 0.671 from a t-shirt and 0.616 from a coat, too close to answer. Wor
 weighted by rarity across the catalogue (tf-idf: "sleeves" belongs to few classes, "worn" to
 many) gives that evidence back (0.715 and 0.629). Dense and sparse scores are summed, the
 usual hybrid of retrieval systems; scikit-learn's vectoriser (English stop words, sublinear
-term counts) does the counting. Only mentions that
-*describe* a class get the sum (a name is matched exactly or by the encoder alone), and not a
-count known to be no digit ("the number of months in a year", 12), which the encoder alone
-must refuse at the bar for counts (:data:`service.kinds.numbers.COUNT_MIN_SIMILARITY`). On the
-tuning pool it answered 28 more definition rows right for one more out-of-catalogue row at 200,
-with the described threshold 0.025 higher (docs/results-resolution.md, stop 29).
+term counts) does the counting. Only mentions that *describe* a class get the sum (a name is
+matched exactly or by the encoder alone), and not a count known to be no digit ("the number
+of months in a year", 12), which is asked back. On the tuning pool it answered 28 more
+definition rows right for one more out-of-catalogue row at 200, with the described threshold
+0.025 higher (docs/results-resolution.md, stop 29).
 """
 
 from __future__ import annotations

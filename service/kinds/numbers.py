@@ -10,6 +10,7 @@ operators: they separate classes and ranges ("four and five", "0-4", "cats/dogs"
 
 from __future__ import annotations
 
+import functools
 import re
 
 from service.kinds import counts
@@ -88,9 +89,11 @@ def digit_of(phrase: str, cued: bool = False) -> int | None:
     return int(value) if value is not None and value.is_integer() and 0 <= value <= 9 else None
 
 
+@functools.lru_cache(maxsize=4096)
 def value_of(phrase: str, cued: bool = False) -> float | None:
     """What ``phrase`` computes, any number (:func:`digit_of`): "the number of months in a
-    year" → 12.0, which no digit class can be."""
+    year" → 12.0, which no digit class can be. Memoised: a request's mention is asked again
+    while it is matched (``ClassResolver.similarities`` and ``_match``)."""
     text = re.sub(r"[^0-9a-z+* ]+", " ", phrase.lower().replace("half a dozen", "half of 12"))
     text = re.sub(r"\s+", " ", text).strip()
     if cued and not _CUED.search(text):

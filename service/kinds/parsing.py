@@ -69,8 +69,9 @@ _ROLE = (["as", "a"], ["as", "an"], ["im", "a"], ["im", "an"], ["i", "am"])  # "
 _HEDGE = re.compile(r"\bI\s+(?:think|suppose|believe|reckon)\b", re.I)
 _HASHTAG = re.compile(r"(?:^|(?<=\s))#(?=[a-z])", re.I)  # not "Ticket #882"
 _WITH = re.compile(r"\bw/(?=\s)", re.I)  # "w/ tshirts"
-_HANDLE = re.compile(r"(?:^|(?<=[\s(]))@[\w-]+", re.I)  # "@dana can u …", "@ml-team": people,
-_NOT = {"not", "never", "dont", "doesnt", "shouldnt", "wont", "cannot", "cant"}  # read as "team"
+# "@dana can u …", "@ml-team": people, read as "team" (a word about the app, never a class)
+_HANDLE = re.compile(r"(?:^|(?<=[\s(]))@[\w-]+", re.I)
+_NOT = {"not", "never", "dont", "doesnt", "shouldnt", "wont", "cannot", "cant"}  # in a header
 _MORE = {"other", "others", "more", "additional", "etc", "rest", "further"}
 _PURPOSE = {"so"}  # "so the app can praise her" ("though ferrets would be nice" asks)
 # verbs after which "from" picks classes out ("recognise cats from llamas"), not a source

@@ -52,12 +52,8 @@ def between(text: str) -> tuple[str, str | None]:
 
 
 _LETTERS = re.compile(r"(?<![\w-])([a-z])\s*(?:-|–|—|\bto\b|\bthrough\b)\s*([a-z])(?![\w-])", re.I)
-
-
 _LETTER_CUE = re.compile(r"\b(?:letters?|hex|hexadecimal|alphabet\w*|alphanumeric|characters?)\b",
                          re.I)  # "hex digits 0-9 and A-F"; not "graded A to F"
-
-
 # "care about 0, 2, 4 and 6": a list, not an amount ("she is about 5" stays one, chunks._BOUNDS)
 _ABOUT_LIST = re.compile(rf"\babout\s+(?={NUMBER}\s*(?:,|\band\b|\bor\b)\s*{NUMBER}\b)", re.I)
 # "digits one – five", "zero - nine": a range, written tight for span

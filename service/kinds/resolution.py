@@ -285,8 +285,8 @@ class ClassResolver:
                                         for t in words(phrase))  # "handbags not" is no bag
         head = None if exact else compound_tail(phrase, self._term)
         negated |= head not in (None, chosen)  # "sheepdog" is no sheep
-        negated |= value_of(phrase) is not None  # computes a number no digit class is
-        negated |= not exact and set(words(phrase)) <= GENERIC  # "footwear": which one?
+        negated |= not exact and (value_of(phrase) is not None  # a number no digit class is
+                                  or set(words(phrase)) <= GENERIC)  # "footwear": which one?
         if not exact and (score < threshold or score - runner_up < margin or negated):
             return Match(phrase, None, None, round(score, 4), suggestions)
         others = [s for s in suggestions if s["name"] != self.names[chosen]][:2]

@@ -121,10 +121,11 @@ def _styled(resolver: ClassResolver, texts: list[str]) -> tuple[list[str], str |
         if m and _MEDIUM & set(opening) and len(other) <= 1 and len(words(m[2])) >= 3 \
                 and not any(map(resolver.class_word, opening)):  # fmt: skip
             stripped.append(m[2])
-            styles.add(resolver.domain_of([w for w in opening if is_style(w)]))
+            styles.add(tuple(w for w in opening if is_style(w)))
         else:
             stripped.append(text)
-    return stripped, styles.pop() if len(styles) == 1 else None
+    domains = {resolver.domain_of(list(s)) for s in styles}  # one encoding per distinct style
+    return stripped, domains.pop() if len(domains) == 1 else None
 
 
 def _excluded(resolver: ClassResolver, negated: list[str]) -> set[int]:

@@ -50,6 +50,8 @@ STYLE_WORDS = {
 }  # fmt: skip
 # Words that say how the images were taken without being a style ("guests hold the phone up
 # to a painting"): they set the domain only when no style word does, and stay in mentions.
+STYLE_HINTS = {"phone", "phones", "smartphone", "smartphones", "iphone", "iphones", "drone",
+               "drones", "webcam", "webcams", "cctv", "dslr"}  # fmt: skip
 # words for a kind that several classes share: alone, a mention of one is ambiguous ("footwear
 # vs bags" answered ankle boot at 200: the word is in its definition)
 GENERIC = {"footwear", "shoe", "shoes", "clothes", "clothing", "garment", "garments", "apparel",
@@ -58,8 +60,6 @@ GENERIC = {"footwear", "shoe", "shoes", "clothes", "clothing", "garment", "garme
 # style words that name no domain: a shop's catalogue holds drawings as often as photos (set 19's
 # writers: "coats, dresses and bags in our catalogue" has none); still no class word or clause
 NO_DOMAIN = {"catalogue", "catalog"}
-STYLE_HINTS = {"phone", "phones", "smartphone", "smartphones", "iphone", "iphones", "drone",
-               "drones", "webcam", "webcams", "cctv", "dslr"}  # fmt: skip
 FILLER = {
     "i", "id", "im", "we", "you", "my", "me", "our", "your", "us", "it", "its", "this", "these",
     "those", "that", "them", "they", "is", "are", "be", "am", "was", "a", "an", "the", "some",

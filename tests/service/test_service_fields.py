@@ -76,6 +76,7 @@ def test_a_yes_no_column_chooses_the_rows():
 
     text = "| class | include |\n|---|---|\n| cat | yes |\n| dog | Y |\n| horse | no |"
     assert tabular(text) == "- cat\n- dog"
+    assert tabular("animal,needed\ncow,y\nsheep,n\nhorse,y") == "- cow\n- horse"  # CSV
 
 
 @pytest.mark.parametrize(("text", "classes", "domain"), [
