@@ -9,6 +9,7 @@ filler and style words removed, and a chunk that asks for the absence of a class
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
@@ -17,6 +18,7 @@ from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
 from service.kinds.tokens import is_number, singular_forms
 from service.kinds.vocabulary import (
     ABOUT_APP,
+    COMPARING,
     DIGIT_CONTEXT,
     DROPPED,
     EXCLUDING,
@@ -27,6 +29,10 @@ from service.kinds.vocabulary import (
     STYLE_WORDS,
 )
 
+# a hyphenated modifier before a class word is one word: "button-down shirts", "high-top
+# sneakers" (a class name may take one word before it, ClassResolver.exact)
+_MODIFIER = re.compile(r"\b([a-z]+)-([a-z]+)(?=\s+([a-z]+))", re.I)
+_WITH_PAIR = re.compile(r"\b([\w-]+)\s+with\s+(?=([\w-]+))", re.I)
 _PRE = {"into", "as", "between", "among", "including", "namely", "like"}
 # A class word followed by one of these starts a post-modifier: "dogs near the feeder".
 POST = {"in", "on", "at", "near", "with", "by", "under", "behind", "beside", "inside", "outside",
@@ -113,7 +119,8 @@ def drop_numbers(tokens: list[str], known: Known) -> list[str]:
         return before is not None and (before not in FILLER or before in CONTEXT_WORDS) \
             and not is_style(before) and not is_number(before) \
             and before not in DIGIT_CONTEXT  # "phase 2", "version 3"  # fmt: skip
-    return [t for i, t in enumerate(tokens) if not (is_number(t) and counts(i))]
+    return [t for i, t in enumerate(tokens) if is_number(t) and not counts(i)
+            or not is_number(t) or i and tokens[i - 1] in COMPARING]  # "confuses 1s"
 
 
 def negates(tokens: list[str], class_word: Callable[[str], bool] = _never,
@@ -136,3 +143,26 @@ def negates(tokens: list[str], class_word: Callable[[str], bool] = _never,
                                             for t in tokens))  # not "with tags removed"
     return bool(content) and ((content[0] in NEGATIONS and not class_word(content[0]))
                               or excluding or other_than or not_needed)
+
+
+def join_modifiers(text: str, known: Known) -> str:
+    """A hyphenated modifier before a class word made one word ("button-down shirts" →
+    "buttondown shirts"), unless a part is a class or style word ("t-shirts", "oil-painted
+    zebras") or together they name a class."""
+    def join(m: re.Match) -> str:
+        first, second, head = m[1].lower(), m[2].lower(), m[3].lower()
+        keep = not known.class_word(head) or known.names_a_class(f"{first} {second}") \
+            or any(known.class_word(w) or is_style(w) for w in (first, second))  # fmt: skip
+        return m[0] if keep else m[1] + m[2]
+    return _MODIFIER.sub(join, text)
+
+
+def compared_with(text: str, known: Known) -> str:
+    """"confuses 1s with 7s and 4s with 9s" → "1s and 7s": in a request that compares,
+    "with" between two class words pairs them (read as a post-modifier, "1s" was lost and
+    the request answered without it). "photos of cats with collars" is left alone."""
+    if not {f for t in re.findall(r"[a-z]+", text.lower()) for f in singular_forms(t)} \
+            & COMPARING:  # fmt: skip
+        return text
+    return _WITH_PAIR.sub(lambda m: f"{m[1]} and " if known.class_word(m[1].lower())
+                          and known.class_word(m[2].lower()) else m[0], text)  # fmt: skip

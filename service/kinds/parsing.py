@@ -18,16 +18,17 @@ the text encoder.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from service.kinds.chunks import (
     CONTEXT_WORDS,
     POST,
     Known,
+    compared_with,
     content,
     drop_numbers,
     is_style,
+    join_modifiers,
     negates,
     post_modifier,
     pre_clause,
@@ -35,6 +36,7 @@ from service.kinds.chunks import (
 from service.kinds.corrections import retract_before_markers, retracted
 from service.kinds.fields import read_fields, tabular
 from service.kinds.letters import strip_letter
+from service.kinds.listing import asked, list_items
 from service.kinds.numbers import digit_of
 from service.kinds.ranges import NUMBER, between, letter_range, numbers_spaced, span
 from service.kinds.structured import BENIGN, INJECTION, UNDERLINE, Unreadable, plain
@@ -60,9 +62,6 @@ _ARROW = re.compile(r"\s*(?:->|=>|→)\s*")  # "paintings -> bears, horses": a h
 # A class list introduced inside a clause: "sort our listings into sneakers", "label them as".
 _BULLET = re.compile(r"^\s*(?:[-*•·]|\d{1,2}[.)]|\(?[a-h]\))\s+")  # "- cow", "1) giraffe", "(b)"
 _COMPOUND = re.compile(r"\b(\w+)-(and|or)-(\w+)\b", re.I)  # "cats-and-dogs", "black-and-white"
-# a hyphenated modifier before a class word is one word: "button-down shirts", "high-top
-# sneakers" (a class name may take one word before it, ClassResolver.exact)
-_MODIFIER = re.compile(r"\b([a-z]+)-([a-z]+)(?=\s+([a-z]+))", re.I)
 _LISTING = {",", "and", "or", "nor", "&", "n"}  # separators that continue a list
 _ROLE = (["as", "a"], ["as", "an"], ["im", "a"], ["im", "an"], ["i", "am"])  # "I'm a teacher"
 # hedges and hashtags carry no class: "I think the zebras too", "#cartoon #bear #bird"
@@ -72,6 +71,9 @@ _WITH = re.compile(r"\bw/(?=\s)", re.I)  # "w/ tshirts"
 # "@dana can u …", "@ml-team": people, read as "team" (a word about the app, never a class)
 _HANDLE = re.compile(r"(?:^|(?<=[\s(]))@[\w-]+", re.I)
 _NOT = {"not", "never", "dont", "doesnt", "shouldnt", "wont", "cannot", "cant"}  # in a header
+# "6-9 are next sprint, NOT this one": what is left out is not named (was read as all ten)
+_POINTING = re.compile(r"\b(?:not|no)\s+(?:this|that|these|those)(?:\s+ones?)?\s*(?:[.,;!?]|$)",
+                       re.I | re.M)
 _MORE = {"other", "others", "more", "additional", "etc", "rest", "further"}
 _PURPOSE = {"so"}  # "so the app can praise her" ("though ferrets would be nice" asks)
 # verbs after which "from" picks classes out ("recognise cats from llamas"), not a source
@@ -116,6 +118,8 @@ class Parsed:
     more: set[str] = field(default_factory=set)  # from a chunk saying "other", "more", "etc"
     hints: list[str] = field(default_factory=list)  # "phone": a domain when no style word
     runs: set[str] = field(default_factory=set)  # words side by side in the text: "bears birds"
+    listed: set[str] = field(default_factory=set)  # a list's items: "cows, sheep and goats"
+    asked: set[str] = field(default_factory=set)  # from a chunk that asks: "also raccoons"
 
 
 def parse(text: str, known: Known = Known()) -> Parsed:  # noqa: B008 (immutable default)
@@ -135,12 +139,15 @@ def parse(text: str, known: Known = Known()) -> Parsed:  # noqa: B008 (immutable
     text = _HASHTAG.sub(", ", _HEDGE.sub(" ", _HANDLE.sub(" team ", _WITH.sub("with ", text))))
     text = _COMPOUND.sub(lambda m: f"{m[1]}, {m[3]}" if known.class_word(m[1].lower())
                          and known.class_word(m[3].lower()) else m[0], text)  # fmt: skip
-    text = numbers_spaced(_MODIFIER.sub(_modifier(known), text))  # "one – five", "about 0, 2"
+    text = join_modifiers(compared_with(text, known), known)  # "1s with 7s": a pair
+    text = numbers_spaced(text)  # "one – five", "about 0, 2"
     header, text = _header(_lines(text), known)
     style, hints = [w for w in header if is_style(w)], [w for w in header if w in STYLE_HINTS]
     text, doubt = between(text)
     text, excepted = spell_out(text, known.groups, known.class_of)  # "every animal but cows"
-    refused = letters or doubt and (
+    pointing = _POINTING.search(text)  # "NOT this one"
+    refused = letters or pointing and f"{pointing[0].strip(' .,;!?')!r} leaves open what is " \
+        "left out; name the classes you do not want" or doubt and (
         f"{doubt!r} could be a range, an open range or a pair here; list the digits you want, "
         "e.g. '3, 4 and 5'")  # fmt: skip
     if refused:
@@ -161,19 +168,23 @@ def _read_sentence(sentence: str, known: Known, parsed: Parsed) -> None:
     aside = _aside(tokens, known)
     pieces = _SPLIT.split(sentence)  # chunk, separator, chunk, …
     comparing = any(f in COMPARING | _PICKING for t in tokens for f in singular_forms(t))
-    excluding = False
+    excluding, items = False, []
     for i in range(0, len(pieces), 2):  # "tell cats from dogs", "picks out … from …"
         separator = pieces[i - 1].strip().lower() if i else ""
         if excluding and separator in _LISTING and (bare := _bare_class(pieces[i], known)):
             parsed.negated.append(bare)
             continue
         after_from = separator == "from"
-        negated = len(parsed.negated)
+        negated, before = len(parsed.negated), len(parsed.mentions)
         _read_chunk(pieces[i], known, parsed, aside,
                     "compared" if after_from and comparing else "source" if after_from
                     else None)  # fmt: skip
+        items.append((separator, parsed.mentions[before:],
+                      [known.fix(t) for t in words(pieces[i])]))
         excluding = len(parsed.negated) > negated and known.class_word(
             (words(parsed.negated[-1]) or [""])[-1])  # "except bears", not "NOT part of it"
+    parsed.listed |= list_items(items, comparing)
+    parsed.asked |= asked(items)
 
 
 def _bare_class(chunk: str, known: Known) -> str | None:
@@ -260,17 +271,6 @@ def _mark_context(raw: list[str], kept: str, parsed: Parsed, aside: bool,
         or (raw[0] in _PURPOSE and not any(map(plural, tokens)))  # fmt: skip
     if (aside and after_from != "compared") or (opener and not any(map(known.class_word, tokens))):
         parsed.asides.add(kept)
-
-
-def _modifier(known: Known) -> Callable[[re.Match], str]:
-    """``_MODIFIER``'s replacement: the two words joined, unless a part is a class or style
-    word ("t-shirts", "oil-painted zebras") or together they name a class."""
-    def join(m: re.Match) -> str:
-        first, second, head = m[1].lower(), m[2].lower(), m[3].lower()
-        keep = not known.class_word(head) or known.names_a_class(f"{first} {second}") \
-            or any(known.class_word(w) or is_style(w) for w in (first, second))  # fmt: skip
-        return m[0] if keep else m[1] + m[2]
-    return join
 
 
 def _lines(text: str) -> str:

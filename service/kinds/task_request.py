@@ -64,7 +64,8 @@ def _mentions(resolver: ClassResolver, request: Any):
                 raise Problem(422, "unreadable-classes",
                               f"class {text!r} {why}; name each class you want, plainly")
         texts, domain = _styled(resolver, request.classes)
-        return _distinct([_respelt(resolver, text) for text in texts]), domain, []
+        phrases = _distinct([_respelt(resolver, text) for text in texts])
+        return phrases, domain, [], (set(phrases), set())
     parsed = parse(request.description or "", resolver.known)
     if parsed.refused:
         raise Problem(422, "unreadable-description", parsed.refused)
@@ -86,7 +87,10 @@ def _mentions(resolver: ClassResolver, request: Any):
     tails, context = [t for t in tails if t[0] not in covered], context + covered
     style = [w for w in parsed.style if w not in NO_DOMAIN]
     domain = resolver.domain_of(style or parsed.hints)  # "snap them on their phones"
-    return _distinct([m for m, _ in tails]), domain, context
+    kept = parsed.listed | parsed.asked | parsed.more  # never strays: "and other zoo animals"
+    if NEGATIONS & set(words(request.description or "")):  # "6-9 are next sprint, NOT this one"
+        kept |= set(parsed.mentions)
+    return _distinct([m for m, _ in tails]), domain, context, (parsed.listed, kept)
 
 
 def _negated(resolver: ClassResolver, text: str) -> bool:
@@ -182,14 +186,15 @@ def resolve_request(
     """
     from service.core.problems import Problem
 
-    phrases, domain, context = _mentions(resolver, request)
-    if ignored is not None:
-        ignored += context
+    phrases, domain, context, (listed, asked) = _mentions(resolver, request)
     domain = request.domain or domain
     if domain is not None and domain not in domains:
         raise Problem(422, "unknown-domain", f"unknown domain {domain!r}", domains=domains)
     _refuse_ambiguous(resolver, phrases, listed=request.classes is not None)
     matches = resolver.match_many(phrases, listed=request.classes is not None)
+    matches, strays = _without_strays(resolver, matches, listed, asked)
+    if ignored is not None:
+        ignored += context + strays
     unknown = [m for m in matches if m.name is None]
     if unknown:
         raise Problem(
@@ -202,6 +207,22 @@ def resolve_request(
                       "a task needs at least 2 distinct classes; resolved: "
                       + ", ".join(str(m.name) for m in matches))  # fmt: skip
     return matches, domain
+
+
+def _without_strays(resolver: ClassResolver, matches: list[Match], listed: set[str],
+                    asked: set[str]) -> tuple[list[Match], list[str]]:
+    """``(matches, dropped)``: the unknown mentions that stand outside the request's lists
+    dropped as context (:func:`service.kinds.leftovers.strays`), when two or more distinct
+    classes remain and each came from a list item; else the matches as they are. A class
+    from outside the lists ("Lot 2 (bear enclosure) has been withdrawn", "one model") may be
+    a misreading that the unknown's 422 would have shown."""
+    known = [m for m in matches if m.name is not None]
+    unknown = [m.phrase for m in matches if m.name is None]
+    if not unknown or len({m.name for m in known}) < 2 \
+            or not all(leftovers.within(m.phrase, listed) for m in known):  # fmt: skip
+        return matches, []
+    strays = leftovers.strays(resolver, unknown, listed | asked)
+    return [m for m in matches if m.phrase not in strays], strays
 
 
 def _refuse_ambiguous(resolver: ClassResolver, phrases: list[str], listed: bool = False) -> None:

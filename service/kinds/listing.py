@@ -1,0 +1,74 @@
+"""Which mentions are items of a list: the evidence that an unknown phrase asks for a class.
+
+A class someone wants stands in the list with the others ("cows, sheep and goats"); a phrase
+about the app stands in a sentence ("Guests upload photos from our game drives and we'd like
+to tag elephants"). Two chunks joined by a list separator are items of one list when nothing
+but an article or a hedge stands between their mentions and the separator: the mention ends
+its chunk and the next one opens the next chunk ("Oh, and lions if you can": an item added
+to a list said before). A chunk that gives several mentions (a range, "2 4 6 8") is a list of
+its own. A chunk that gives no mention does not break a list ("horses, Priority: alpacas").
+"""
+
+from __future__ import annotations
+
+from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
+
+from service.kinds.chunks import POST, is_style
+from service.kinds.vocabulary import REQUESTING
+
+# words that may stand between a list item and its separator: "cats, the dogs and maybe
+# horses too", "zebras as well, please"
+_AROUND = {"a", "an", "the", "some", "also", "plus", "maybe", "perhaps", "possibly", "even",
+           "especially", "then", "just", "only", "too", "well", "as", "please", "pls", "etc",
+           "both", "either", "neither", "any", "all", "of", "my", "our", "your", "their"}
+_WISHING = {"nice", "hope", "hoping", "wish", "ideally", "maybe", "perhaps", "possibly"}
+_JOINING = {"and", "or", "nor", "n", "&", "+"}  # a list goes on after these, not after ","
+_SEPARATORS = {",", ";", "&", "+", "/", "and", "or", "nor", "n", "vs", "vs.", "versus"}
+
+Item = tuple[str, list[str], list[str]]  # (separator before it, its mentions, its words)
+
+
+def list_items(items: list[Item], comparing: bool = False) -> set[str]:
+    """The mentions of a sentence's chunks that are list items (see the module docstring);
+    in a sentence that compares, "from" joins items too ("tell a 3 from an 8")."""
+    separators = _SEPARATORS | {"from"} if comparing else _SEPARATORS
+    listed = {m for _, mentions, _ in items if len(mentions) > 1 for m in mentions}
+    listed |= {right[0] for separator, right, words in items  # "Oh, and lions if you can"
+               if separator in _JOINING and len(right) == 1 and _opens(right[0], words)}
+    named = [item for item in items if item[1]]  # "horses, Priority: alpacas"
+    for (_, left, left_words), (separator, right, right_words) in zip(named, named[1:],
+                                                                          strict=False):
+        if separator in separators and len(left) == 1 and len(right) == 1 \
+                and _ends(left[0], left_words) and _opens(right[0], right_words):  # fmt: skip
+            listed |= {left[0], right[0]}
+    return listed
+
+
+def _ends(mention: str, chunk: list[str]) -> bool:
+    """Whether ``mention`` ends its chunk: after its first word, only its own words, words of
+    ``_AROUND``, stop words or adverbs ("lions if you can", "zebras automatically") up to a
+    post-modifier ("one for a lottery scanner", "deer in our field cameras"). A style or
+    other content word there makes the mention a modifier ("product photos", "phone pics")
+    or a clause's subject ("our rangers upload them")."""
+    first, own = mention.split()[0], set(mention.split())
+    if first not in chunk:
+        return False
+    after = chunk[chunk.index(first) + 1:]
+    after = after[: next((i for i, w in enumerate(after) if w in POST or w == "as"),
+                         len(after))]  # fmt: skip ("3, 5 and 8 as cartoons")
+    return all(w in own or w in _AROUND or w in ENGLISH_STOP_WORDS or w.endswith("ly")
+               for w in after)  # fmt: skip
+
+
+def _opens(mention: str, chunk: list[str]) -> bool:
+    """Whether ``mention`` opens its chunk, after words of ``_AROUND`` and style words
+    ("sketches of cats"), and ends it (:func:`_ends`)."""
+    rest = [w for w in chunk if w not in _AROUND and not is_style(w)]
+    return bool(rest) and rest[0] == mention.split()[0] and _ends(mention, chunk)
+
+
+def asked(items: list[Item]) -> set[str]:
+    """The mentions of chunks that ask for something ("we would also like raccoons", "Also
+    tigers.", "plus penguins", "though ferrets would be nice"): never context."""
+    return {m for _, mentions, chunk in items if (REQUESTING | _WISHING) & set(chunk)
+            for m in mentions}  # fmt: skip
