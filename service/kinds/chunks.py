@@ -114,7 +114,8 @@ def drop_numbers(tokens: list[str], known: Known) -> list[str]:
         if after is not None and not is_number(after) and after not in DIGIT_CONTEXT and (
                 after not in FILLER or after in CONTEXT_WORDS
                 or (after.endswith("s") and after not in ENGLISH_STOP_WORDS)
-        ):  # "3 kids", "5 comes in", not "nine apart" nor "9 is"
+        ) and not (after.endswith("ed") and len(after) > 4):  # "5 recognized" is a digit
+            # "3 kids", "5 comes in", not "nine apart" nor "9 is"
             return True
         return before is not None and (before not in FILLER or before in CONTEXT_WORDS) \
             and not is_style(before) and not is_number(before) \

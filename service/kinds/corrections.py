@@ -1,11 +1,12 @@
 """People correct themselves while they type: "sneakers and sandals, no wait, sneakers and ankle
 boots", "cats, dogs and horses, drop the horses".
 
-A correction marker ("no wait", "sorry, I mean", "scratch that") takes back what came before it
-in its sentence, or the sentence before when it opens one; a retracting verb ("drop", "skip",
-"scrap", "forget", "remove", "minus", "leave … out") takes back the classes it names, even those
-asked for earlier. A plain negation ("not horses") stays what it was: a class both asked for
-and excluded is asked back (422), since nothing says which came last on purpose.
+A correction marker ("no wait", "sorry, I mean", "scratch that", "actually, make that") takes
+back what came before it in its sentence, or the sentence before when it opens one; a
+retracting verb ("drop", "skip", "scrap", "forget", "remove", "minus", "leave … out") takes
+back the classes it names, even those asked for earlier. A plain negation ("not horses")
+stays what it was: a class both asked for and excluded is asked back (422), since nothing
+says which came last on purpose.
 """
 
 from __future__ import annotations
@@ -17,7 +18,9 @@ from service.kinds.tokens import words
 _MARKER = re.compile(r"\bno,?\s+wait\b,?|\bwait,?\s+no\b,?|\bsorry,?\s+i\s+mean(?:t)?\b|"
                      r"\bno\s+sorry\b|\bscratch\s+that\b|\bcorrection\s*:|\bi\s+meant\b|"
                      r"(?:,|\ber\b|\bum\b|\buh\b),?\s*i\s+mean\b|"
-                     r"\bno,\s+(?=(?:just|only|actually|instead)\b)",  # "? no, just the even"
+                     r"\bno,\s+(?=(?:just|only|actually|instead)\b)|"  # "? no, just the even"
+                     r"\b(?:actually,?\s+)?make\s+(?:that|it)\b(?!\s+(?:one|two|three|four|five|"
+                     r"six|seven|eight|nine|\d)\b),?|\bon\s+second\s+thoughts?\b,?",
                      re.I)  # fmt: skip
 _SENTENCE_END = re.compile(r"[.!?]+\s+|\n")
 _ADDING = {"also", "too", "plus", "add", "additionally", "another", "more"}
@@ -36,11 +39,12 @@ def retract_before_markers(text: str) -> tuple[str, list[str]]:
     than it takes back ("Oh wait, the zoo also has sheep")."""
     dropped, text = [], _TAKE_BACK.sub("drop", text)  # a retraction, not a clash
     while match := _MARKER.search(text):
-        if _ADDING & set(words(text[match.end():])[:3]):  # "no wait, also horses" adds
-            text = text[:match.start()] + " " + text[match.end():]
-            continue
         ends = [m.end() for m in _SENTENCE_END.finditer(text, 0, match.start())]
         start = ends[-1] if ends else 0
+        if _ADDING & set(words(text[match.end():])[:3]) or (  # "no wait, also horses" adds
+                RETRACTING & set(words(text[start:match.start()]))):  # "scratch the horses -
+            text = text[:match.start()] + " " + text[match.end():]  # make it bears, sheep"
+            continue
         if not words(text[start:match.start()]):  # the marker opens its sentence
             start = ends[-2] if len(ends) > 1 else 0
         dropped.append(text[start:match.end()].strip())

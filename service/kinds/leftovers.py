@@ -10,10 +10,12 @@ function); what they drop is reported back in the response's ``notes``.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 
 import numpy as np
 
+from service.kinds.numbers import value_of
 from service.kinds.resolution import ClassResolver
 from service.kinds.tokens import is_number, words
 from service.kinds.vocabulary import FILLER, GROUPS, NEGATIONS
@@ -29,6 +31,8 @@ PREFIX_MAX_SIMILARITY = 0.40
 # wrong class set there, but let those written guards through; 69 % of 177 everyday things
 # named bare (animals, clothes, numbers, vehicles, food) are 0.45 or more from some class.
 STRAY_MAX_SIMILARITY = 0.45
+_DIGITS = re.compile(r"\d")
+_DIGIT_CLASS = re.compile(r"\d(?:s)?")  # "7", "7s"
 GROUP_SIMILARITY = 0.5  # the classes a group word leans to ("farm": cow 0.58, sheep 0.51)
 
 
@@ -101,16 +105,28 @@ def strays(resolver: ClassResolver, phrases: list[str], kept: set[str]) -> list[
     upload photos from our game drives and we'd like to tag elephants, giraffes and
     zebras"): none of ``kept`` (list items, "cows, sheep and goats"; mentions from a chunk
     that asks, "Also tigers."; ``parsing.Parsed``), naming no class, saying no "not" ("the
-    lion we not need" is about a class) and leaning to no class: similarity below
-    ``STRAY_MAX_SIMILARITY``. Issue 13's read outside sets failed mostly on such leftovers
-    (113 of their 210 natural 422s would have been right without them)."""
-    candidates = [p for p in phrases if not within(p, kept)
+    lion we not need" is about a class) and leaning to no class (similarity below
+    ``STRAY_MAX_SIMILARITY``); or a measured number (:func:`_measured`), even in a list.
+    Issue 13's read outside sets failed mostly on such leftovers (113 of their 210 natural
+    422s would have been right without them)."""
+    candidates = [p for p in phrases if (_measured(p) or not within(p, kept))
                   and not NEGATIONS & set(words(p))
                   and not any(resolver.term(w) is not None for w in words(p))]  # "1s 7s"
     if not candidates:
         return []
     best = resolver.similarities(candidates, core=True).max(axis=1)
-    return [c for c, b in zip(candidates, best, strict=True) if b < STRAY_MAX_SIMILARITY]
+    return [c for c, b in zip(candidates, best, strict=True)
+            if b < STRAY_MAX_SIMILARITY or _measured(c)]  # fmt: skip
+
+
+def _measured(phrase: str) -> bool:
+    """A number that is no digit, with a unit or label ("50 ms latency budget", "meter ids
+    12000", "7th graders", "q3", "10k"): context even in a list. A bare "12" may be a class
+    asked for ("digits 3, 7 and 12"), and "half of 10" a digit, so neither is one."""
+    tokens = words(phrase)
+    numbers = [t for t in tokens if _DIGITS.search(t) and not _DIGIT_CLASS.fullmatch(t)]
+    return bool(numbers) and (len(tokens) > 1 or not numbers[0].isdigit()) \
+        and value_of(phrase) is None  # "half of 10" computes a number: asked back
 
 
 def within(phrase: str, listed: set[str]) -> bool:

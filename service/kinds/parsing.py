@@ -74,6 +74,7 @@ _NOT = {"not", "never", "dont", "doesnt", "shouldnt", "wont", "cannot", "cant"} 
 # "6-9 are next sprint, NOT this one": what is left out is not named (was read as all ten)
 _POINTING = re.compile(r"\b(?:not|no)\s+(?:this|that|these|those)(?:\s+ones?)?\s*(?:[.,;!?]|$)",
                        re.I | re.M)
+_THOUSANDS = re.compile(r"(?<=\d),(?=\d{3}\b)")  # "12,000 images" is one number, no list
 _MORE = {"other", "others", "more", "additional", "etc", "rest", "further"}
 _PURPOSE = {"so"}  # "so the app can praise her" ("though ferrets would be nice" asks)
 # verbs after which "from" picks classes out ("recognise cats from llamas"), not a source
@@ -124,7 +125,7 @@ class Parsed:
 
 def parse(text: str, known: Known = Known()) -> Parsed:  # noqa: B008 (immutable default)
     """Split ``text`` into class mentions and style words (see the module docstring)."""
-    text = BENIGN.sub(" ", UNDERLINE.sub(r"\1", tabular(text)))
+    text = _THOUSANDS.sub("", BENIGN.sub(" ", UNDERLINE.sub(r"\1", tabular(text))))
     if INJECTION.search(text):
         return Parsed([], refused="the description contains markup, SQL or comment syntax; describe"
                       " the task in plain words, e.g. 'classify cats and dogs'")  # fmt: skip

@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
+from service.kinds.chunks import POST as _POST
 from service.kinds.tokens import NUMERALS, words
 from service.kinds.vocabulary import COMPARING, DIGIT_CONTEXT, FILLER
 
@@ -95,6 +96,8 @@ def span(chunk: str, names_a_class: Callable[[str], bool]) -> list[str] | None:
     if match is None:
         return None
     before, after = words(chunk[: match.start()]), words(chunk[match.end():])
+    if before and before[-1] in DIGIT_CONTEXT:  # "digits 1 through 3 on scanned checks"
+        after = after[: next((i for i, t in enumerate(after) if t in _POST), len(after))]
     cued = bool(before) and before[-1] in DIGIT_CONTEXT and all(t in FILLER for t in after)
     if not cued and (after or any(t not in FILLER for t in before)):
         return None

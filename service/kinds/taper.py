@@ -124,7 +124,8 @@ class TaperKind(ModelKind):
         if self.resolver is None:
             raise Problem(409, "resolver-not-loaded", "this runtime resolves no descriptions")
         ignored: list[str] = []
-        matches, domain = resolve_request(self.resolver, request, self.domains, ignored)
+        merged: list[str] = []
+        matches, domain = resolve_request(self.resolver, request, self.domains, ignored, merged)
         method = request.method or self.default_method
         recipe = self.recipe([m.index for m in matches], domain=domain, method=method)
         mixers = self.mixers(recipe)
@@ -138,6 +139,7 @@ class TaperKind(ModelKind):
         notes = method_notes(self, method, domain, request.method)
         if ignored:
             notes.append("read as context, not classes: " + ", ".join(map(repr, ignored)))
+        notes += merged
         return Draft(recipe, method, request.description, self.rounded(mixers), hint=mixers,
                      extra={"resolution": resolution, "notes": notes})  # fmt: skip
 

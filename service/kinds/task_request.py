@@ -35,12 +35,17 @@ _BUT = {"but", "except", "excluding", "other", "apart", "besides", "save"}
 _EXCLUSION_WORDS = NEEDED | DROPPED | RETRACTING | {"out", "scope", "handled", "leave"}
 
 
+_HEDGES = {"maybe", "perhaps", "possibly", "probably", "yeah", "um", "uh", "hmm", "erm"}
+
+
 def _distinct(phrases: list[str]) -> list[str]:
-    """Drop repeated mentions ("cat, cat, dog"; "cats … cats again"), first occurrence kept.
-    "shirts and polo shirts" are two mentions (a clash, 422), not one."""
+    """Drop repeated mentions ("cat, cat, dog"; "cats … cats again"; "maybe bears too? yeah,
+    bears": filler aside), first occurrence kept. "shirts and polo shirts"
+    and "kittens and cats" are two mentions (a clash, 422), not one."""
     seen, out = set(), []
     for p in phrases:
-        key = tuple(NUMERALS.get(s, s) for w in words(p)  # "0" is "zero", "7s" is "7"
+        tokens = [w for w in words(p) if w not in FILLER | _HEDGES] or words(p)  # "maybe bears"
+        key = tuple(NUMERALS.get(s, s) for w in tokens  # "0" is "zero", "7s" is "7"
                     for s in singular_forms(w)[-1:])
         if key and key not in seen:
             seen.add(key)
@@ -172,12 +177,14 @@ def _respelt(resolver: ClassResolver, text: str) -> str:
 
 
 def resolve_request(
-    resolver: ClassResolver, request: Any, domains: list[str], ignored: list[str] | None = None
+    resolver: ClassResolver, request: Any, domains: list[str], ignored: list[str] | None = None,
+    notes: list[str] | None = None,
 ) -> tuple[list[Match], str | None]:
     """A ``description``/``classes`` request → its distinct classes (request order) and domain.
 
     A description's context clauses ("visitors point the camera at an enclosure") are dropped,
-    and appended to ``ignored``, when at least two mentions remain (:mod:`service.kinds.leftovers`).
+    and appended to ``ignored``, when at least two mentions remain (:mod:`service.kinds.leftovers`);
+    several kinds of one class ("stallions, foals") become that class, said in ``notes``.
 
     Raises:
         Problem: 422 ``unreadable-description`` / ``unreadable-classes``, ``unknown-domain``,
@@ -190,9 +197,11 @@ def resolve_request(
     domain = request.domain or domain
     if domain is not None and domain not in domains:
         raise Problem(422, "unknown-domain", f"unknown domain {domain!r}", domains=domains)
+    phrases = _kinds_of_one(resolver, phrases, [] if notes is None else notes)
     _refuse_ambiguous(resolver, phrases, listed=request.classes is not None)
     matches = resolver.match_many(phrases, listed=request.classes is not None)
-    matches, strays = _without_strays(resolver, matches, listed, asked)
+    matches, strays = _without_strays(resolver, matches, listed, asked) \
+        if request.classes is None else (matches, [])  # a listed class is asked for
     if ignored is not None:
         ignored += context + strays
     unknown = [m for m in matches if m.name is None]
@@ -245,6 +254,28 @@ def _refuse_ambiguous(resolver: ClassResolver, phrases: list[str], listed: bool 
                       "these mentions name the same class; keep one of each: " + "; ".join(
                           f"{', '.join(map(repr, ps))} → {name}" for name, ps in clashes.items()),
                       same_class=clashes)  # fmt: skip
+
+
+def _kinds_of_one(resolver: ClassResolver, phrases: list[str], notes: list[str]) -> list[str]:
+    """The mentions, each class named by several of its kinds kept once: "stallions, foals &
+    zebras" asks for horses and zebras (no read outside row expected a 422 for that; merging
+    every repeated class lost none of the tuning pool's rows). A class named outright beside
+    a kind of it ("kittens and cats", "shirts and polo shirts") distinguishes the two: left
+    to clash (422)."""
+    kinds: dict[int, list[str]] = {}
+    for p in phrases:
+        idx = resolver.exact(p)
+        if idx is not None:
+            kinds.setdefault(idx, []).append(p)
+    dropped = set()
+    for idx, group in kinds.items():
+        name = set(words(resolver.names[idx]))
+        if len(group) > 1 and not any(name & {f for w in words(p) for f in singular_forms(w)}
+                                      for p in group):  # fmt: skip
+            dropped |= set(group[1:])
+            notes.append(f"{', '.join(map(repr, group))} are kinds of one class: "
+                         f"{resolver.names[idx]}")  # fmt: skip
+    return [p for p in phrases if p not in dropped]
 
 
 def _exact_clashes(resolver: ClassResolver, phrases: list[str]) -> dict[str, list[str]]:

@@ -50,6 +50,9 @@ _POST = {"of", "with", "that", "which", "who", "where", "in", "on", "from"}
 _RANGE_AT = re.compile(r"^\s*(?:the\s+)?(\d|zero|one|two|three|four|five|six|seven|eight|nine)"
                        r"\s*(?:-|–|to|through|thru|until)\s*(\d|zero|one|two|three|four|five|"
                        r"six|seven|eight|nine)\b", re.I)  # fmt: skip
+_DIGIT = r"(\d|zero|one|two|three|four|five|six|seven|eight|nine)"
+_PARITY_RANGE = re.compile(rf"^\s*(?:from\s+|between\s+)?(?:the\s+)?{_DIGIT}\s*"
+                           rf"(?:-|–|to|through|thru|until|and)\s*{_DIGIT}\b", re.I)
 _EXCLUDING = re.compile(r"^\s*,?\s*(?:(?:except(?:\s+for)?|excluding|but(?:\s+not)?|other\s+than|"
                         r"apart\s+from|minus|without|save\s+for)\b(?:\s+(?:please\s+)?(?:skip|"
                         r"drop|remove|scrap|forget|leave\s+out)\b)?|(?:skip|drop|remove|scrap|"
@@ -69,6 +72,12 @@ def spell_out(text: str, groups: Mapping[str, list[str]],
     out, last, excepted = [], 0, []
     for match in _PHRASE.finditer(text):
         members = _members(match, groups)
+        if members is not None and match.start() >= last \
+                and (bounded := _within(text, match, members)) is not None:  # fmt: skip
+            kept, end = bounded
+            out += [text[last:match.start()], ", ".join(kept) + ", "]
+            last = end
+            continue
         if members is None or match.start() < last or not _asked(text, last, match, class_of):
             continue
         end, excluded = _exceptions(text, match.end(), class_of, members)
@@ -79,6 +88,19 @@ def spell_out(text: str, groups: Mapping[str, list[str]],
         out += [text[last:match.start()], ", ".join(kept) + (", " if text[end:].strip() else "")]
         last = end
     return "".join(out) + text[last:], excepted
+
+
+def _within(text: str, match: re.Match, members: list[str]) -> tuple[list[str], int] | None:
+    """``(classes, end)`` of an even or odd group bounded by the range after it ("even numbers
+    0-8" → zero, two, …, eight; read as the range alone it was all nine at 200), else None."""
+    bound = _PARITY_RANGE.match(text[match.end():])
+    if bound is None or not (match["parity"] or re.search(r"\b(?:even|odd)\b", match["fill"],
+                                                          re.I)):  # fmt: skip
+        return None
+    low, high = sorted(_COUNTS.get(b.lower(), int(b) if b.isdigit() else -1)
+                       for b in bound.groups())  # fmt: skip
+    kept = [m for m in members if low <= _COUNTS[m] <= high]
+    return kept, match.end() + bound.end()
 
 
 def _asked(text: str, last: int, match: re.Match, class_of: Callable[[str], str | None]
@@ -104,7 +126,8 @@ def _members(match: re.Match, groups: Mapping[str, list[str]]) -> list[str] | No
     if sum(w in ("even", "odd") or w in _COUNTS or w.isdigit() for w in fill) \
             + bool(match["parity"] or match["count"]) > 1:  # fmt: skip
         return None  # "even odd digits", "ten ten digits"
-    parity = match["parity"] or next((w for w in fill if w in ("even", "odd")), None)
+    parity = (match["parity"] or "").lower() or next((w for w in fill if w in ("even", "odd")),
+                                                       None)  # "Odd digits only" (was even)
     if parity:
         values = {m: _COUNTS.get(m) for m in members}
         if any(v is None for v in values.values()):
