@@ -52,7 +52,8 @@ from service.kinds.wholes import group_of, spell_out
 # List separators, not inside a hyphenated compound ("black-and-white"). Not a spaced dash:
 # tried at stop 29, it split "pets — cats and dogs" and "Fashion-MNIST style – bags" apart.
 _SEPARATORS = re.compile(
-    r",|;|&|\+|/|(?<![-\w])(?:and|or|nor|n|vs\.?|versus|from)(?![-\w])", re.I)  # "cats n dogs"
+    r",|;|&|\+|/|(?<![-\w])(?:and|or|nor|n|vs\.?|versus|from|but(?=\s+(?:not|no|never)\b))"
+    r"(?![-\w])", re.I)  # "cats n dogs", "horses but not the dogs we discussed"
 _SPLIT = re.compile(f"({_SEPARATORS.pattern})", re.I)  # the same, separators kept
 # A full stop ends a sentence only after a word of four or more letters ("Dr. Smith" and
 # "Version 2." do not end one); a parenthesis is a sentence of its own (an aside).

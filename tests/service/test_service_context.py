@@ -103,7 +103,6 @@ def test_a_numeral_ending_words_about_something_else(pacs, text, classes, contex
 
 @pytest.mark.parametrize("text", [
     "zebras and the striped african horse",  # "striped african" leans to zebra: not a horse
-    "sheep, cows, horses, farm animals but NOT dogs pls x",
     # an outside review of a version that let any class name end such a mention
     "birds, bears, and frozen food aisle hot dogs",
     "check whether the frame shows a horse, a zebra or a unicorn horse",

@@ -27,6 +27,11 @@ ODD = ["one", "three", "five", "seven", "nine"]
     ("cats and dogs. On second thought, cats and horses", ["cat", "horse"]),  # had dog, at 200
     ("we want elephants, giraffes, and, um, zebras, and, hmm, maybe bears too? yeah, bears.",
      ["elephant", "giraffe", "zebra", "bear"]),
+    # "but not" opens a chunk of its own (stop 29 read "horses but not dogs" as one mention;
+    # a guard of stop 27 only checked that no dog came back)
+    ("Give me sheep, cows, and horses but not the dogs we discussed last week",
+     ["sheep", "cow", "horse"]),
+    ("sheep, cows, horses, farm animals but NOT dogs pls x", ["sheep", "cow", "horse"]),
 ])
 def test_held_out_wording_reads_right(pacs, text, classes):
     assert _resolve(pacs, text)[0] == classes
