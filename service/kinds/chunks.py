@@ -32,6 +32,8 @@ from service.kinds.vocabulary import (
 # a hyphenated modifier before a class word is one word: "button-down shirts", "high-top
 # sneakers" (a class name may take one word before it, ClassResolver.exact)
 _MODIFIER = re.compile(r"\b([a-z]+)-([a-z]+)(?=\s+([a-z]+))", re.I)
+_CONFUSING = {"confuse", "confuses", "confused", "confusing", "mix", "mixes", "mixed", "mixing",
+              "mistake", "mistakes", "mistaken", "swap", "swaps", "swapped"}
 _WITH_PAIR = re.compile(r"\b([\w-]+)\s+with\s+(?=([\w-]+))", re.I)
 _PRE = {"into", "as", "between", "among", "including", "namely", "like"}
 # A class word followed by one of these starts a post-modifier: "dogs near the feeder".
@@ -114,14 +116,17 @@ def drop_numbers(tokens: list[str], known: Known) -> list[str]:
         if after is not None and not is_number(after) and after not in DIGIT_CONTEXT and (
                 after not in FILLER or after in CONTEXT_WORDS
                 or (after.endswith("s") and after not in ENGLISH_STOP_WORDS)
-        ) and not (after.endswith("ed") and len(after) > 4):  # "5 recognized" is a digit
+        ) and not (before is None and after.endswith("ed") and len(after) > 4):  # "…and 5
+            # recognized" is a digit, "our 2 licensed photographers" a count
             # "3 kids", "5 comes in", not "nine apart" nor "9 is"
             return True
         return before is not None and (before not in FILLER or before in CONTEXT_WORDS) \
             and not is_style(before) and not is_number(before) \
             and before not in DIGIT_CONTEXT  # "phase 2", "version 3"  # fmt: skip
-    return [t for i, t in enumerate(tokens) if is_number(t) and not counts(i)
-            or not is_number(t) or i and tokens[i - 1] in COMPARING]  # "confuses 1s"
+    def compared(i: int) -> bool:  # "confuses 1s": a digit, whatever follows
+        return i > 0 and tokens[i - 1] in COMPARING
+    return [t for i, t in enumerate(tokens)
+            if not is_number(t) or compared(i) or not counts(i)]  # fmt: skip
 
 
 def negates(tokens: list[str], class_word: Callable[[str], bool] = _never,
@@ -159,11 +164,14 @@ def join_modifiers(text: str, known: Known) -> str:
 
 
 def compared_with(text: str, known: Known) -> str:
-    """"confuses 1s with 7s and 4s with 9s" → "1s and 7s": in a request that compares,
-    "with" between two class words pairs them (read as a post-modifier, "1s" was lost and
-    the request answered without it). "photos of cats with collars" is left alone."""
-    if not {f for t in re.findall(r"[a-z]+", text.lower()) for f in singular_forms(t)} \
-            & COMPARING:  # fmt: skip
-        return text
-    return _WITH_PAIR.sub(lambda m: f"{m[1]} and " if known.class_word(m[1].lower())
-                          and known.class_word(m[2].lower()) else m[0], text)  # fmt: skip
+    """"confuses 1s with 7s and 4s with 9s" → "1s and 7s …": in a sentence that confuses or
+    mixes up classes and compares nothing "from" or "vs" another, "with" between two class
+    words pairs them (read as a post-modifier, "1s" was lost: a wrong 200). "Tell dogs with
+    coats on from cats" and "photos of cats with collars" are left alone."""
+    def pair(sentence: str) -> str:
+        tokens = {f for t in re.findall(r"[a-z]+", sentence.lower()) for f in singular_forms(t)}
+        if not tokens & _CONFUSING or tokens & {"from", "vs", "versus", "between"}:
+            return sentence
+        return _WITH_PAIR.sub(lambda m: f"{m[1]} and " if known.class_word(m[1].lower())
+                              and known.class_word(m[2].lower()) else m[0], sentence)
+    return "".join(pair(s) for s in re.split(r"((?<=[.!?\n]))", text))

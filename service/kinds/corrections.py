@@ -19,8 +19,8 @@ _MARKER = re.compile(r"\bno,?\s+wait\b,?|\bwait,?\s+no\b,?|\bsorry,?\s+i\s+mean(
                      r"\bno\s+sorry\b|\bscratch\s+that\b|\bcorrection\s*:|\bi\s+meant\b|"
                      r"(?:,|\ber\b|\bum\b|\buh\b),?\s*i\s+mean\b|"
                      r"\bno,\s+(?=(?:just|only|actually|instead)\b)|"  # "? no, just the even"
-                     r"\b(?:actually,?\s+)?make\s+(?:that|it)\b(?!\s+(?:one|two|three|four|five|"
-                     r"six|seven|eight|nine|\d)\b),?|\bon\s+second\s+thoughts?\b,?",
+                     r"\b(?:actually|no|sorry|wait|oops),?\s+make\s+(?:that|it)\b,?|"
+                     r"\bon\s+second\s+thoughts?\b,?",  # not "make it fast", "make that one two"
                      re.I)  # fmt: skip
 _SENTENCE_END = re.compile(r"[.!?]+\s+|\n")
 _ADDING = {"also", "too", "plus", "add", "additionally", "another", "more"}

@@ -33,6 +33,7 @@ PREFIX_MAX_SIMILARITY = 0.40
 STRAY_MAX_SIMILARITY = 0.45
 _DIGITS = re.compile(r"\d")
 _DIGIT_CLASS = re.compile(r"\d(?:s)?")  # "7", "7s"
+_BARE_NUMBER = re.compile(r"\d+s?")  # "12", "16s": maybe a class asked for, never a stray
 GROUP_SIMILARITY = 0.5  # the classes a group word leans to ("farm": cow 0.58, sheep 0.51)
 
 
@@ -106,10 +107,12 @@ def strays(resolver: ClassResolver, phrases: list[str], kept: set[str]) -> list[
     zebras"): none of ``kept`` (list items, "cows, sheep and goats"; mentions from a chunk
     that asks, "Also tigers."; ``parsing.Parsed``), naming no class, saying no "not" ("the
     lion we not need" is about a class) and leaning to no class (similarity below
-    ``STRAY_MAX_SIMILARITY``); or a measured number (:func:`_measured`), even in a list.
+    ``STRAY_MAX_SIMILARITY``, which a measured number outside the lists need not be:
+    :func:`_measured`).
     Issue 13's read outside sets failed mostly on such leftovers (113 of their 210 natural
     422s would have been right without them)."""
-    candidates = [p for p in phrases if (_measured(p) or not within(p, kept))
+    candidates = [p for p in phrases if not within(p, kept)
+                  and (_measured(p) or not _BARE_NUMBER.fullmatch(p))  # "F-16s": a class?
                   and not NEGATIONS & set(words(p))
                   and not any(resolver.term(w) is not None for w in words(p))]  # "1s 7s"
     if not candidates:
@@ -120,12 +123,13 @@ def strays(resolver: ClassResolver, phrases: list[str], kept: set[str]) -> list[
 
 
 def _measured(phrase: str) -> bool:
-    """A number that is no digit, with a unit or label ("50 ms latency budget", "meter ids
-    12000", "7th graders", "q3", "10k"): context even in a list. A bare "12" may be a class
-    asked for ("digits 3, 7 and 12"), and "half of 10" a digit, so neither is one."""
+    """A number that is no digit, with a unit or label ("meter ids 12000", "7th graders",
+    "q3", "10k"): its similarity says nothing ("q3" is 0.48 from three). In a list it may
+    be a class asked for ("3s, 7s and 10s", "iPhone 15s", "4x4 trucks": an outside review's
+    wrong 200s when it counted there too), and "half of 10" computes a digit."""
     tokens = words(phrase)
     numbers = [t for t in tokens if _DIGITS.search(t) and not _DIGIT_CLASS.fullmatch(t)]
-    return bool(numbers) and (len(tokens) > 1 or not numbers[0].isdigit()) \
+    return bool(numbers) and (len(tokens) > 1 or not _BARE_NUMBER.fullmatch(numbers[0])) \
         and value_of(phrase) is None  # "half of 10" computes a number: asked back
 
 

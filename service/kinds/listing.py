@@ -11,6 +11,8 @@ its own. A chunk that gives no mention does not break a list ("horses, Priority:
 
 from __future__ import annotations
 
+import re
+
 from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
 
 from service.kinds.chunks import POST, is_style
@@ -21,7 +23,9 @@ from service.kinds.vocabulary import REQUESTING
 _AROUND = {"a", "an", "the", "some", "also", "plus", "maybe", "perhaps", "possibly", "even",
            "especially", "then", "just", "only", "too", "well", "as", "please", "pls", "etc",
            "both", "either", "neither", "any", "all", "of", "my", "our", "your", "their"}
-_WISHING = {"nice", "hope", "hoping", "wish", "ideally", "maybe", "perhaps", "possibly"}
+_WISHING = {"nice", "hope", "hoping", "wish", "ideally", "maybe", "perhaps", "possibly", "must",
+            "should", "required", "mandatory", "important", "essential", "class", "category",
+            "label", "want", "care", "interest", "target"}  # "Required: kangaroos"
 _JOINING = {"and", "or", "nor", "n", "&", "+"}  # a list goes on after these, not after ","
 _SEPARATORS = {",", ";", "&", "+", "/", "and", "or", "nor", "n", "vs", "vs.", "versus"}
 
@@ -54,21 +58,38 @@ def _ends(mention: str, chunk: list[str]) -> bool:
     if first not in chunk:
         return False
     after = chunk[chunk.index(first) + 1:]
-    after = after[: next((i for i, w in enumerate(after) if w in POST or w == "as"),
-                         len(after))]  # fmt: skip ("3, 5 and 8 as cartoons")
+    after = after[: next((i for i, w in enumerate(after) if w in POST or w == "as"
+                          or (len(w) > 4 and w.endswith(("ed", "ing")))),
+                         len(after))]  # "8 as cartoons", "alpacas photographed at dusk"
     return all(w in own or w in _AROUND or w in ENGLISH_STOP_WORDS or w.endswith("ly")
                for w in after)  # fmt: skip
 
 
 def _opens(mention: str, chunk: list[str]) -> bool:
-    """Whether ``mention`` opens its chunk, after words of ``_AROUND`` and style words
-    ("sketches of cats"), and ends it (:func:`_ends`)."""
+    """Whether ``mention`` opens its chunk (its first or second word after words of
+    ``_AROUND`` and style words: "sketches of cats", "the new zebras") and ends it
+    (:func:`_ends`)."""
     rest = [w for w in chunk if w not in _AROUND and not is_style(w)]
     return bool(rest) and rest[0] == mention.split()[0] and _ends(mention, chunk)
 
 
 def asked(items: list[Item]) -> set[str]:
     """The mentions of chunks that ask for something ("we would also like raccoons", "Also
-    tigers.", "plus penguins", "though ferrets would be nice"): never context."""
-    return {m for _, mentions, chunk in items if (REQUESTING | _WISHING) & set(chunk)
-            for m in mentions}  # fmt: skip
+    tigers.", "plus penguins", "though ferrets would be nice", "the llamas should be
+    recognised"), or that follow a chunk asking and naming nothing ("Required: kangaroos"):
+    never context."""
+    found, lead = set(), False
+    for _, mentions, chunk in items:
+        asks = bool((REQUESTING | _WISHING) & {f for w in chunk for f in _stems(w)})
+        if asks or lead:
+            found |= set(mentions)
+        lead = asks and not mentions  # "Required: kangaroos", "Also, llamas"
+    return found
+
+
+def _stems(word: str) -> set[str]:
+    """``word`` and the verb it inflects ("recognised", "labelled", "identified" → "recognise",
+    "label", "identify"), so that "the llamas should be recognised" asks."""
+    forms = {word, re.sub(r"ied$", "y", word), re.sub(r"(?:ed|d)$", "", word),
+             re.sub(r"(\w)\1ed$", r"\1", word), re.sub(r"ing$", "", word)}
+    return forms | {f + "e" for f in forms}

@@ -157,7 +157,7 @@ def _about_excluded(resolver: ClassResolver, mention: str, excluded: set[int]) -
     clash, 422."""
     from service.core.problems import Problem
 
-    named = set(resolver.classes_in(mention)) & excluded
+    named = (set(resolver.classes_in(mention)) | {resolver.exact(mention)}) & excluded
     if named and resolver.exact(mention) in named:
         raise Problem(422, "ambiguous-classes", f"{mention!r} is both asked for and excluded; "
                       "name each class you want once")  # fmt: skip
@@ -263,8 +263,8 @@ def _kinds_of_one(resolver: ClassResolver, phrases: list[str], notes: list[str])
     a kind of it ("kittens and cats", "shirts and polo shirts") distinguishes the two: left
     to clash (422)."""
     kinds: dict[int, list[str]] = {}
-    for p in phrases:
-        idx = resolver.exact(p)
+    for p in phrases:  # a bare term: "lion cubs" is no kind of bear (exact allows a word)
+        idx = resolver.term(" ".join(w for w in words(p) if w not in FILLER | _HEDGES))
         if idx is not None:
             kinds.setdefault(idx, []).append(p)
     dropped = set()

@@ -51,8 +51,9 @@ _RANGE_AT = re.compile(r"^\s*(?:the\s+)?(\d|zero|one|two|three|four|five|six|sev
                        r"\s*(?:-|–|to|through|thru|until)\s*(\d|zero|one|two|three|four|five|"
                        r"six|seven|eight|nine)\b", re.I)  # fmt: skip
 _DIGIT = r"(\d|zero|one|two|three|four|five|six|seven|eight|nine)"
-_PARITY_RANGE = re.compile(rf"^\s*(?:from\s+|between\s+)?(?:the\s+)?{_DIGIT}\s*"
-                           rf"(?:-|–|to|through|thru|until|and)\s*{_DIGIT}\b", re.I)
+_PARITY_RANGE = re.compile(rf"^\s*(?:from\s+)?(?:the\s+)?{_DIGIT}\s*(?:-|–|to|through|thru|"
+                           rf"until)\s*{_DIGIT}\b|^\s*between\s+(?:the\s+)?{_DIGIT}\s*"
+                           rf"(?:-|–|to|and)\s*{_DIGIT}\b", re.I)  # not "odd digits 1 and 7"
 _EXCLUDING = re.compile(r"^\s*,?\s*(?:(?:except(?:\s+for)?|excluding|but(?:\s+not)?|other\s+than|"
                         r"apart\s+from|minus|without|save\s+for)\b(?:\s+(?:please\s+)?(?:skip|"
                         r"drop|remove|scrap|forget|leave\s+out)\b)?|(?:skip|drop|remove|scrap|"
@@ -72,15 +73,13 @@ def spell_out(text: str, groups: Mapping[str, list[str]],
     out, last, excepted = [], 0, []
     for match in _PHRASE.finditer(text):
         members = _members(match, groups)
-        if members is not None and match.start() >= last \
-                and (bounded := _within(text, match, members)) is not None:  # fmt: skip
-            kept, end = bounded
-            out += [text[last:match.start()], ", ".join(kept) + ", "]
-            last = end
+        if members is None or match.start() < last:
             continue
-        if members is None or match.start() < last or not _asked(text, last, match, class_of):
+        bounded = _within(text, match, members)  # "even numbers 0-8"
+        members, tail = bounded or (members, match.end())
+        if not _asked(text, last, match, class_of, bounded is not None):
             continue
-        end, excluded = _exceptions(text, match.end(), class_of, members)
+        end, excluded = _exceptions(text, tail, class_of, members)
         if excluded is None or _PREDICATE.match(text[end:]):
             continue  # "all digits except those that look alike": which ones is unclear
         kept = [m for m in members if m not in excluded]
@@ -98,20 +97,22 @@ def _within(text: str, match: re.Match, members: list[str]) -> tuple[list[str], 
                                                           re.I)):  # fmt: skip
         return None
     low, high = sorted(_COUNTS.get(b.lower(), int(b) if b.isdigit() else -1)
-                       for b in bound.groups())  # fmt: skip
+                       for b in bound.groups() if b is not None)  # fmt: skip
     kept = [m for m in members if low <= _COUNTS[m] <= high]
     return kept, match.end() + bound.end()
 
 
-def _asked(text: str, last: int, match: re.Match, class_of: Callable[[str], str | None]
-           ) -> bool:
+def _asked(text: str, last: int, match: re.Match, class_of: Callable[[str], str | None],
+           bounded: bool = False) -> bool:
     """Whether a group phrase asks for the group: nothing but instruction, filler and class
     words before it in its clause ("dogs and all the other animals"; not "Avoid all animals"),
     no negation or past before it in its sentence, no range after it ("all digits from 1 to
-    5"), and not about the images ("every animal photo")."""
+    5"; an even or odd group's range bounds it instead, ``bounded``), and not about the
+    images ("every animal photo")."""
     after, before = text[match.end():], text[last : match.start()]  # since the last group
     clause = _CLAUSE_START.split(before)[-1]
-    return not (_BOUNDED.match(after) or _ABOUT.match(after) or _NEGATED.search(before)) \
+    return not ((_BOUNDED.match(after) and not bounded) or _ABOUT.match(after)
+                or _NEGATED.search(before)) \
         and all((w in FILLER and w not in NEGATIONS) or class_of(w) is not None
                 for w in words(clause))  # fmt: skip
 

@@ -21,8 +21,14 @@ ODD = ["one", "three", "five", "seven", "nine"]
     ("digits 1 through 3 on scanned checks; we process 2,500 checks a day",
      ["one", "two", "three"]),
     ("need the numbers 1 and 5 recognized on hand-filled forms", ["one", "five"]),
-    ("shirt vs t-shirt vs dress on Android camera pics, 50 ms latency budget",
+    ("shirt vs t-shirt vs dress on Android camera pics. Our latency budget is 50 ms.",
      ["shirt", "t-shirt", "dress"]),
+    # an outside review's probes (stop 30): each was wrong once the rules above first landed
+    ("even digits 0-8 except 4", ["zero", "two", "six", "eight"]),
+    ("just the odd digits 1 and 7", ["one", "seven"]),
+    ("Classify cats and dogs. Make it fast.", ["cat", "dog"]),
+    ("our 2 licensed photographers shoot horses and cows", ["horse", "cow"]),
+    ("Digits 1 and 7, actually make that 1 and 4", ["one", "four"]),
     ("dogs and cats — actually, make that dogs and horses", ["dog", "horse"]),
     ("cats and dogs. On second thought, cats and horses", ["cat", "horse"]),  # had dog, at 200
     ("we want elephants, giraffes, and, um, zebras, and, hmm, maybe bears too? yeah, bears.",
@@ -56,6 +62,15 @@ def test_kinds_of_one_class_are_that_class_and_said_so(pacs, text, classes):
     "digits 3, 7 and 12",  # a bare number may be a class asked for
     "cats and dogs, half of 10",  # a computed number is no measurement
     "cats, make it cows and sheep and 12",
+    # an outside review's probes (stop 30): each was a wrong 200 once the rules first landed
+    "handwritten 3s, 7s and 10s",  # a number in a list is no measurement
+    "bags, coats and iPhone 15s",
+    "cats, dogs and F-16s",
+    "lion cubs, pandas and zebras",  # "lion cubs" is no bare alias of bear
+    "Tell dogs with coats on from cats",  # "with" pairs only what is confused or mixed up
+    "digits 0-9 but not 7",  # a digit both in a range and excluded
+    "Our farm has cows, horses and sheep. The llamas should be recognised as well.",
+    "horses, zebras and alpacas photographed at dusk",
 ])
 def test_guards_clashes_and_bare_numbers_are_still_refused(pacs, text):
     with pytest.raises(Problem):
