@@ -27,6 +27,8 @@ _ADDING = {"also", "too", "plus", "add", "additionally", "another", "more"}
 RETRACTING = {"drop", "skip", "scrap", "scratch", "forget", "remove", "omit", "cancel", "minus",
               "ditch", "lose"}  # fmt: skip
 _TAKE_BACK = re.compile(r"\b(?:actually|sorry),?\s+(?:not|no)\b", re.I)  # "Actually, not dogs"
+_HEDGED = re.compile(r"(?<=\w)\s+(?:--|-|—|–)?\s*((?:actually|oh|wait|no),?\s+(?:scratch|drop|"
+                     r"remove|forget|skip|scrap|cancel|ditch)\b)", re.I)
 # words that may open a retracting chunk before its verb ("but then actually drop …")
 _LEAD = {"but", "then", "actually", "and", "also", "oh", "please", "pls", "ok", "okay", "so",
          "just", "maybe", "lets", "let", "us", "you", "can", "could", "we", "i", "ll", "d"}
@@ -38,6 +40,7 @@ def retract_before_markers(text: str) -> tuple[str, list[str]]:
     what follows adds ("no wait, also horses"). "Oh wait" is no marker: it adds more often
     than it takes back ("Oh wait, the zoo also has sheep")."""
     dropped, text = [], _TAKE_BACK.sub("drop", text)  # a retraction, not a clash
+    text = _HEDGED.sub(r", \1", text)  # "and 7 -- actually scratch the 4": its own chunk
     while match := _MARKER.search(text):
         ends = [m.end() for m in _SENTENCE_END.finditer(text, 0, match.start())]
         start = ends[-1] if ends else 0

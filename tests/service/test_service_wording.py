@@ -29,6 +29,10 @@ ODD = ["one", "three", "five", "seven", "nine"]
     ("Classify cats and dogs. Make it fast.", ["cat", "dog"]),
     ("our 2 licensed photographers shoot horses and cows", ["horse", "cow"]),
     ("Digits 1 and 7, actually make that 1 and 4", ["one", "four"]),
+    # held-out sets 24 and 25, first read at this stop's end: wrong 200s once a stray
+    # word no longer hid them
+    ("I need digits 1, 4 and 7 -- actually scratch the 4, just one and seven", ["one", "seven"]),
+    ("felines, canines, ovines. domain: sketch", ["cat", "dog", "sheep"]),
     ("dogs and cats — actually, make that dogs and horses", ["dog", "horse"]),
     ("cats and dogs. On second thought, cats and horses", ["cat", "horse"]),  # had dog, at 200
     ("we want elephants, giraffes, and, um, zebras, and, hmm, maybe bears too? yeah, bears.",

@@ -75,10 +75,10 @@ _ALIASES = {
     "bag": ["handbag", "purse", "tote", "backpack", "satchel", "shoulder bag", "rucksack",
             "duffel"],
     "ankle boot": ["boot", "bootie", "chelsea boot", "chukka"],
-    "bear": ["grizzly", "brown bear", "polar bear", "cub", "panda"],
+    "bear": ["grizzly", "brown bear", "polar bear", "cub", "panda", "ursine"],
     "bird": ["songbird", "sparrow", "parrot", "pigeon", "eagle", "owl", "robin", "chick",
              "budgie", "parakeet", "finch", "seagull", "gull", "pelican", "hummingbird",
-             "blackbird", "bluebird", "magpie", "flamingo"],
+             "blackbird", "bluebird", "magpie", "flamingo", "avian"],
     "cat": ["kitten", "kitty", "feline", "tomcat", "moggy", "tabby", "siamese"],
     "cow": ["cattle", "calf", "bull", "ox", "heifer", "steer", "bovine", "holstein", "oxen"],
     "dog": ["puppy", "pup", "hound", "canine", "doggy", "doggie", "pooch", "doggo", "labrador",
@@ -86,7 +86,7 @@ _ALIASES = {
             "dachshund", "chihuahua", "corgi", "pug", "rottweiler"],
     "elephant": ["pachyderm"],
     "horse": ["pony", "stallion", "mare", "foal", "colt", "thoroughbred", "equine", "filly"],
-    "sheep": ["lamb", "ewe", "ram"],
+    "sheep": ["lamb", "ewe", "ram", "ovine"],  # the Latin adjectives, as feline … equine
 }
 
 # Frozen output of prototype_neighbours on the full sources (see module docstring).
