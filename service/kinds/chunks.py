@@ -116,9 +116,9 @@ def drop_numbers(tokens: list[str], known: Known) -> list[str]:
         if after is not None and not is_number(after) and after not in DIGIT_CONTEXT and (
                 after not in FILLER or after in CONTEXT_WORDS
                 or (after.endswith("s") and after not in ENGLISH_STOP_WORDS)
-        ) and not (before is None and after.endswith("ed") and len(after) > 4):  # "…and 5
-            # recognized" is a digit, "our 2 licensed photographers" a count
-            # "3 kids", "5 comes in", not "nine apart" nor "9 is"
+        ) and not (before is None and after.endswith("ed") and len(after) > 4):
+            # "3 kids", "5 comes in", "our 2 licensed photographers"; not "nine apart", "9 is"
+            # nor a chunk opening "5 recognized" ("the numbers 1 and 5 recognized")
             return True
         return before is not None and (before not in FILLER or before in CONTEXT_WORDS) \
             and not is_style(before) and not is_number(before) \
@@ -174,4 +174,4 @@ def compared_with(text: str, known: Known) -> str:
             return sentence
         return _WITH_PAIR.sub(lambda m: f"{m[1]} and " if known.class_word(m[1].lower())
                               and known.class_word(m[2].lower()) else m[0], sentence)
-    return "".join(pair(s) for s in re.split(r"((?<=[.!?\n]))", text))
+    return "".join(pair(s) for s in re.split(r"(?<=[.!?\n])", text))

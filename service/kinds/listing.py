@@ -25,7 +25,7 @@ _AROUND = {"a", "an", "the", "some", "also", "plus", "maybe", "perhaps", "possib
            "both", "either", "neither", "any", "all", "of", "my", "our", "your", "their"}
 _WISHING = {"nice", "hope", "hoping", "wish", "ideally", "maybe", "perhaps", "possibly", "must",
             "should", "required", "mandatory", "important", "essential", "class", "category",
-            "label", "want", "care", "interest", "target"}  # "Required: kangaroos"
+            "care", "interest", "target"}  # with REQUESTING: "Required: kangaroos"
 _JOINING = {"and", "or", "nor", "n", "&", "+"}  # a list goes on after these, not after ","
 _SEPARATORS = {",", ";", "&", "+", "/", "and", "or", "nor", "n", "vs", "vs.", "versus"}
 
@@ -66,9 +66,8 @@ def _ends(mention: str, chunk: list[str]) -> bool:
 
 
 def _opens(mention: str, chunk: list[str]) -> bool:
-    """Whether ``mention`` opens its chunk (its first or second word after words of
-    ``_AROUND`` and style words: "sketches of cats", "the new zebras") and ends it
-    (:func:`_ends`)."""
+    """Whether ``mention`` opens its chunk (after words of ``_AROUND`` and style words:
+    "sketches of cats") and ends it (:func:`_ends`)."""
     rest = [w for w in chunk if w not in _AROUND and not is_style(w)]
     return bool(rest) and rest[0] == mention.split()[0] and _ends(mention, chunk)
 

@@ -92,7 +92,7 @@ def _mentions(resolver: ClassResolver, request: Any):
     tails, context = [t for t in tails if t[0] not in covered], context + covered
     style = [w for w in parsed.style if w not in NO_DOMAIN]
     domain = resolver.domain_of(style or parsed.hints)  # "snap them on their phones"
-    kept = parsed.listed | parsed.asked | parsed.more  # never strays: "and other zoo animals"
+    kept = parsed.listed | parsed.asked | parsed.more  # never strays ("and other zoo animals")
     if NEGATIONS & set(words(request.description or "")):  # "6-9 are next sprint, NOT this one"
         kept |= set(parsed.mentions)
     return _distinct([m for m, _ in tails]), domain, context, (parsed.listed, kept)
@@ -193,14 +193,14 @@ def resolve_request(
     """
     from service.core.problems import Problem
 
-    phrases, domain, context, (listed, asked) = _mentions(resolver, request)
+    phrases, domain, context, (listed, kept) = _mentions(resolver, request)
     domain = request.domain or domain
     if domain is not None and domain not in domains:
         raise Problem(422, "unknown-domain", f"unknown domain {domain!r}", domains=domains)
     phrases = _kinds_of_one(resolver, phrases, [] if notes is None else notes)
     _refuse_ambiguous(resolver, phrases, listed=request.classes is not None)
     matches = resolver.match_many(phrases, listed=request.classes is not None)
-    matches, strays = _without_strays(resolver, matches, listed, asked) \
+    matches, strays = _without_strays(resolver, matches, listed, kept) \
         if request.classes is None else (matches, [])  # a listed class is asked for
     if ignored is not None:
         ignored += context + strays
@@ -219,10 +219,11 @@ def resolve_request(
 
 
 def _without_strays(resolver: ClassResolver, matches: list[Match], listed: set[str],
-                    asked: set[str]) -> tuple[list[Match], list[str]]:
+                    kept: set[str]) -> tuple[list[Match], list[str]]:
     """``(matches, dropped)``: the unknown mentions that stand outside the request's lists
-    dropped as context (:func:`service.kinds.leftovers.strays`), when two or more distinct
-    classes remain and each came from a list item; else the matches as they are. A class
+    dropped as context (:func:`service.kinds.leftovers.strays`; ``kept``: the mentions never
+    dropped), when two or more distinct classes remain and each came from a list item
+    (``listed``); else the matches as they are. A class
     from outside the lists ("Lot 2 (bear enclosure) has been withdrawn", "one model") may be
     a misreading that the unknown's 422 would have shown."""
     known = [m for m in matches if m.name is not None]
@@ -230,7 +231,7 @@ def _without_strays(resolver: ClassResolver, matches: list[Match], listed: set[s
     if not unknown or len({m.name for m in known}) < 2 \
             or not all(leftovers.within(m.phrase, listed) for m in known):  # fmt: skip
         return matches, []
-    strays = leftovers.strays(resolver, unknown, listed | asked)
+    strays = leftovers.strays(resolver, unknown, kept)
     return [m for m in matches if m.phrase not in strays], strays
 
 

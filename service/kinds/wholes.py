@@ -93,8 +93,7 @@ def _within(text: str, match: re.Match, members: list[str]) -> tuple[list[str], 
     """``(classes, end)`` of an even or odd group bounded by the range after it ("even numbers
     0-8" → zero, two, …, eight; read as the range alone it was all nine at 200), else None."""
     bound = _PARITY_RANGE.match(text[match.end():])
-    if bound is None or not (match["parity"] or re.search(r"\b(?:even|odd)\b", match["fill"],
-                                                          re.I)):  # fmt: skip
+    if bound is None or _parity(match) is None:
         return None
     low, high = sorted(_COUNTS.get(b.lower(), int(b) if b.isdigit() else -1)
                        for b in bound.groups() if b is not None)  # fmt: skip
@@ -127,8 +126,7 @@ def _members(match: re.Match, groups: Mapping[str, list[str]]) -> list[str] | No
     if sum(w in ("even", "odd") or w in _COUNTS or w.isdigit() for w in fill) \
             + bool(match["parity"] or match["count"]) > 1:  # fmt: skip
         return None  # "even odd digits", "ten ten digits"
-    parity = (match["parity"] or "").lower() or next((w for w in fill if w in ("even", "odd")),
-                                                       None)  # "Odd digits only" (was even)
+    parity = _parity(match)
     if parity:
         values = {m: _COUNTS.get(m) for m in members}
         if any(v is None for v in values.values()):
@@ -141,6 +139,13 @@ def _members(match: re.Match, groups: Mapping[str, list[str]]) -> list[str] | No
             != len(members):  # fmt: skip
         return None  # "3 digits" counts, it names no group
     return members
+
+
+def _parity(match: re.Match) -> str | None:
+    """"even" or "odd" when a group phrase says which ("Odd digits only": was even, at 200)."""
+    said = (match["parity"] or "").lower() or next(
+        (w for w in words(match["fill"] or "") if w in ("even", "odd")), None)
+    return said or None
 
 
 def group_of(word: str, groups: Mapping[str, list[str]]) -> str | None:
