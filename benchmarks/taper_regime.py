@@ -124,6 +124,9 @@ def main(argv: list[str] | None = None) -> list[dict]:
             if done:
                 rows.append(row(size, budget, done))
     out = Path(args.out)
+    if not rows:
+        print(f"no finished run under {out} for these sizes, budgets and seeds")
+        return rows
     print(f"\n{rows[0]['runtime']}\n"
           "| size | budget | seeds | selection acc | TAPER acc | error ratio | wall s / seed |\n"
           "|---|---|---|---|---|---|---|")
