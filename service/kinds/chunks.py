@@ -26,6 +26,7 @@ from service.kinds.vocabulary import (
     NEEDED,
     NEGATIONS,
     STORY_VERBS,
+    STYLE_HINTS,
     STYLE_WORDS,
 )
 
@@ -45,6 +46,7 @@ POST = {"in", "on", "at", "near", "with", "by", "under", "behind", "beside", "in
 CONTEXT_WORDS = ABOUT_APP | STORY_VERBS
 _BARE = {"the", "are", "is", "be", "been", "all", "also", "too"}  # "horses are excluded"
 _RANGE_WORDS = {"to", "through", "thru", "till", "until"}  # "5 to 9 per photo" is no class list
+_DETERMINERS = {"a", "an", "the", "my", "our", "your", "their", "his", "her", "its"}
 _BOUNDS = {"after", "before", "since", "past", "around", "about", "over", "under", "at", "by"}
 _COUNTED = {"thing", "things", "item", "items", "more", "of", "kind", "type", "time", "times",
             "way", "question"}  # "one thing", "one of them", "two more"
@@ -70,9 +72,30 @@ class Known:
 
 
 def content(tokens: list[str], known: Known) -> str:
-    """The tokens that can name a class: no filler, no style words (unless a class word)."""
-    return " ".join(t for t in tokens
-                    if (not is_style(t) and t not in FILLER) or known.class_word(t))
+    """The tokens that can name a class: no filler, no adverbs, no style words (unless a
+    class word)."""
+    return " ".join(t for t in tokens if (not is_style(t) and t not in FILLER
+                                          and not adverb(t)) or known.class_word(t))
+
+
+def adverb(token: str) -> bool:
+    """An adverb in "-ly" ("literally", "simply", "correctly"): it names no class. Not the
+    nouns that end so ("butterfly", "family", "supply", "assembly", "anomaly")."""
+    return len(token) >= 6 and token.endswith("ly") \
+        and not token.endswith(("fly", "ply", "mily", "mbly", "maly", "poly"))
+
+
+def modifies_style(kept: str, raw: list[str], known: Known) -> bool:
+    """Whether the mention ``kept`` only says where the images come from: one or two words
+    with no class word, right before a style or capture word ("trail cameras", "phone pics",
+    "product shots"). "cat photos" names a class; "photos of hamsters" is no modifier.
+    Still context only if it leans to no class (``leftovers.context``): "birdie cartoons"."""
+    tokens = kept.split()
+    if len(tokens) > 2 or any(map(known.class_word, tokens)):
+        return False
+    raw, n = [t for t in raw if t not in _DETERMINERS], len(tokens)  # "point my phone camera"
+    return any(raw[i : i + n] == tokens and (is_style(raw[i + n]) or raw[i + n] in STYLE_HINTS)
+               for i in range(len(raw) - n))  # side by side: not "deer in our field cameras"
 
 
 def is_style(token: str) -> bool:
@@ -113,6 +136,8 @@ def drop_numbers(tokens: list[str], known: Known) -> list[str]:
         ranged = before in _RANGE_WORDS and i > 1 and is_number(tokens[i - 2])  # "1 to 3"
         if ranged or before in _BOUNDS or after in _RANGE_WORDS or after in _COUNTED:
             return True
+        if after is not None and adverb(after):  # "wrote a seven correctly"
+            after = None
         if after is not None and not is_number(after) and after not in DIGIT_CONTEXT and (
                 after not in FILLER or after in CONTEXT_WORDS
                 or (after.endswith("s") and after not in ENGLISH_STOP_WORDS)

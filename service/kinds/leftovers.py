@@ -38,7 +38,7 @@ GROUP_SIMILARITY = 0.5  # the classes a group word leans to ("farm": cow 0.58, s
 
 
 def context(resolver: ClassResolver, clauses: set[str], asides: set[str],
-            wordy: Iterable[str] = ()) -> list[str]:
+            wordy: Iterable[str] = (), roles: Iterable[str] = ()) -> list[str]:
     """The mentions that are about the app, not a class: no class word among them, no
     class similar enough to accept, and either from a clause (a chunk of five or more
     words) with three or more content words (words about the project such as "customer"
@@ -50,13 +50,14 @@ def context(resolver: ClassResolver, clauses: set[str], asides: set[str],
     is a few words in a list ("guinea pig babies", "tigers"), so it stays a mention and
     gets its 422. Similarity here ignores the descriptions: they mention habitats and uses
     ("savanna", "barn") that context sentences share with no intent to name a class."""
-    wordy = set(wordy)
-    candidates = [c for c in dict.fromkeys([*clauses, *asides, *wordy])
+    wordy, roles = set(wordy), set(roles)
+    candidates = [c for c in dict.fromkeys([*clauses, *asides, *wordy, *roles])
                   if not any(map(resolver.class_word, words(c)))]
     if not candidates:
         return []
     best = resolver.similarities(candidates, core=True).max(axis=1)
-    return [c for c, b in zip(candidates, best, strict=True) if b < resolver.threshold]
+    return [c for c, b in zip(candidates, best, strict=True) if b < resolver.threshold
+            or c in roles]
 
 
 def tails(resolver: ClassResolver, mentions: list[str]) -> list[tuple[str, str]]:

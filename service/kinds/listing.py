@@ -16,17 +16,19 @@ import re
 from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
 
 from service.kinds.chunks import POST, is_style
-from service.kinds.vocabulary import REQUESTING
+from service.kinds.vocabulary import DIGIT_CONTEXT, REQUESTING
 
 # words that may stand between a list item and its separator: "cats, the dogs and maybe
 # horses too", "zebras as well, please"
 _AROUND = {"a", "an", "the", "some", "also", "plus", "maybe", "perhaps", "possibly", "even",
            "especially", "then", "just", "only", "too", "well", "as", "please", "pls", "etc",
-           "both", "either", "neither", "any", "all", "of", "my", "our", "your", "their"}
+           "both", "either", "neither", "any", "all", "of", "my", "our", "your", "their"} \
+    | DIGIT_CONTEXT  # "numeral 5 vs numeral 6", "the number 3 or a handwritten 8"
 _WISHING = {"nice", "hope", "hoping", "wish", "ideally", "maybe", "perhaps", "possibly", "must",
             "should", "required", "mandatory", "important", "essential", "class", "category",
             "care", "interest", "target"}  # with REQUESTING: "Required: kangaroos"
 _JOINING = {"and", "or", "nor", "n", "&", "+"}  # a list goes on after these, not after ","
+_PLAIN = {",", ";", "/"}  # a list closed by "and" goes on only after "and", "or", "vs", "from"
 _SEPARATORS = {",", ";", "&", "+", "/", "and", "or", "nor", "n", "vs", "vs.", "versus"}
 
 Item = tuple[str, list[str], list[str]]  # (separator before it, its mentions, its words)
@@ -40,11 +42,16 @@ def list_items(items: list[Item], comparing: bool = False) -> set[str]:
     listed |= {right[0] for separator, right, words in items  # "Oh, and lions if you can"
                if separator in _JOINING and len(right) == 1 and _opens(right[0], words)}
     named = [item for item in items if item[1]]  # "horses, Priority: alpacas"
+    closed = False  # "horses and dogs, renaissance-era mostly": a list ended by "and"
     for (_, left, left_words), (separator, right, right_words) in zip(named, named[1:],
                                                                           strict=False):
         if separator in separators and len(left) == 1 and len(right) == 1 \
-                and _ends(left[0], left_words) and _opens(right[0], right_words):  # fmt: skip
+                and _ends(left[0], left_words) and _opens(right[0], right_words) \
+                and not (closed and separator in _PLAIN):  # fmt: skip
             listed |= {left[0], right[0]}
+            closed = separator in _JOINING
+        else:
+            closed = False
     return listed
 
 

@@ -29,6 +29,7 @@ from service.kinds.chunks import (
     drop_numbers,
     is_style,
     join_modifiers,
+    modifies_style,
     negates,
     post_modifier,
     pre_clause,
@@ -39,11 +40,13 @@ from service.kinds.letters import strip_letter
 from service.kinds.listing import asked, list_items
 from service.kinds.numbers import digit_of
 from service.kinds.ranges import NUMBER, between, letter_range, numbers_spaced, span
+from service.kinds.rewrites import plain_numbers, spelt_subgroups, split_compounds, without_chatter
 from service.kinds.structured import BENIGN, INJECTION, UNDERLINE, Unreadable, plain
 from service.kinds.tokens import plural, singular_forms, words
 from service.kinds.vocabulary import (
     COMPARING,
     EXCLUDING,
+    NEGATIONS,
     REQUESTING,
     STYLE_HINTS,
 )
@@ -62,20 +65,13 @@ _SENTENCE = re.compile(r"(?<=[a-z]{4})\.(?=\s|$)|(?<=\d)\.(?=\s+(?-i:[A-Z]))|[!?
 _ARROW = re.compile(r"\s*(?:->|=>|→)\s*")  # "paintings -> bears, horses": a header, not code
 # A class list introduced inside a clause: "sort our listings into sneakers", "label them as".
 _BULLET = re.compile(r"^\s*(?:[-*•·]|\d{1,2}[.)]|\(?[a-h]\))\s+")  # "- cow", "1) giraffe", "(b)"
-_COMPOUND = re.compile(r"\b(\w+)-(and|or)-(\w+)\b", re.I)  # "cats-and-dogs", "black-and-white"
 _LISTING = {",", "and", "or", "nor", "&", "n"}  # separators that continue a list
 _ROLE = (["as", "a"], ["as", "an"], ["im", "a"], ["im", "an"], ["i", "am"])  # "I'm a teacher"
-# hedges and hashtags carry no class: "I think the zebras too", "#cartoon #bear #bird"
-_HEDGE = re.compile(r"\bI\s+(?:think|suppose|believe|reckon)\b", re.I)
-_HASHTAG = re.compile(r"(?:^|(?<=\s))#(?=[a-z])", re.I)  # not "Ticket #882"
-_WITH = re.compile(r"\bw/(?=\s)", re.I)  # "w/ tshirts"
-# "@dana can u …", "@ml-team": people, read as "team" (a word about the app, never a class)
-_HANDLE = re.compile(r"(?:^|(?<=[\s(]))@[\w-]+", re.I)
 _NOT = {"not", "never", "dont", "doesnt", "shouldnt", "wont", "cannot", "cant"}  # in a header
 # "6-9 are next sprint, NOT this one": what is left out is not named (was read as all ten)
 _POINTING = re.compile(r"\b(?:not|no)\s+(?:this|that|these|those)(?:\s+ones?)?\s*(?:[.,;!?]|$)",
                        re.I | re.M)
-_THOUSANDS = re.compile(r"(?<=\d),(?=\d{3}\b)")  # "12,000 images" is one number, no list
+_EXCEPT = {"except", "excluding"}  # "every item in our shop except sandals, sneakers": not those
 _MORE = {"other", "others", "more", "additional", "etc", "rest", "further"}
 _PURPOSE = {"so"}  # "so the app can praise her" ("though ferrets would be nice" asks)
 # verbs after which "from" picks classes out ("recognise cats from llamas"), not a source
@@ -122,11 +118,14 @@ class Parsed:
     runs: set[str] = field(default_factory=set)  # words side by side in the text: "bears birds"
     listed: set[str] = field(default_factory=set)  # a list's items: "cows, sheep and goats"
     asked: set[str] = field(default_factory=set)  # from a chunk that asks: "also raccoons"
+    sources: set[str] = field(default_factory=set)  # "trail" cameras: context, see chunks
+    roles: set[str] = field(default_factory=set)  # "As a birdwatcher": context, see leftovers
+    negating: set[str] = field(default_factory=set)  # in a sentence that says "not": no strays
 
 
 def parse(text: str, known: Known = Known()) -> Parsed:  # noqa: B008 (immutable default)
     """Split ``text`` into class mentions and style words (see the module docstring)."""
-    text = _THOUSANDS.sub("", BENIGN.sub(" ", UNDERLINE.sub(r"\1", tabular(text))))
+    text = plain_numbers(BENIGN.sub(" ", UNDERLINE.sub(r"\1", tabular(text))))
     if INJECTION.search(text):
         return Parsed([], refused="the description contains markup, SQL or comment syntax; describe"
                       " the task in plain words, e.g. 'classify cats and dogs'")  # fmt: skip
@@ -138,14 +137,13 @@ def parse(text: str, known: Known = Known()) -> Parsed:  # noqa: B008 (immutable
     text, letter = strip_letter(text, known.class_word)  # "Dear support, …  Best, Maria"
     text, taken_back = retract_before_markers(text)  # "sneakers, no wait, ankle boots"
     letters = letter_range(text, known.names_a_class)  # "hex digits: 0-9 and A-F"
-    text = _HASHTAG.sub(", ", _HEDGE.sub(" ", _HANDLE.sub(" team ", _WITH.sub("with ", text))))
-    text = _COMPOUND.sub(lambda m: f"{m[1]}, {m[3]}" if known.class_word(m[1].lower())
-                         and known.class_word(m[3].lower()) else m[0], text)  # fmt: skip
+    text = split_compounds(without_chatter(text), known.class_word)
     text = join_modifiers(compared_with(text, known), known)  # "1s with 7s": a pair
     text = numbers_spaced(text)  # "one – five", "about 0, 2"
     header, text = _header(_lines(text), known)
     style, hints = [w for w in header if is_style(w)], [w for w in header if w in STYLE_HINTS]
     text, doubt = between(text)
+    text = spelt_subgroups(text, known.class_word)  # "except the footwear (sandals, …)"
     text, excepted = spell_out(text, known.groups, known.class_of)  # "every animal but cows"
     pointing = _POINTING.search(text)  # "NOT this one"
     refused = letters or pointing and f"{pointing[0].strip(' .,;!?')!r} leaves open what is " \
@@ -181,12 +179,15 @@ def _read_sentence(sentence: str, known: Known, parsed: Parsed) -> None:
         _read_chunk(pieces[i], known, parsed, aside,
                     "compared" if after_from and comparing else "source" if after_from
                     else None)  # fmt: skip
-        items.append((separator, parsed.mentions[before:],
-                      [known.fix(t) for t in words(pieces[i])]))
+        raw = [known.fix(t) for t in words(pieces[i])]
+        items.append((separator, parsed.mentions[before:], raw))
         excluding = len(parsed.negated) > negated and known.class_word(
-            (words(parsed.negated[-1]) or [""])[-1])  # "except bears", not "NOT part of it"
+            (words(parsed.negated[-1]) or [""])[-1]) or (  # "except bears", not "NOT part of it"
+            _EXCEPT & set(raw) and known.class_word(raw[-1]) and len(parsed.mentions) == before)
     parsed.listed |= list_items(items, comparing)
     parsed.asked |= asked(items)
+    if NEGATIONS & set(tokens):  # "numbers 6-9 are next sprint, NOT this one"
+        parsed.negating |= {m for _, mentions, _ in items for m in mentions}
 
 
 def _bare_class(chunk: str, known: Known) -> str | None:
@@ -243,6 +244,8 @@ def _read_chunk(chunk: str, known: Known, parsed: Parsed, aside: bool,
                               "for all of them ('all the other animals')")  # fmt: skip
         return
     parsed.mentions.append(kept)
+    if modifies_style(kept, raw, known):
+        parsed.sources.add(kept)
     if f" {kept} " in f" {' '.join(raw)} ":  # "zebra giraffe elephant", not "cats then dogs"
         parsed.runs.add(kept)
     if _MORE & set(raw):  # "and other farm animals": more classes, never a covered group
@@ -273,6 +276,9 @@ def _mark_context(raw: list[str], kept: str, parsed: Parsed, aside: bool,
         or (raw[0] in _PURPOSE and not any(map(plural, tokens)))  # fmt: skip
     if (aside and after_from != "compared") or (opener and not any(map(known.class_word, tokens))):
         parsed.asides.add(kept)
+    if (raw[:2] in _ROLE and kept == " ".join(content(raw[2:], known).split()[:2])) \
+            or (raw[-1:] == ["here"] and len(raw) <= 4):  # fmt: skip
+        parsed.roles.add(kept)  # the chunk is the role and nothing else: "Zookeeper here."
 
 
 def _lines(text: str) -> str:

@@ -17,7 +17,7 @@ from service.kinds.numbers import digit_in
 from service.kinds.parsing import parse
 from service.kinds.resolution import ClassResolver, Match
 from service.kinds.tokens import NUMERALS, singular_forms, words
-from service.kinds.vocabulary import DROPPED, FILLER, NEEDED, NEGATIONS, NO_DOMAIN
+from service.kinds.vocabulary import DROPPED, FILLER, GROUPS, NEEDED, NEGATIONS, NO_DOMAIN
 
 # a listed definition that opens with how it is drawn: "a pencil sketch of the animal that …",
 # "in an old oil painting: the animal …", "a cartoon character: a baby grey animal …"
@@ -75,8 +75,10 @@ def _mentions(resolver: ClassResolver, request: Any):
     if parsed.refused:
         raise Problem(422, "unreadable-description", parsed.refused)
     named = sum(resolver.exact(m) is not None for m in parsed.mentions)
-    context = leftovers.context(resolver, parsed.clauses, parsed.asides,
-                                parsed.wordy if named >= 2 else ())
+    context = leftovers.context(resolver, parsed.clauses, parsed.asides | parsed.sources,
+                                parsed.wordy if named >= 2 else (),
+                                parsed.roles | {s for s in parsed.sources  # "fashion" sketches
+                                                if set(words(s)) <= GROUPS})
     if context and len(parsed.mentions) - len(context) < 2:
         context = []
     excluded = _excluded(resolver, parsed.negated)
@@ -93,8 +95,7 @@ def _mentions(resolver: ClassResolver, request: Any):
     style = [w for w in parsed.style if w not in NO_DOMAIN]
     domain = resolver.domain_of(style or parsed.hints)  # "snap them on their phones"
     kept = parsed.listed | parsed.asked | parsed.more  # never strays ("and other zoo animals")
-    if NEGATIONS & set(words(request.description or "")):  # "6-9 are next sprint, NOT this one"
-        kept |= set(parsed.mentions)
+    kept |= parsed.negating  # "6-9 are next sprint, NOT this one"
     return _distinct([m for m, _ in tails]), domain, context, (parsed.listed, kept)
 
 

@@ -10,7 +10,8 @@ from __future__ import annotations
 from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
 
 NEGATIONS = {"not", "no", "non", "never", "except", "excluding", "without", "but", "nor", "none",
-             "nothing"}
+             "nothing", "dont", "doesnt", "didnt", "isnt", "arent", "wasnt", "hasnt", "havent",
+             "cant", "wont", "shouldnt", "neednt"}  # "she hasn't got the hang of zero yet"
 # "horses not needed", "bags are not supported": "not" before one of these negates the chunk
 NEEDED = {"needed", "required", "wanted", "necessary", "relevant", "included", "supported",
           "part"}  # "handbags are NOT part of this epic"
@@ -46,7 +47,8 @@ STYLE_WORDS = {
     "photographic", "photography", "photographed", "snapshot", "snapshots", "camera", "real",
     "realistic", "life", "catalogue", "catalog", "safari", "pic", "pics", "footage", "still",
     "stills", "clipart", "studio", "impressionist", "icon", "icons", "sprite", "sprites", "emoji",
-    "whiteboard", "whiteboards",
+    "whiteboard", "whiteboards", "screenshot", "screenshots", "scans", "shots",  # not the verbs
+    "graphics", "illustration", "illustrations", "sticker", "stickers",
 }  # fmt: skip
 # Words that say how the images were taken without being a style ("guests hold the phone up
 # to a painting"): they set the domain only when no style word does, and stay in mentions.
@@ -59,7 +61,7 @@ GENERIC = {"footwear", "shoe", "shoes", "clothes", "clothing", "garment", "garme
            "numeral", "numerals", "digit", "digits"}
 # style words that name no domain: a shop's catalogue holds drawings as often as photos (set 19's
 # writers: "coats, dresses and bags in our catalogue" has none); still no class word or clause
-NO_DOMAIN = {"catalogue", "catalog"}
+NO_DOMAIN = {"catalogue", "catalog", "screenshot", "screenshots", "scans"}
 FILLER = {
     "i", "id", "im", "we", "you", "my", "me", "our", "your", "us", "it", "its", "this", "these",
     "those", "that", "them", "they", "is", "are", "be", "am", "was", "a", "an", "the", "some",
@@ -99,6 +101,7 @@ FILLER = {
     "appreciated", "advance", "sure", "tells", "separates",
     "spots", "flags", "differentiates", "frame", "frames", "species", "single", "anymore",
     "recog", "nums", "num", "sorry", "apologies", "following",
+    "dozens", "hundreds", "thousands", "millions", "lots", "tons", "loads",  # "thousands of"
 }  # fmt: skip
 # Verbs (and adverbs) of the request's story and of specs: class names are nouns ("the pictures
 # come from phone cameras", "given a painting of a giraffe, return 'giraffe'"). Filler, counted

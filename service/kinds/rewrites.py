@@ -1,0 +1,53 @@
+"""Rewrites of a description's text before it is read (``parsing.parse``): spellings of
+numbers, chat conventions and compounds that the sentence reader would otherwise misread.
+
+Each is a plain text-to-text step, so the reader sees one spelling of each thing ("12,000" one
+number, "0.1" no digit, "@dana" a person, "cats-and-dogs" a list).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+
+from service.kinds.tokens import words
+
+_THOUSANDS = re.compile(r"(?<=\d),(?=\d{3}\b)")  # "12,000 images" is one number, no list
+_DECIMAL = re.compile(r"(?<=\d)\.(?=\d)")  # "label smoothing 0.1"
+# hedges and hashtags carry no class: "I think the zebras too", "#cartoon #bear #bird"
+_HEDGE = re.compile(r"\bI\s+(?:think|suppose|believe|reckon)\b", re.I)
+_HASHTAG = re.compile(r"(?:^|(?<=\s))#(?=[a-z])", re.I)  # not "Ticket #882"
+_WITH = re.compile(r"\bw/(?=\s)", re.I)  # "w/ tshirts"
+# "@dana can u …", "@ml-team": people, read as "team" (a word about the app, never a class)
+_HANDLE = re.compile(r"(?:^|(?<=[\s(]))@[\w-]+", re.I)
+_COMPOUND = re.compile(r"\b(\w+)-(and|or)-(\w+)\b", re.I)  # "cats-and-dogs", "black-and-white"
+# "except the footwear (sandals, sneakers, ankle boots)": the group left out, spelt out
+_SUBGROUP = re.compile(r"\b(except(?:\s+for)?|excluding|other\s+than)\s+(?:the\s+|any\s+)?"
+                       r"[a-z][\w -]{0,30}?\s*\(([^()]+)\)", re.I)
+
+
+def plain_numbers(text: str) -> str:
+    """"12,000" as one number; a decimal's dot as the word "point" ("0.1" → "0 point 1"), so
+    that its parts count that word and name no digit (an outside set's "label smoothing 0.1"
+    was answered with the class one, at 200)."""
+    return _DECIMAL.sub(" point ", _THOUSANDS.sub("", text))
+
+
+def without_chatter(text: str) -> str:
+    """Handles as "team", hedges and hashtag marks out, "w/" as "with"."""
+    return _HASHTAG.sub(", ", _HEDGE.sub(" ", _HANDLE.sub(" team ", _WITH.sub("with ", text))))
+
+
+def split_compounds(text: str, class_word: Callable[[str], bool]) -> str:
+    """"cats-and-dogs" as "cats, dogs" when both sides are class words ("black-and-white"
+    stays one word)."""
+    return _COMPOUND.sub(lambda m: f"{m[1]}, {m[3]}" if class_word(m[1].lower())
+                         and class_word(m[3].lower()) else m[0], text)  # fmt: skip
+
+
+def spelt_subgroups(text: str, class_word: Callable[[str], bool]) -> str:
+    """"except the footwear (sandals, sneakers, ankle boots)" as "except sandals, sneakers,
+    ankle boots" when the brackets name a class: the reader then excludes those classes (it
+    read the brackets as an aside, whose classes were asked for: a wrong set at 200)."""
+    return _SUBGROUP.sub(lambda m: f"{m[1]} {m[2]}" if any(map(class_word, words(m[2])))
+                         else m[0], text)  # fmt: skip
