@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 
 from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
 
-from service.kinds.tokens import is_number, singular_forms
+from service.kinds.tokens import is_number, plural, singular_forms
 from service.kinds.vocabulary import (
     ABOUT_APP,
     COMPARING,
@@ -108,7 +108,8 @@ def pre_clause(tokens: list[str], known: Known) -> list[str]:
     into sneakers" → "sneakers"), when no class word comes before that clause's last
     ``into``/``as``/``between``/… ("bags of dog food" keeps its head)."""
     for p in range(len(tokens) - 1, -1, -1):
-        if tokens[p] in _PRE and any(map(known.class_word, tokens[p + 1 :])):
+        if tokens[p] in _PRE and (any(map(known.class_word, tokens[p + 1 :])) or (
+                p == len(tokens) - 2 and plural(tokens[-1]))):  # "pile into joggers, tees"
             return tokens if any(map(known.class_word, tokens[:p])) else tokens[p + 1 :]
     return tokens
 

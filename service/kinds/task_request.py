@@ -16,7 +16,7 @@ from service.kinds.corrections import RETRACTING
 from service.kinds.numbers import digit_in
 from service.kinds.parsing import parse
 from service.kinds.resolution import ClassResolver, Match
-from service.kinds.tokens import NUMERALS, singular_forms, words
+from service.kinds.tokens import NUMERALS, plural, singular_forms, words
 from service.kinds.vocabulary import DROPPED, FILLER, GROUPS, NEEDED, NEGATIONS, NO_DOMAIN
 
 # a listed definition that opens with how it is drawn: "a pencil sketch of the animal that …",
@@ -79,6 +79,7 @@ def _mentions(resolver: ClassResolver, request: Any):
                                 parsed.wordy if named >= 2 else (),
                                 parsed.roles | {s for s in parsed.sources  # "fashion" sketches
                                                 if set(words(s)) <= GROUPS})
+    context = [c for c in context if not (c in parsed.listed and plural(c.split()[0]))]
     if context and len(parsed.mentions) - len(context) < 2:
         context = []
     excluded = _excluded(resolver, parsed.negated)

@@ -58,6 +58,8 @@ def test_sources_roles_and_numbers_read_as_context(pacs, text, classes):
     "recognise cats, dogs and sheep from llamas",  # "from" goes on after a closed list
     "Every item in your clothing group except the footwear (sandals, sneakers, ankle boots).",
     "every item in our shop except sandals, sneakers, bags",  # both were the rest, at 200
+    "cats, dogs, and hamsters for the pet store kiosk",  # a list item with its context: at 200
+    "kinda want to sort my laundry pile into joggers, tees and sweaters lol",  # lost joggers
 ])
 def test_guards_asked_or_excluded_classes_are_still_refused(pacs, text):
     with pytest.raises(Problem):
