@@ -12,7 +12,6 @@ import pytest
 import torch
 
 from model_store.anytime import AnytimeViT
-from model_store.clip import _create, default_model_config
 from model_store.vit import reinit_vit, vit_vision_cfg
 from trainer.anytime.experiment import job_config
 from trainer.anytime.task import exchanged, exit_accuracies, to_device, train_local
@@ -24,9 +23,12 @@ DEVICES = ["cpu"] + (["cuda"] if torch.cuda.is_available() else [])
 
 @pytest.fixture(scope="module")
 def visual():
-    cfg = default_model_config("vit", embed_dim=8)
-    cfg["vision_cfg"] = vit_vision_cfg(16, patch_size=4, width=32, layers=3, head_width=16)
-    tower = _create(cfg, checkpoint=None).visual
+    """A tiny ViT image tower from open_clip's own factory: no text tower, so this file needs
+    no MiniLM weights (a GPU lease's upload can carry the Flower wheels instead)."""
+    from open_clip.model import _build_vision_tower
+
+    tower = _build_vision_tower(8, vit_vision_cfg(16, patch_size=4, width=32, layers=3,
+                                                  head_width=16))  # fmt: skip
     reinit_vit(tower, seed=3)
     return tower.eval()
 
