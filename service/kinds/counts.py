@@ -24,7 +24,7 @@ FACTS = [
     ("leg", "insect|ant|beetle|bee", 6), ("leg", "tripod|stool", 3),
     ("leg", "dog|cat|cow|horse|sheep|zebra|giraffe|elephant|bear|table|chair", 4),
     ("leg", "bird|human|person|chicken|duck", 2), ("arm|tentacle|leg", "octopus", 8),
-    ("finger", "both hands|two hands", 10), ("finger", "hand", 5), ("toe", "both feet", 10),
+    ("finger", "both hands|two hands|both of your hands|both your hands", 10), ("finger", "hand", 5), ("toe", "both feet", 10),
     ("toe", "foot", 5), ("side|corner|angle", "triangle", 3), ("side|corner", "square", 4),
     ("side", "rectangle", 4), ("side", "pentagon", 5), ("side", "hexagon", 6),
     ("side", "heptagon", 7), ("side", "octagon", 8), ("wheel", "bicycle|bike", 2),

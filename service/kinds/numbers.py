@@ -38,7 +38,7 @@ _LEAD = (r"^(?:(?:it is|its|what is|whats|what you get (?:from|when you|if you)|
          r"(?:the\s+)?(?:(?:number|digit|numeral|value|answer)\s+)?"
          r"(?:(?:that|which)\s+)?(?:(?:comes?|is|you get|equals?)\s+)?"
          r"(?:(?:right|just|immediately|directly)\s+)?")
-_HEDGE = r"(?:\s+(?:i think|i guess|i believe|obviously|of course|right))?"
+_HEDGE = r"(?:\s+(?:i think|i guess|i believe|obviously|of course|right|together|in total))?"
 _MINUS = r"(?:minus|take away|less|then take away|and take away|subtract)"
 # (pattern after the lead-in, function of the captured numbers)
 _FORMS = [
@@ -74,6 +74,10 @@ def _value(token: str) -> int:
     return int(token) if token.isdigit() else _VALUES[token]
 
 
+# signs spoken as words: a spaced dash is a minus ("10 - 8"; "10-8" may be a range), "÷" a
+# division ("8/2" may be a list); the other signs are read by the patterns above
+_OPERATORS = re.compile(r"\s[-–]\s|[−÷]")
+_SPOKEN = {"-": " minus ", "–": " minus ", "−": " minus ", "÷": " divided by "}
 _CUED = re.compile(r"\b(?:number|digit|numeral|plus|minus|times|multiplied|divided|squared|"
                    r"root)\b|[+*]")
 
@@ -94,7 +98,8 @@ def value_of(phrase: str, cued: bool = False) -> float | None:
     """What ``phrase`` computes, any number (:func:`digit_of`): "the number of months in a
     year" → 12.0, which no digit class can be. Memoised: a request's mention is asked again
     while it is matched (``ClassResolver.similarities`` and ``_match``)."""
-    text = re.sub(r"[^0-9a-z+* ]+", " ", phrase.lower().replace("half a dozen", "half of 12"))
+    text = _OPERATORS.sub(lambda m: _SPOKEN[m[0].strip()], phrase.lower())  # "10 - 8"
+    text = re.sub(r"[^0-9a-z+* ]+", " ", text.replace("half a dozen", "half of 12"))
     text = re.sub(r"\s+", " ", text).strip()
     if cued and not _CUED.search(text):
         return None

