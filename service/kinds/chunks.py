@@ -23,11 +23,13 @@ from service.kinds.vocabulary import (
     DROPPED,
     EXCLUDING,
     FILLER,
+    GENERIC,
     NEEDED,
     NEGATIONS,
     STORY_VERBS,
     STYLE_HINTS,
     STYLE_WORDS,
+    VENUES,
 )
 
 # a hyphenated modifier before a class word is one word: "button-down shirts", "high-top
@@ -88,13 +90,15 @@ def adverb(token: str) -> bool:
 def modifies_style(kept: str, raw: list[str], known: Known) -> bool:
     """Whether the mention ``kept`` only says where the images come from: one or two words
     with no class word, right before a style or capture word ("trail cameras", "phone pics",
-    "product shots"). "cat photos" names a class; "photos of hamsters" is no modifier.
+    "product shots"), or a business ("a small shoe shop", "the pet app"). "cat photos" names a
+    class; "photos of hamsters" is no modifier.
     Still context only if it leans to no class (``leftovers.context``): "birdie cartoons"."""
     tokens = kept.split()
-    if len(tokens) > 2 or any(map(known.class_word, tokens)):
-        return False
+    if len(tokens) > 2 or any(known.class_word(t) and t not in GENERIC for t in tokens):
+        return False  # "shoe" shop: a word for several classes
     raw, n = [t for t in raw if t not in _DETERMINERS], len(tokens)  # "point my phone camera"
-    return any(raw[i : i + n] == tokens and (is_style(raw[i + n]) or raw[i + n] in STYLE_HINTS)
+    return any(raw[i : i + n] == tokens and (is_style(raw[i + n]) or raw[i + n] in STYLE_HINTS
+                                             or raw[i + n] in VENUES)  # "a small shoe shop"
                for i in range(len(raw) - n))  # side by side: not "deer in our field cameras"
 
 

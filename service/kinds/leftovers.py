@@ -18,7 +18,7 @@ import numpy as np
 from service.kinds.numbers import value_of
 from service.kinds.resolution import ClassResolver
 from service.kinds.tokens import is_number, words
-from service.kinds.vocabulary import FILLER, GROUPS, NEGATIONS
+from service.kinds.vocabulary import FILLER, GENERIC, GROUPS, NEGATIONS
 
 # Words before a numeral that lean to no class are about something else ("a child holds up a
 # card showing" 3: 0.21). Chosen when names could end such a mention too: on the tuning pool
@@ -52,7 +52,8 @@ def context(resolver: ClassResolver, clauses: set[str], asides: set[str],
     ("savanna", "barn") that context sentences share with no intent to name a class."""
     wordy, roles = set(wordy), set(roles)
     candidates = [c for c in dict.fromkeys([*clauses, *asides, *wordy, *roles])
-                  if not any(map(resolver.class_word, words(c)))]
+                  if not any(resolver.class_word(w) and (c not in roles or w not in GENERIC)
+                             for w in words(c))]  # a "shoe" shop: a word for several classes
     if not candidates:
         return []
     best = resolver.similarities(candidates, core=True).max(axis=1)

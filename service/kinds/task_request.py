@@ -17,7 +17,16 @@ from service.kinds.numbers import digit_in
 from service.kinds.parsing import parse
 from service.kinds.resolution import ClassResolver, Match
 from service.kinds.tokens import NUMERALS, plural, singular_forms, words
-from service.kinds.vocabulary import DROPPED, FILLER, GROUPS, NEEDED, NEGATIONS, NO_DOMAIN
+from service.kinds.vocabulary import (
+    DROPPED,
+    FILLER,
+    GROUPS,
+    NEEDED,
+    NEGATIONS,
+    NO_DOMAIN,
+    SIZES,
+    VENUES,
+)
 
 # a listed definition that opens with how it is drawn: "a pencil sketch of the animal that …",
 # "in an old oil painting: the animal …", "a cartoon character: a baby grey animal …"
@@ -78,7 +87,7 @@ def _mentions(resolver: ClassResolver, request: Any):
     context = leftovers.context(resolver, parsed.clauses, parsed.asides | parsed.sources,
                                 parsed.wordy if named >= 2 else (),
                                 parsed.roles | {s for s in parsed.sources  # "fashion" sketches
-                                                if set(words(s)) <= GROUPS})
+                                                if set(words(s)) <= GROUPS | SIZES | VENUES})
     context = [c for c in context if not (c in parsed.listed and plural(c.split()[0]))]
     if context and len(parsed.mentions) - len(context) < 2:
         context = []

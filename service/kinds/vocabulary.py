@@ -54,6 +54,13 @@ STYLE_WORDS = {
 # to a painting"): they set the domain only when no style word does, and stay in mentions.
 STYLE_HINTS = {"phone", "phones", "smartphone", "smartphones", "iphone", "iphones", "drone",
                "drones", "webcam", "webcams", "cctv", "dslr"}  # fmt: skip
+# what a business or its app is ("a small shoe shop", "our pet insurance app"): the words before
+# one say what the business deals in, not a class asked for (chunks.modifies_style)
+VENUES = {"shop", "shops", "store", "stores", "boutique", "brand", "business", "company",
+          "startup", "app", "apps", "club", "game", "repair", "insurance", "marketplace",
+          "kiosk", "stand", "sanctuary", "charity", "museum", "agency", "website", "site"}
+# words that size a business ("a small pet shop"): with a group word, still only about it
+SIZES = {"small", "little", "local", "big", "tiny", "independent", "family", "online"}
 # words for a kind that several classes share: alone, a mention of one is ambiguous ("footwear
 # vs bags" answered ankle boot at 200: the word is in its definition)
 GENERIC = {"footwear", "shoe", "shoes", "clothes", "clothing", "garment", "garments", "apparel",

@@ -26,6 +26,13 @@ DIGITS = ["one", "two", "three", "four", "five", "six", "seven", "eight", "nine"
      "watercolour fashion paintings", ["dress", "sandal", "bag"]),  # a group word: any lean
     ("need giraffe elephant zebra bear for safari game (cartoon graphics)",
      ["giraffe", "elephant", "zebra", "bear"]),
+    # what a business deals in is no class asked for
+    ("I run a small shoe shop and want to auto-sort our listings into sneakers, sandals and "
+     "ankle boots.", ["sneaker", "sandal", "ankle boot"]),
+    ("Hi, we are a small pet shop. We want to know when a customer sends a picture of a kitten "
+     "or a puppy or a budgie.", ["cat", "dog", "bird"]),
+    ("dress or coat or bag, thats the three things our closet app needs",
+     ["dress", "coat", "bag"]),
     # a user story's role, or "X here.", is who asks, whatever class it sounds like
     ("Teacher here. Students write digits on tablets and keep mixing up their 1s and 7s, so I "
      "want a model just for those two.", ["one", "seven"]),
@@ -60,6 +67,7 @@ def test_sources_roles_and_numbers_read_as_context(pacs, text, classes):
     "every item in our shop except sandals, sneakers, bags",  # both were the rest, at 200
     "cats, dogs, and hamsters for the pet store kiosk",  # a list item with its context: at 200
     "kinda want to sort my laundry pile into joggers, tees and sweaters lol",  # lost joggers
+    "I own a small pet shop and want to sort customer photos of cats, dogs and hamsters.",
 ])
 def test_guards_asked_or_excluded_classes_are_still_refused(pacs, text):
     with pytest.raises(Problem):
