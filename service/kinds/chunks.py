@@ -48,6 +48,9 @@ POST = {"in", "on", "at", "near", "with", "by", "under", "behind", "beside", "in
 CONTEXT_WORDS = ABOUT_APP | STORY_VERBS
 _BARE = {"the", "are", "is", "be", "been", "all", "also", "too"}  # "horses are excluded"
 _RANGE_WORDS = {"to", "through", "thru", "till", "until"}  # "5 to 9 per photo" is no class list
+# "don't need": a contraction that negates; not "don't forget", "can't tell", "haven't labelled"
+_CONTRACTED = {"dont", "doesnt", "didnt", "wont", "shouldnt"}
+_WANTING = {"need", "needs", "want", "wants", "include", "care"}
 _DETERMINERS = {"a", "an", "the", "my", "our", "your", "their", "his", "her", "its"}
 _BOUNDS = {"after", "before", "since", "past", "around", "about", "over", "under", "at", "by"}
 _COUNTED = {"thing", "things", "item", "items", "more", "of", "kind", "type", "time", "times",
@@ -100,6 +103,16 @@ def modifies_style(kept: str, raw: list[str], known: Known) -> bool:
     return any(raw[i : i + n] == tokens and (is_style(raw[i + n]) or raw[i + n] in STYLE_HINTS
                                              or raw[i + n] in VENUES)  # "a small shoe shop"
                for i in range(len(raw) - n))  # side by side: not "deer in our field cameras"
+
+
+def parallel(sources: set[str], tokens: list[str], known: Known) -> set[str]:
+    """The ``sources`` whose style word also follows a class word ("cat pics, dog pics, fox
+    pics"): the same shape as a class asked for, so no source."""
+    after_class = {singular_forms(b)[-1] for a, b in zip(tokens, tokens[1:], strict=False)
+                   if known.class_word(a) and is_style(b)}  # fmt: skip
+    return {s for s in sources for i in range(len(tokens) - len(s.split()))
+            if tokens[i : i + len(s.split())] == s.split()
+            and singular_forms(tokens[i + len(s.split())])[-1] in after_class}
 
 
 def is_style(token: str) -> bool:
@@ -163,7 +176,8 @@ def negates(tokens: list[str], class_word: Callable[[str], bool] = _never,
             described: bool = False) -> bool:
     """A mention that asks for the absence of a class: "not horses", "no cats", "anything but
     dogs", "bags are out of scope", "horses not needed" (a negation first, an excluding word
-    anywhere, or "not" before a word of need); "a top with no collar" is not. ``described``:
+    anywhere, "not" before a word of need, or "don't need"); "a top with no collar" is not.
+    ``described``:
     a listed definition, which may negate inside ("the animal that never forgets", "worn over
     everything else"): only a negation opening it counts, and no excluding word."""
     content = [t for t in tokens  # "the animal said never to forget" negates nothing
@@ -173,7 +187,9 @@ def negates(tokens: list[str], class_word: Callable[[str], bool] = _never,
     pairs = list(zip(tokens, tokens[1:], strict=False))
     other_than = ("other", "than") in pairs or any(  # "bags are out of scope"
         tokens[i:i + 3] == ["out", "of", "scope"] for i in range(len(tokens)))
-    not_needed = any(a in ("not", "never") and b in NEEDED for a, b in pairs)
+    not_needed = any(a in ("not", "never") and b in NEEDED for a, b in pairs) or any(
+        a in _CONTRACTED and b in _WANTING and c != "to"  # "we don't need dogs"; not "don't
+        for a, b, c in zip(tokens, tokens[1:], [*tokens[2:], ""], strict=False))  # want to miss"
     excluding = bool(EXCLUDING & set(tokens)) and not described or (  # "(sheep excluded)",
         bool(DROPPED & set(tokens)) and all(t in DROPPED or class_word(t) or t in _BARE
                                             for t in tokens))  # not "with tags removed"

@@ -16,6 +16,7 @@ import re
 from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
 
 from service.kinds.chunks import POST, is_style
+from service.kinds.tokens import plural
 from service.kinds.vocabulary import DIGIT_CONTEXT, REQUESTING
 
 # words that may stand between a list item and its separator: "cats, the dogs and maybe
@@ -40,14 +41,16 @@ def list_items(items: list[Item], comparing: bool = False) -> set[str]:
     separators = _SEPARATORS | {"from"} if comparing else _SEPARATORS
     listed = {m for _, mentions, _ in items if len(mentions) > 1 for m in mentions}
     listed |= {right[0] for separator, right, words in items  # "Oh, and lions if you can"
-               if separator in _JOINING and len(right) == 1 and _opens(right[0], words)}
+               if separator in _JOINING and len(right) == 1
+               and _opens(right[0], words, styled=True)}  # "and okapi illustrations"
     named = [item for item in items if item[1]]  # "horses, Priority: alpacas"
     closed = False  # "horses and dogs, renaissance-era mostly": a list ended by "and"
     for (_, left, left_words), (separator, right, right_words) in zip(named, named[1:],
                                                                           strict=False):
         if separator in separators and len(left) == 1 and len(right) == 1 \
                 and _ends(left[0], left_words) and _opens(right[0], right_words) \
-                and not (closed and separator in _PLAIN):  # fmt: skip
+                and not (closed and separator in _PLAIN  # "…, watches": still an item
+                         and not plural(right[0].split()[0])):  # fmt: skip
             listed |= {left[0], right[0]}
             closed = separator in _JOINING
         else:
@@ -55,12 +58,13 @@ def list_items(items: list[Item], comparing: bool = False) -> set[str]:
     return listed
 
 
-def _ends(mention: str, chunk: list[str]) -> bool:
+def _ends(mention: str, chunk: list[str], styled: bool = False) -> bool:
     """Whether ``mention`` ends its chunk: after its first word, only its own words, words of
     ``_AROUND``, stop words or adverbs ("lions if you can", "zebras automatically") up to a
     post-modifier ("one for a lottery scanner", "deer in our field cameras"). A style or
     other content word there makes the mention a modifier ("product photos", "phone pics")
-    or a clause's subject ("our rangers upload them")."""
+    or a clause's subject ("our rangers upload them"); ``styled``: style words may follow
+    too, as after "and" ("and okapi illustrations")."""
     first, own = mention.split()[0], set(mention.split())
     if first not in chunk:
         return False
@@ -69,14 +73,14 @@ def _ends(mention: str, chunk: list[str]) -> bool:
                           or (len(w) > 4 and w.endswith(("ed", "ing")))),
                          len(after))]  # "8 as cartoons", "alpacas photographed at dusk"
     return all(w in own or w in _AROUND or w in ENGLISH_STOP_WORDS or w.endswith("ly")
-               for w in after)  # fmt: skip
+               or (styled and is_style(w)) for w in after)  # fmt: skip
 
 
-def _opens(mention: str, chunk: list[str]) -> bool:
+def _opens(mention: str, chunk: list[str], styled: bool = False) -> bool:
     """Whether ``mention`` opens its chunk (after words of ``_AROUND`` and style words:
     "sketches of cats") and ends it (:func:`_ends`)."""
     rest = [w for w in chunk if w not in _AROUND and not is_style(w)]
-    return bool(rest) and rest[0] == mention.split()[0] and _ends(mention, chunk)
+    return bool(rest) and rest[0] == mention.split()[0] and _ends(mention, chunk, styled)
 
 
 def asked(items: list[Item]) -> set[str]:
@@ -99,3 +103,12 @@ def _stems(word: str) -> set[str]:
     forms = {word, re.sub(r"ied$", "y", word), re.sub(r"(?:ed|d)$", "", word),
              re.sub(r"(\w)\1ed$", r"\1", word), re.sub(r"ing$", "", word)}
     return forms | {f + "e" for f in forms}
+
+
+def coordinated(items: list[Item]) -> set[str]:
+    """The mentions of chunks joined to the one before by "and", "or", "vs", "&" or "+", or
+    opening with "plus", "also", "and": items asked for ("cats, dogs and guinea pig photos"),
+    never the source of the images (an outside review: 27 unknown animals dropped at 200)."""
+    return {m for separator, mentions, chunk in items for m in mentions
+            if separator in _JOINING | {"vs", "vs.", "versus"}
+            or chunk[:1] in (["plus"], ["also"], ["and"])}

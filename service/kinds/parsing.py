@@ -31,13 +31,14 @@ from service.kinds.chunks import (
     join_modifiers,
     modifies_style,
     negates,
+    parallel,
     post_modifier,
     pre_clause,
 )
 from service.kinds.corrections import retract_before_markers, retracted
 from service.kinds.fields import read_fields, tabular
 from service.kinds.letters import strip_letter
-from service.kinds.listing import asked, list_items
+from service.kinds.listing import asked, coordinated, list_items
 from service.kinds.numbers import digit_of
 from service.kinds.ranges import NUMBER, between, letter_range, numbers_spaced, span
 from service.kinds.rewrites import plain_numbers, spelt_subgroups, split_compounds, without_chatter
@@ -158,6 +159,7 @@ def parse(text: str, known: Known = Known()) -> Parsed:  # noqa: B008 (immutable
     for sentence in _SENTENCE.split(text):
         _read_sentence(sentence, known, parsed)
     parsed.style = parsed.style or [w for t in taken_back for w in words(t) if is_style(w)]
+    parsed.sources -= parallel(parsed.sources, [known.fix(t) for t in words(text)], known)
     return parsed  # ("Photos of sheep and cows? No, just sheep": still photos)
 
 
@@ -171,7 +173,8 @@ def _read_sentence(sentence: str, known: Known, parsed: Parsed) -> None:
     excluding, items = False, []
     for i in range(0, len(pieces), 2):  # "tell cats from dogs", "picks out … from …"
         separator = pieces[i - 1].strip().lower() if i else ""
-        if excluding and separator in _LISTING and (bare := _bare_class(pieces[i], known)):
+        if excluding and separator in _LISTING and words(pieces[i])[:1] not in (["just"],
+                ["only"]) and (bare := _bare_class(pieces[i], known)):  # "…, just cats"
             parsed.negated.append(bare)
             continue
         after_from = separator == "from"
@@ -186,6 +189,8 @@ def _read_sentence(sentence: str, known: Known, parsed: Parsed) -> None:
             _EXCEPT & set(raw) and known.class_word(raw[-1]) and len(parsed.mentions) == before)
     parsed.listed |= list_items(items, comparing)
     parsed.asked |= asked(items)
+    joined = coordinated(items)  # "cats, dogs and guinea pig photos": items, not sources
+    parsed.sources, parsed.wordy = parsed.sources - joined, parsed.wordy - joined
     if NEGATIONS & set(tokens):  # "numbers 6-9 are next sprint, NOT this one"
         parsed.negating |= {m for _, mentions, _ in items for m in mentions}
 
@@ -277,7 +282,7 @@ def _mark_context(raw: list[str], kept: str, parsed: Parsed, aside: bool,
     if (aside and after_from != "compared") or (opener and not any(map(known.class_word, tokens))):
         parsed.asides.add(kept)
     if (raw[:2] in _ROLE and kept == " ".join(content(raw[2:], known).split()[:2])) \
-            or (raw[-1:] == ["here"] and len(raw) <= 4):  # fmt: skip
+            or (raw[-1:] == ["here"] and len(raw) <= 4 and parsed.mentions == [kept]):  # fmt: skip
         parsed.roles.add(kept)  # the chunk is the role and nothing else: "Zookeeper here."
 
 

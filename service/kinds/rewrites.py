@@ -22,6 +22,7 @@ _WITH = re.compile(r"\bw/(?=\s)", re.I)  # "w/ tshirts"
 _HANDLE = re.compile(r"(?:^|(?<=[\s(]))@[\w-]+", re.I)
 _COMPOUND = re.compile(r"\b(\w+)-(and|or)-(\w+)\b", re.I)  # "cats-and-dogs", "black-and-white"
 # "except the footwear (sandals, sneakers, ankle boots)": the group left out, spelt out
+_ITEMS = re.compile(r",|\b(?:and|or)\b")
 _SUBGROUP = re.compile(r"\b(except(?:\s+for)?|excluding|other\s+than)\s+(?:the\s+|any\s+)?"
                        r"[a-z][\w -]{0,30}?\s*\(([^()]+)\)", re.I)
 
@@ -29,7 +30,7 @@ _SUBGROUP = re.compile(r"\b(except(?:\s+for)?|excluding|other\s+than)\s+(?:the\s
 def plain_numbers(text: str) -> str:
     """"12,000" as one number; a decimal's dot as the word "point" ("0.1" → "0 point 1"), so
     that its parts count that word and name no digit (an outside set's "label smoothing 0.1"
-    was answered with the class one, at 200)."""
+    was answered with the class one, at 200; "0p1", one token, did worse on the pool)."""
     return _DECIMAL.sub(" point ", _THOUSANDS.sub("", text))
 
 
@@ -49,5 +50,8 @@ def spelt_subgroups(text: str, class_word: Callable[[str], bool]) -> str:
     """"except the footwear (sandals, sneakers, ankle boots)" as "except sandals, sneakers,
     ankle boots" when the brackets name a class: the reader then excludes those classes (it
     read the brackets as an aside, whose classes were asked for: a wrong set at 200)."""
-    return _SUBGROUP.sub(lambda m: f"{m[1]} {m[2]}" if any(map(class_word, words(m[2])))
-                         else m[0], text)  # fmt: skip
+    def spelt(m: re.Match) -> str:
+        items = [words(item) for item in _ITEMS.split(m[2]) if words(item)]
+        named = items and all(any(map(class_word, item)) and len(item) <= 3 for item in items)
+        return f"{m[1]} {m[2]}" if named else m[0]  # not "(we also need pullovers)"
+    return _SUBGROUP.sub(spelt, text)

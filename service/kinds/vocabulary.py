@@ -10,8 +10,7 @@ from __future__ import annotations
 from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
 
 NEGATIONS = {"not", "no", "non", "never", "except", "excluding", "without", "but", "nor", "none",
-             "nothing", "dont", "doesnt", "didnt", "isnt", "arent", "wasnt", "hasnt", "havent",
-             "cant", "wont", "shouldnt", "neednt"}  # "she hasn't got the hang of zero yet"
+             "nothing"}
 # "horses not needed", "bags are not supported": "not" before one of these negates the chunk
 NEEDED = {"needed", "required", "wanted", "necessary", "relevant", "included", "supported",
           "part"}  # "handbags are NOT part of this epic"
