@@ -50,7 +50,7 @@ _BARE = {"the", "are", "is", "be", "been", "all", "also", "too"}  # "horses are 
 _RANGE_WORDS = {"to", "through", "thru", "till", "until"}  # "5 to 9 per photo" is no class list
 # "don't need": a contraction that negates; not "don't forget", "can't tell", "haven't labelled"
 _CONTRACTED = {"dont", "doesnt", "didnt", "wont", "shouldnt"}
-_WANTING = {"need", "needs", "want", "wants", "include", "care"}
+_WANTING = {"need", "needs", "want", "wants", "include", "care", "sell", "carry", "stock", "have"}
 _DETERMINERS = {"a", "an", "the", "my", "our", "your", "their", "his", "her", "its"}
 _BOUNDS = {"after", "before", "since", "past", "around", "about", "over", "under", "at", "by"}
 _COUNTED = {"thing", "things", "item", "items", "more", "of", "kind", "type", "time", "times",
@@ -186,7 +186,8 @@ def negates(tokens: list[str], class_word: Callable[[str], bool] = _never,
         content = tokens[1:2] if tokens[:1] in (["but"], ["and"], ["just"]) else tokens[:1]
     pairs = list(zip(tokens, tokens[1:], strict=False))
     other_than = ("other", "than") in pairs or any(  # "bags are out of scope"
-        tokens[i:i + 3] == ["out", "of", "scope"] for i in range(len(tokens)))
+        tokens[i:i + 3] == ["out", "of", "scope"] for i in range(len(tokens))) \
+        or tokens[-2:] in (["are", "out"], ["is", "out"])  # "Shirts are out."
     not_needed = any(a in ("not", "never") and b in NEEDED for a, b in pairs) or any(
         a in _CONTRACTED and b in _WANTING and c != "to"  # "we don't need dogs"; not "don't
         for a, b, c in zip(tokens, tokens[1:], [*tokens[2:], ""], strict=False))  # want to miss"

@@ -54,7 +54,7 @@ from service.kinds.tokens import (
     singular_forms,
     words,
 )
-from service.kinds.vocabulary import FILLER, GENERIC, NEGATIONS
+from service.kinds.vocabulary import FILLER, GENERIC, GROUPS, NEGATIONS
 
 DOMAIN_MIN_SIMILARITY = 0.25
 
@@ -286,7 +286,8 @@ class ClassResolver:
         head = None if exact else compound_tail(phrase, self._term)
         negated |= head not in (None, chosen)  # "sheepdog" is no sheep
         negated |= not exact and (value_of(phrase) is not None  # a number no digit class is
-                                  or set(words(phrase)) <= GENERIC)  # "footwear": which one?
+                                  or set(words(phrase)) <= GENERIC | GROUPS)  # "footwear",
+        # "fashion", "wildlife": which one?
         if not exact and (score < threshold or score - runner_up < margin or negated):
             return Match(phrase, None, None, round(score, 4), suggestions)
         others = [s for s in suggestions if s["name"] != self.names[chosen]][:2]

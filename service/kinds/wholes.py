@@ -41,6 +41,9 @@ _NEGATED = re.compile(r"\b(?:not|no|never|without|except|excluding|nor|out\s+of\
                       r"won'?t|dont|don'?t|skip|drop|remove|avoid|ignore|exclude|leave|instead|"
                       r"nobody|previously|used\s+to|forget|scrap|minus)\b[^.!?\n]*$",
                       re.I)  # fmt: skip
+# a whole group left out, right before it: its classes are excluded everywhere
+_LEFT_OUT = re.compile(r"\b(?:exclude|excluding|skip|drop|remove|ignore|without|no)\s+"
+                       r"(?:all\s+)?(?:of\s+)?(?:the\s+|any\s+)?$", re.I)
 _CLAUSE_START = re.compile(r"[.!?;:,\n(]")
 # a verb after the phrase (and its exceptions) makes it a subject, not a request: "All the
 # digits, but 7s are the tricky ones", "All animals except cows are out of scope"
@@ -78,6 +81,9 @@ def spell_out(text: str, groups: Mapping[str, list[str]],
         bounded = _within(text, match, members)  # "even numbers 0-8"
         members, tail = bounded or (members, match.end())
         if not _asked(text, last, match, class_of, bounded is not None):
+            if _LEFT_OUT.search(text[last : match.start()]):  # "Exclude the even numbers."
+                excepted += members
+                out, last = out + [text[last : match.start()]], tail
             continue
         end, excluded = _exceptions(text, tail, class_of, members)
         if excluded is None or _PREDICATE.match(text[end:]):
