@@ -79,8 +79,7 @@ def _ends(mention: str, chunk: list[str], styled: bool = False) -> bool:
 def _opens(mention: str, chunk: list[str], styled: bool = False) -> bool:
     """Whether ``mention`` opens its chunk (after words of ``_AROUND`` and style words:
     "sketches of cats") and ends it (:func:`_ends`)."""
-    rest = [w for w in chunk if w not in _AROUND and not is_style(w)]
-    return bool(rest) and rest[0] == mention.split()[0] and _ends(mention, chunk, styled)
+    return _first(chunk) == mention.split()[0] and _ends(mention, chunk, styled)
 
 
 def asked(items: list[Item]) -> set[str]:
@@ -107,8 +106,15 @@ def _stems(word: str) -> set[str]:
 
 def coordinated(items: list[Item]) -> set[str]:
     """The mentions of chunks joined to the one before by "and", "or", "vs", "&" or "+", or
-    opening with "plus", "also", "and": items asked for ("cats, dogs and guinea pig photos"),
-    never the source of the images (an outside review: 27 unknown animals dropped at 200)."""
+    opening with "plus", "also", "and", whose mention opens the chunk: items asked for ("cats,
+    dogs and guinea pig photos"), never the source of the images (an outside review: 27
+    unknown animals dropped at 200)."""
     return {m for separator, mentions, chunk in items for m in mentions
-            if separator in _JOINING | {"vs", "vs.", "versus"}
-            or chunk[:1] in (["plus"], ["also"], ["and"])}
+            if (separator in _JOINING | {"vs", "vs.", "versus"}
+                or chunk[:1] in (["plus"], ["also"], ["and"]))
+            and _first(chunk) == _first(m.split())}  # not "and the children hold up a card"
+
+
+def _first(chunk: list[str]) -> str | None:
+    """The chunk's first word after words of ``_AROUND`` and style words."""
+    return next((w for w in chunk if w not in _AROUND and not is_style(w)), None)
