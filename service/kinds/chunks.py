@@ -99,10 +99,8 @@ def modifies_style(kept: str, raw: list[str], known: Known) -> bool:
     tokens = kept.split()
     if len(tokens) > 2 or any(known.class_word(t) and t not in GENERIC for t in tokens):
         return False  # "shoe" shop: a word for several classes
-    raw, n = [t for t in raw if t not in _DETERMINERS], len(tokens)  # "point my phone camera"
-    return any(raw[i : i + n] == tokens and (is_style(raw[i + n]) or raw[i + n] in STYLE_HINTS
-                                             or raw[i + n] in VENUES)  # "a small shoe shop"
-               for i in range(len(raw) - n))  # side by side: not "deer in our field cameras"
+    after = _followers(tokens, [t for t in raw if t not in _DETERMINERS])  # "my phone camera"
+    return any(is_style(w) or w in STYLE_HINTS or w in VENUES for w in after)  # "shoe shop"
 
 
 def parallel(sources: set[str], tokens: list[str], known: Known) -> set[str]:
@@ -110,9 +108,15 @@ def parallel(sources: set[str], tokens: list[str], known: Known) -> set[str]:
     pics"): the same shape as a class asked for, so no source."""
     after_class = {singular_forms(b)[-1] for a, b in zip(tokens, tokens[1:], strict=False)
                    if known.class_word(a) and is_style(b)}  # fmt: skip
-    return {s for s in sources for i in range(len(tokens) - len(s.split()))
-            if tokens[i : i + len(s.split())] == s.split()
-            and singular_forms(tokens[i + len(s.split())])[-1] in after_class}
+    return {s for s in sources
+            if any(singular_forms(w)[-1] in after_class for w in _followers(s.split(), tokens))}
+
+
+def _followers(run: list[str], tokens: list[str]) -> list[str]:
+    """The word right after each place ``run`` stands side by side in ``tokens`` ("deer in
+    our field cameras" has no "deer field" run)."""
+    n = len(run)
+    return [tokens[i + n] for i in range(len(tokens) - n) if tokens[i : i + n] == run]
 
 
 def is_style(token: str) -> bool:
