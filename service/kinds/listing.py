@@ -17,7 +17,7 @@ from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
 
 from service.kinds.chunks import POST, is_style
 from service.kinds.tokens import plural
-from service.kinds.vocabulary import DIGIT_CONTEXT, REQUESTING
+from service.kinds.vocabulary import DIGIT_CONTEXT, OBJECTS, REQUESTING
 
 # words that may stand between a list item and its separator: "cats, the dogs and maybe
 # horses too", "zebras as well, please"
@@ -42,7 +42,8 @@ def list_items(items: list[Item], comparing: bool = False) -> set[str]:
     listed = {m for _, mentions, _ in items if len(mentions) > 1 for m in mentions}
     listed |= {right[0] for separator, right, words in items  # "Oh, and lions if you can"
                if separator in _JOINING and len(right) == 1
-               and _opens(right[0], words, styled=True)}  # "and okapi illustrations"
+               and _opens(right[0], words, styled=True)  # "and okapi illustrations"
+               and not OBJECTS & set(words)}  # not "and the tablet reads it out"
     named = [item for item in items if item[1]]  # "horses, Priority: alpacas"
     closed = False  # "horses and dogs, renaissance-era mostly": a list ended by "and"
     for (_, left, left_words), (separator, right, right_words) in zip(named, named[1:],
@@ -56,6 +57,9 @@ def list_items(items: list[Item], comparing: bool = False) -> set[str]:
         else:
             closed = False
     return listed
+
+
+_COPULAS = {"is", "are", "was", "were"}
 
 
 def _ends(mention: str, chunk: list[str], styled: bool = False) -> bool:
@@ -72,6 +76,9 @@ def _ends(mention: str, chunk: list[str], styled: bool = False) -> bool:
     after = after[: next((i for i, w in enumerate(after) if w in POST or w == "as"
                           or (len(w) > 4 and w.endswith(("ed", "ing")))),
                          len(after))]  # "8 as cartoons", "alpacas photographed at dusk"
+    verb = next((i for i, w in enumerate(after) if w in _COPULAS), len(after))
+    if own & set(after[verb + 1:]):  # "tablets are Samsung Galaxy Tab": a sentence, no item
+        return False
     return all(w in own or w in _AROUND or w in ENGLISH_STOP_WORDS or w.endswith("ly")
                or (styled and is_style(w)) for w in after)  # fmt: skip
 
@@ -112,7 +119,8 @@ def coordinated(items: list[Item]) -> set[str]:
     return {m for separator, mentions, chunk in items for m in mentions
             if (separator in _JOINING | {"vs", "vs.", "versus"}
                 or chunk[:1] in (["plus"], ["also"], ["and"]))
-            and _first(chunk) == _first(m.split())}  # not "and the children hold up a card"
+            and _first(chunk) == _first(m.split())  # not "and the children hold up a card"
+            and not OBJECTS & set(chunk)}  # nor "and the tablet reads it out"
 
 
 def _first(chunk: list[str]) -> str | None:

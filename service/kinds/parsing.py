@@ -48,6 +48,7 @@ from service.kinds.vocabulary import (
     COMPARING,
     EXCLUDING,
     NEGATIONS,
+    OBJECTS,
     REQUESTING,
     STYLE_HINTS,
 )
@@ -61,7 +62,12 @@ _SEPARATORS = re.compile(
 _SPLIT = re.compile(f"({_SEPARATORS.pattern})", re.I)  # the same, separators kept
 # A full stop ends a sentence only after a word of four or more letters ("Dr. Smith" and
 # "Version 2." do not end one); a parenthesis is a sentence of its own (an aside).
-_SENTENCE = re.compile(r"(?<=[a-z]{4})\.(?=\s|$)|(?<=\d)\.(?=\s+(?-i:[A-Z]))|[!?]+(?=\s|$)|[()]",
+# A shorter word ends one before a capital unless it is a title or abbreviation: "cat vs dog.
+# Also rabbits" is two sentences (stop 32: "dog rabbits" read as one mention), "Mr. Li" one.
+_ABBREVIATION = "".join(f"(?<!\\b{a})" for a in ("mr", "ms", "dr", "st", "vs", "no", "mrs", "fig",
+                                                  "co", "inc", "ltd", "jr", "sr", "ft", "mt"))
+_SENTENCE = re.compile(r"(?<=[a-z]{4})\.(?=\s|$)|(?<=\d)\.(?=\s+(?-i:[A-Z]))|[!?]+(?=\s|$)|[()]"
+                       rf"|(?:(?<=\b[a-z]{{2}})|(?<=\b[a-z]{{3}})){_ABBREVIATION}\.(?=\s+(?-i:[A-Z]))",
                        re.I)  # "mixing up 6 and 9. Please rebuild": a digit ends one too
 _ARROW = re.compile(r"\s*(?:->|=>|→)\s*")  # "paintings -> bears, horses": a header, not code
 # A class list introduced inside a clause: "sort our listings into sneakers", "label them as".
@@ -275,7 +281,8 @@ def _mark_context(raw: list[str], kept: str, parsed: Parsed, aside: bool,
     placed = any(t in POST for t in raw[: raw.index(tokens[0]) if tokens[0] in raw else 0])
     last = tokens[-1] == next((t for t in reversed(raw) if not is_style(t)), None)
     if len(raw) >= 4 and (not last or placed) and not REQUESTING & set(raw) \
-            and not any(map(plural, tokens)) and after_from != "compared":  # fmt: skip
+            and (not any(map(plural, tokens)) or OBJECTS & set(raw)) \
+            and after_from != "compared":  # fmt: skip
         parsed.wordy.add(kept)
     opener = after_from == "source" or raw[0] in POST or raw[:2] in _ROLE \
         or (raw[0] in _PURPOSE and not any(map(plural, tokens)))  # fmt: skip

@@ -27,6 +27,7 @@ from service.kinds.vocabulary import (
     SIZES,
     VENUES,
 )
+from service.kinds.wholes import group_of
 
 # a listed definition that opens with how it is drawn: "a pencil sketch of the animal that …",
 # "in an old oil painting: the animal …", "a cartoon character: a baby grey animal …"
@@ -148,6 +149,9 @@ def _styled(resolver: ClassResolver, texts: list[str]) -> tuple[list[str], str |
     return stripped, domains.pop() if len(domains) == 1 else None
 
 
+_OTHER = {"other", "others", "else", "rest", "remaining", "more", "further", "extra"}
+
+
 def _excluded(resolver: ClassResolver, negated: list[str]) -> set[int]:
     """The classes a negated chunk names and nothing else ("but NOT horses", "bags are out of
     scope", "horses not needed"); "not hot dogs", "no teddy bears", "not sure if horses work"
@@ -159,6 +163,10 @@ def _excluded(resolver: ClassResolver, negated: list[str]) -> set[int]:
         idx = resolver.term(" ".join(content)) if content else None
         if idx is not None:
             found.add(idx)
+        groups = {g for w in words(text) if (g := group_of(w, resolver.known.groups))}
+        if len(groups) == 1 and not content and not _OTHER & set(words(text)):
+            # "no clothing at all" (stop 32): all of it; not "no other animals needed"
+            found |= {resolver.names.index(name) for name in resolver.known.groups[groups.pop()]}
     return found
 
 

@@ -33,6 +33,9 @@ COMPARING = {"apart", "distinguish", "differentiate", "tell", "difference", "dif
 GROUPS = {"farm", "farmyard", "barnyard", "livestock", "pet", "pets", "domestic", "wild",
           "wildlife", "zoo", "safari", "african", "jungle", "savanna", "footwear", "shoe",
           "shoes", "outerwear", "apparel", "fashion", "wardrobe", "knitwear", "menagerie"}
+# Object pronouns: a chunk holding one has a verb, so it is a clause, not a list item ("and the
+# tablet reads it out": a mention "tablet reads" at 422, stop 32).
+OBJECTS = {"it", "them", "us", "me", "him", "her"}
 # Words that go with a written number without making it a count or a label ("handwritten 3s").
 DIGIT_CONTEXT = {"digit", "digits", "number", "numbers", "numeral", "numerals", "handwritten",
                  "hand", "written", "printed", "scanned", "s", "nums", "num"}  # fmt: skip

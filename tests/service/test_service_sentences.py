@@ -1,0 +1,54 @@
+"""Where sentences end and which chunks are clauses, since stop 32 (issue 13; the read pool and
+held-out sets 28 and 29), with the real bundled MiniLM over Tailor-PACS. Each case but the
+guards was a 422 or a wrong class set (marked) on the stop-31 resolver."""
+
+from __future__ import annotations
+
+import pytest
+from service_testkit import resolve_description as _resolve
+
+from service.core.problems import Problem
+from service.core.schemas import PersonalizeCreate
+from service.kinds.parsing import _SENTENCE
+from service.kinds.task_request import resolve_request
+
+
+@pytest.mark.parametrize(("text", "pieces"), [
+    ("cat vs dog. Also rabbits.", ["cat vs dog", " Also rabbits", ""]),  # a short word ends one
+    ("two. Three", ["two", " Three"]),
+    ("Mr. Li wants cats", ["Mr. Li wants cats"]),  # titles and abbreviations do not
+    ("cats vs. Dogs", ["cats vs. Dogs"]),
+    ("e.g. Cats", ["e.g. Cats"]),
+    ("a cow. the end", ["a cow. the end"]),  # nor a short word before a lower-case word
+])
+def test_a_full_stop_after_a_short_word_ends_a_sentence_before_a_capital(text, pieces):
+    assert _SENTENCE.split(text) == pieces
+
+
+@pytest.mark.parametrize("text", [
+    "cat vs dog. Also rabbits if you can.",  # "dog rabbits" was dog, at 200
+    "Only the animals please, no clothing at all. Include sneakers and bears.",  # at 200
+    "We sell cats and dogs, no clothing. Add sneakers too.",
+])
+def test_refused_a_class_outside_the_catalogue_or_a_whole_group_left_out(pacs, text):
+    with pytest.raises(Problem):
+        resolve_request(pacs, PersonalizeCreate(description=text), pacs.domains)
+
+
+@pytest.mark.parametrize(("text", "classes"), [
+    # a chunk holding an object pronoun has a verb: a clause, never a list item
+    ("I'm a Year 2 teacher and we're making a little app where the children hold up a card "
+     "with a number and the tablet reads it out. We only go up to five at the moment, so 0, 1, "
+     "2, 3, 4 and 5 please.", ["five", "zero", "one", "two", "three", "four"]),  # request order
+    # "X is Y", "X are Y" is a sentence about the app, not a list of items
+    ("Hola! necesitamos: dress, coat, shirt. The store is in Valencia, tablets are Samsung "
+     "Galaxy Tab. Gracias", ["dress", "coat", "shirt"]),
+    # a whole group left out excludes its classes; "no other animals" leaves those named
+    ("Animals only, no clothing. Cats, dogs and horses.", ["cat", "dog", "horse"]),
+    ("Enhancement: elephant / giraffe / bear classes for the zoo kiosk app. No other animals "
+     "needed.", ["elephant", "giraffe", "bear"]),
+    ("Scope (MVP): (a) zero (b) one (c) nine. Out of scope: all other digits.",
+     ["zero", "one", "nine"]),
+])
+def test_clauses_and_groups_left_out_read_as_context(pacs, text, classes):
+    assert _resolve(pacs, text)[0] == classes
