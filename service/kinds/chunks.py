@@ -146,6 +146,11 @@ def post_modifier(tokens: list[str], known: Known) -> list[str]:
     return tokens
 
 
+# verbs whose object may be a digit itself: "kids write 2, 4, 6 and 8" (stop 32: lost the 2)
+_WRITING = {"write", "writes", "wrote", "draw", "draws", "drew", "scribble", "scribbles", "read",
+            "reads", "recognise", "recognize", "detect", "classify", "identify", "spot"}
+
+
 def drop_numbers(tokens: list[str], known: Known) -> list[str]:
     """Without numbers that count, label or bound something else: "3 kids", "7 days", "one
     piece swimsuits", "version 2", "size 4", "aged 1 to 3", "from after 6" (a number followed
@@ -169,7 +174,7 @@ def drop_numbers(tokens: list[str], known: Known) -> list[str]:
             return True
         return before is not None and (before not in FILLER or before in CONTEXT_WORDS) \
             and not is_style(before) and not is_number(before) \
-            and before not in DIGIT_CONTEXT  # "phase 2", "version 3"  # fmt: skip
+            and before not in DIGIT_CONTEXT and before not in _WRITING  # "phase 2", not "write 2"
     def compared(i: int) -> bool:  # "confuses 1s": a digit, whatever follows
         return i > 0 and tokens[i - 1] in COMPARING
     return [t for i, t in enumerate(tokens)

@@ -22,6 +22,14 @@ _MARKER = re.compile(r"\bno,?\s+wait\b,?|\bwait,?\s+no\b,?|\bsorry,?\s+i\s+mean(
                      r"\b(?:actually|no|sorry|wait|oops),?\s+make\s+(?:that|it)\b,?|"
                      r"\bon\s+second\s+thoughts?\b,?",  # not "make it fast", "make that one two"
                      re.I)  # fmt: skip
+# "wait, no" straight before a word takes back that word, not the sentence before it
+_WAIT_NO = re.compile(r"[\s,—–-]*\bwait,?\s+no\s+(?=[a-z0-9])(?!(?:just|only|actually|instead|"
+                      r"i|we|make|sorry)\b)", re.I)
+_WAIT_NO_ASIDE = re.compile(_WAIT_NO.pattern + r"([^—–.,;!?()]+?)\s*[—–]", re.I)  # an aside
+# a question turned down takes back its own chunk: "Also elephant? no, lol", "bear only? no...
+# bear and dog", "what do you call them, high-top boots? no, ankle boots" (stop 32)
+_DECLINED = re.compile(r"(?:^|(?<=[.!?,;]))[^.!?,;]*\?\s*(?:no|nope|nah)\b(?=\s*[,.!;]|\s*$)"
+                       r"[,.!;]*", re.I)  # fmt: skip
 _SENTENCE_END = re.compile(r"[.!?]+\s+|\n")
 _ADDING = {"also", "too", "plus", "add", "additionally", "another", "more"}
 RETRACTING = {"drop", "skip", "scrap", "scratch", "forget", "remove", "omit", "cancel", "minus",
@@ -40,6 +48,10 @@ def retract_before_markers(text: str) -> tuple[str, list[str]]:
     what follows adds ("no wait, also horses"). "Oh wait" is no marker: it adds more often
     than it takes back ("Oh wait, the zoo also has sheep")."""
     dropped, text = [], _TAKE_BACK.sub("drop", text)  # a retraction, not a clash
+    text = _WAIT_NO_ASIDE.sub(r" (drop \1) ", text)  # "bear, bird, and— wait, no bird — horse"
+    text = _WAIT_NO.sub(", drop ", text)
+    dropped += [m[0].strip() for m in _DECLINED.finditer(text)]
+    text = _DECLINED.sub(" ", text)
     text = _HEDGED.sub(r", \1", text)  # "and 7 -- actually scratch the 4": its own chunk
     while match := _MARKER.search(text):
         ends = [m.end() for m in _SENTENCE_END.finditer(text, 0, match.start())]
@@ -51,7 +63,8 @@ def retract_before_markers(text: str) -> tuple[str, list[str]]:
         if not words(text[start:match.start()]):  # the marker opens its sentence
             start = ends[-2] if len(ends) > 1 else 0
         dropped.append(text[start:match.end()].strip())
-        text = text[:start] + " " + text[match.end():]
+        rest = text[match.end():].lstrip()  # a sentence of its own: "Remove 0 and 1"
+        text = text[:start] + " " + rest[:1].upper() + rest[1:]
     return text, dropped
 
 

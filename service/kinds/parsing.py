@@ -36,12 +36,19 @@ from service.kinds.chunks import (
     pre_clause,
 )
 from service.kinds.corrections import retract_before_markers, retracted
+from service.kinds.counted import declared_count, without_counts
 from service.kinds.fields import read_fields, tabular
 from service.kinds.letters import strip_letter
 from service.kinds.listing import asked, coordinated, list_items
 from service.kinds.numbers import digit_of
-from service.kinds.ranges import NUMBER, between, letter_range, numbers_spaced, span
-from service.kinds.rewrites import plain_numbers, spelt_subgroups, split_compounds, without_chatter
+from service.kinds.ranges import between, letter_range, numbers_spaced, span
+from service.kinds.rewrites import (
+    one_line,
+    plain_numbers,
+    spelt_subgroups,
+    split_compounds,
+    without_chatter,
+)
 from service.kinds.structured import BENIGN, INJECTION, UNDERLINE, Unreadable, plain
 from service.kinds.tokens import plural, singular_forms, words
 from service.kinds.vocabulary import (
@@ -52,7 +59,7 @@ from service.kinds.vocabulary import (
     REQUESTING,
     STYLE_HINTS,
 )
-from service.kinds.wholes import group_of, spell_out
+from service.kinds.wholes import group_of, parity_filter, spell_out
 
 # List separators, not inside a hyphenated compound ("black-and-white"). Not a spaced dash:
 # tried at stop 29, it split "pets — cats and dogs" and "Fashion-MNIST style – bags" apart.
@@ -71,7 +78,6 @@ _SENTENCE = re.compile(r"(?<=[a-z]{4})\.(?=\s|$)|(?<=\d)\.(?=\s+(?-i:[A-Z]))|[!?
                        re.I)  # "mixing up 6 and 9. Please rebuild": a digit ends one too
 _ARROW = re.compile(r"\s*(?:->|=>|→)\s*")  # "paintings -> bears, horses": a header, not code
 # A class list introduced inside a clause: "sort our listings into sneakers", "label them as".
-_BULLET = re.compile(r"^\s*(?:[-*•·]|\d{1,2}[.)]|\(?[a-h]\))\s+")  # "- cow", "1) giraffe", "(b)"
 _LISTING = {",", "and", "or", "nor", "&", "n"}  # separators that continue a list
 _ROLE = (["as", "a"], ["as", "an"], ["im", "a"], ["im", "an"], ["i", "am"])  # "I'm a teacher"
 _NOT = {"not", "never", "dont", "doesnt", "shouldnt", "wont", "cannot", "cant"}  # in a header
@@ -86,22 +92,6 @@ _PICKING = {"recognise", "recognize", "identify", "pick", "filter", "sort", "det
             "classify", "label", "spot", "find", "separate", "select", "flag", "tag", "mark"}
 # "pets: cat and dog", "paintings — …"; not a spaced range ("digits 1 - 4" was one, four)
 _HEADER = re.compile(r"^(.*)(?::|(?<!\d)\s[—–-]\s|\s[—–-]\s(?!\d))(.*)$", re.S)
-_COUNT = re.compile(
-    r"\b(?:\d+|two|three|four|five|six|seven|eight|nine|ten)\s+(?:digits?|numbers?|numerals?|"
-    r"classes|categories|kinds|types|animals|garments|things|items)\b", re.I)  # fmt: skip
-_PRONOUN_ONE = re.compile(
-    r"\b(which|this|that|each|every|any|no|the other|quick|last|next|new|same|only|"
-    r"right|wrong|good|big|small)\s+one\b"
-    rf"(?!\s+{NUMBER}\b|\s+(?:and|or)\s+{NUMBER}\b)|"  # "make that one two three"
-    r"\b(?:make|build|create|train|get|need|want|give|have)\s+(?:me\s+|us\s+)?one\b"
-    rf"(?!\s*[,&]|\s+(?:and|or)\b|\s+{NUMBER}\b)|"
-    r"\b(?:the|even|odd|which|these|those|new|similar|other|right|wrong)\s+ones\b|"
-    r"\b(?:these|those|both|all)\s+"
-    rf"(?:two|three|four|five|six)\b(?!\s*[,&]\s*{NUMBER}|\s+(?:and|or|&)\b|\s+{NUMBER}\b)",
-    re.I)  # "make one for 4 vs 9", "even ones only", "just those two", "those two: cats,
-# dogs" are no digits; "those two, three and four" and "ones and sevens" are
-
-
 @dataclass
 class Parsed:
     """A description, read: its class mentions (request order), style words, or why refused.
@@ -128,6 +118,7 @@ class Parsed:
     sources: set[str] = field(default_factory=set)  # "trail" cameras: context, see chunks
     roles: set[str] = field(default_factory=set)  # "As a birdwatcher": context, see leftovers
     negating: set[str] = field(default_factory=set)  # in a sentence that says "not": no strays
+    declared: int | None = None  # "exactly two classes: …": how many classes the text says
 
 
 def parse(text: str, known: Known = Known()) -> Parsed:  # noqa: B008 (immutable default)
@@ -147,11 +138,12 @@ def parse(text: str, known: Known = Known()) -> Parsed:  # noqa: B008 (immutable
     text = split_compounds(without_chatter(text), known.class_word)
     text = join_modifiers(compared_with(text, known), known)  # "1s with 7s": a pair
     text = numbers_spaced(text)  # "one – five", "about 0, 2"
-    header, text = _header(_lines(text), known)
+    header, text = _header(one_line(text), known)
     style, hints = [w for w in header if is_style(w)], [w for w in header if w in STYLE_HINTS]
     text, doubt = between(text)
     text = spelt_subgroups(text, known.class_word)  # "except the footwear (sandals, …)"
     text, excepted = spell_out(text, known.groups, known.class_of)  # "every animal but cows"
+    text, filtered = parity_filter(text, known.groups)  # "2 to 8, but no odd ones"
     pointing = _POINTING.search(text)  # "NOT this one"
     refused = letters or pointing and f"{pointing[0].strip(' .,;!?')!r} leaves open what is " \
         "left out; name the classes you do not want" or doubt and (
@@ -159,9 +151,10 @@ def parse(text: str, known: Known = Known()) -> Parsed:  # noqa: B008 (immutable
         "e.g. '3, 4 and 5'")  # fmt: skip
     if refused:
         return Parsed([], refused=refused)
-    text = _PRONOUN_ONE.sub(" ", _COUNT.sub(" ", text))
+    declared, text = declared_count(text), without_counts(text)
     parsed = Parsed([], style, fields=fields + letter + taken_back, negated=excepted,
-                    hints=hints)
+                    hints=hints, retracted=filtered,
+                    declared=declared)
     for sentence in _SENTENCE.split(text):
         _read_sentence(sentence, known, parsed)
     parsed.style = parsed.style or [w for t in taken_back for w in words(t) if is_style(w)]
@@ -181,10 +174,11 @@ def _read_sentence(sentence: str, known: Known, parsed: Parsed) -> None:
         separator = pieces[i - 1].strip().lower() if i else ""
         if excluding and separator in _LISTING and words(pieces[i])[:1] not in (["just"],
                 ["only"]) and (bare := _bare_class(pieces[i], known)):  # "…, just cats"
-            parsed.negated.append(bare)
+            (parsed.retracted if excluding == "retracted" else parsed.negated).append(bare)
             continue
         after_from = separator == "from"
         negated, before = len(parsed.negated), len(parsed.mentions)
+        taken = len(parsed.retracted)
         _read_chunk(pieces[i], known, parsed, aside,
                     "compared" if after_from and comparing else "source" if after_from
                     else None)  # fmt: skip
@@ -192,7 +186,9 @@ def _read_sentence(sentence: str, known: Known, parsed: Parsed) -> None:
         items.append((separator, parsed.mentions[before:], raw))
         excluding = len(parsed.negated) > negated and known.class_word(
             (words(parsed.negated[-1]) or [""])[-1]) or (  # "except bears", not "NOT part of it"
-            _EXCEPT & set(raw) and known.class_word(raw[-1]) and len(parsed.mentions) == before)
+            _EXCEPT & set(raw) and known.class_word(raw[-1]) and len(parsed.mentions) == before) \
+            or len(parsed.retracted) > taken and sum(map(known.class_word, words(
+                parsed.retracted[-1]))) == 1 and "retracted"  # "Remove 0 and 1"
     parsed.listed |= list_items(items, comparing)
     parsed.asked |= asked(items)
     joined = coordinated(items)  # "cats, dogs and guinea pig photos": items, not sources
@@ -201,12 +197,15 @@ def _read_sentence(sentence: str, known: Known, parsed: Parsed) -> None:
         parsed.negating |= {m for _, mentions, _ in items for m in mentions}
 
 
+_REPLACING = {"make", "instead", "replace", "keep", "add"}  # "scratch the horses - make it bears"
+
+
 def _bare_class(chunk: str, known: Known) -> str | None:
     """The class term a chunk is and nothing else but filler ("and the zebras"), if any; a
     chunk that asks ("and also cows") is none."""
     raw = [known.fix(t) for t in words(chunk)]
     kept = content(raw, known)
-    if REQUESTING & set(raw) or not kept or not known.names_a_class(kept) \
+    if (REQUESTING | _REPLACING) & set(raw) or not kept or not known.names_a_class(kept) \
             or len(kept.split()) > 3:  # fmt: skip
         return None
     return kept
@@ -291,15 +290,6 @@ def _mark_context(raw: list[str], kept: str, parsed: Parsed, aside: bool,
     if (raw[:2] in _ROLE and kept == " ".join(content(raw[2:], known).split()[:2])) \
             or (raw[-1:] == ["here"] and len(raw) <= 4 and parsed.mentions == [kept]):  # fmt: skip
         parsed.roles.add(kept)  # the chunk is the role and nothing else: "Zookeeper here."
-
-
-def _lines(text: str) -> str:
-    """A multi-line request as one line: bullets and list numbers dropped ("1) giraffe"), a
-    line that ends without punctuation continued as a list item."""
-    lines = [_BULLET.sub("", line).strip() for line in text.splitlines()]
-    lines = [line for line in lines if line]
-    return " ".join(line if line[-1] in ".!?:;," else line + "," for line in lines[:-1]) \
-        + (" " + lines[-1] if lines else "")  # fmt: skip
 
 
 def _header(text: str, known: Known) -> tuple[list[str], str]:

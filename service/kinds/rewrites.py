@@ -12,6 +12,7 @@ from collections.abc import Callable
 
 from service.kinds.tokens import words
 
+_BULLET = re.compile(r"^\s*(?:[-*•·]|\d{1,2}[.)]|\(?[a-h]\))\s+")  # "- cow", "1) giraffe", "(b)"
 _THOUSANDS = re.compile(r"(?<=\d),(?=\d{3}\b)")  # "12,000 images" is one number, no list
 _DECIMAL = re.compile(r"(?<=\d)\.(?=\d)")  # "label smoothing 0.1"
 # hedges and hashtags carry no class: "I think the zebras too", "#cartoon #bear #bird"
@@ -25,6 +26,9 @@ _COMPOUND = re.compile(r"\b(\w+)-(and|or)-(\w+)\b", re.I)  # "cats-and-dogs", "b
 _ITEMS = re.compile(r",|\b(?:and|or)\b")
 _SUBGROUP = re.compile(r"\b(except(?:\s+for)?|excluding|other\s+than)\s+(?:the\s+|any\s+)?"
                        r"[a-z][\w -]{0,30}?\s*\(([^()]+)\)", re.I)
+# "Smaller ones we don't need (bird, cat)": the brackets name what is not needed
+_UNNEEDED = re.compile(r"(\b(?:don'?t|do\s+not|doesn'?t|not)\s+(?:need|want|care\s+about)"
+                       r"(?:\s+(?:them|those|these|it))?)\s*\(([^()]+)\)", re.I)
 
 
 def plain_numbers(text: str) -> str:
@@ -49,9 +53,23 @@ def split_compounds(text: str, class_word: Callable[[str], bool]) -> str:
 def spelt_subgroups(text: str, class_word: Callable[[str], bool]) -> str:
     """"except the footwear (sandals, sneakers, ankle boots)" as "except sandals, sneakers,
     ankle boots" when the brackets name a class: the reader then excludes those classes (it
-    read the brackets as an aside, whose classes were asked for: a wrong set at 200)."""
+    read the brackets as an aside, whose classes were asked for: a wrong set at 200). Likewise
+    "we don't need (bird, cat)" (stop 32)."""
     def spelt(m: re.Match) -> str:
         items = [words(item) for item in _ITEMS.split(m[2]) if words(item)]
         named = items and all(any(map(class_word, item)) and len(item) <= 3 for item in items)
         return f"{m[1]} {m[2]}" if named else m[0]  # not "(we also need pullovers)"
-    return _SUBGROUP.sub(spelt, text)
+
+    def unneeded(m: re.Match) -> str:  # "… we don't need, except bird, cat": both excluded
+        out = spelt(re.match(r"(except) x \((.*)\)", f"except x ({m[2]})", re.S))
+        return f"{m[1]}, {out}" if not out.startswith("except x") else m[0]
+    return _UNNEEDED.sub(unneeded, _SUBGROUP.sub(spelt, text))
+
+
+def one_line(text: str) -> str:
+    """A multi-line request as one line: bullets and list numbers dropped ("1) giraffe"), a
+    line that ends without punctuation continued as a list item."""
+    lines = [_BULLET.sub("", line).strip() for line in text.splitlines()]
+    lines = [line for line in lines if line]
+    return " ".join(line if line[-1] in ".!?:;," else line + "," for line in lines[:-1]) \
+        + (" " + lines[-1] if lines else "")  # fmt: skip

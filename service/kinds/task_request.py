@@ -80,7 +80,7 @@ def _mentions(resolver: ClassResolver, request: Any):
                               f"class {text!r} {why}; name each class you want, plainly")
         texts, domain = _styled(resolver, request.classes)
         phrases = _distinct([_respelt(resolver, text) for text in texts])
-        return phrases, domain, [], (set(phrases), set())
+        return phrases, domain, [], (set(phrases), set(), None)
     parsed = parse(request.description or "", resolver.known)
     if parsed.refused:
         raise Problem(422, "unreadable-description", parsed.refused)
@@ -107,7 +107,8 @@ def _mentions(resolver: ClassResolver, request: Any):
     domain = resolver.domain_of(style or parsed.hints)  # "snap them on their phones"
     kept = parsed.listed | parsed.asked | parsed.more  # never strays ("and other zoo animals")
     kept |= parsed.negating  # "6-9 are next sprint, NOT this one"
-    return _distinct([m for m, _ in tails]), domain, context, (parsed.listed, kept)
+    return _distinct([m for m, _ in tails]), domain, context, (parsed.listed, kept,
+                                                                parsed.declared)
 
 
 def _negated(resolver: ClassResolver, text: str) -> bool:
@@ -212,7 +213,7 @@ def resolve_request(
     """
     from service.core.problems import Problem
 
-    phrases, domain, context, (listed, kept) = _mentions(resolver, request)
+    phrases, domain, context, (listed, kept, declared) = _mentions(resolver, request)
     domain = request.domain or domain
     if domain is not None and domain not in domains:
         raise Problem(422, "unknown-domain", f"unknown domain {domain!r}", domains=domains)
@@ -230,6 +231,10 @@ def resolve_request(
             "no catalogue class matches " + ", ".join(repr(m.phrase) for m in unknown),
             unknown=[{"phrase": m.phrase, "did_you_mean": m.suggestions} for m in unknown],
         )  # fmt: skip
+    if declared is not None and len({m.name for m in matches}) != declared:
+        raise Problem(422, "ambiguous-classes", f"the description says {declared} classes but "
+                      f"names {len(matches)}: " + ", ".join(str(m.name) for m in matches)
+                      + "; name exactly the classes you want")  # fmt: skip
     if len(matches) < 2:
         raise Problem(422, "too-few-classes",
                       "a task needs at least 2 distinct classes; resolved: "

@@ -63,6 +63,9 @@ _EXCLUDING = re.compile(r"^\s*,?\s*(?:(?:except(?:\s+for)?|excluding|but(?:\s+no
                         r"forget|leave\s+out)\b)", re.I)  # "all animals, but skip the cows"
 _BOUNDED = re.compile(r"^\s*(?:from|between|below|above|under|over|less|greater|up\s+to|"
                       r"through|to|till|until|lower|higher|smaller|bigger|larger|\d)\b", re.I)
+_PARITY_ONES = re.compile(r",?\s*\b(?:but\s+)?(?:(?:no|not|without|skip|drop|exclude)\s+(?:the\s+|"
+                          r"any\s+)?|(?P<only>only|just)\s+(?:the\s+)?)(?P<parity>even|odd)\s+"
+                          r"ones\b", re.I)  # fmt: skip
 _LIST_WORDS = {"and", "or", "nor", "the", "for", "s", "plus", "n"}
 _COUNTS = {w: int(d) for d, w in NUMERALS.items()} | {"ten": 10}
 
@@ -93,6 +96,21 @@ def spell_out(text: str, groups: Mapping[str, list[str]],
         out += [text[last:match.start()], ", ".join(kept) + (", " if text[end:].strip() else "")]
         last = end
     return "".join(out) + text[last:], excepted
+
+
+def parity_filter(text: str, groups: Mapping[str, list[str]]) -> tuple[str, list[str]]:
+    """``(text, dropped)``: "but no odd ones", "only the even ones" after a list or range of
+    digits, without that phrase, and the digits it takes away (all of the other parity:
+    "only the even ones" drops the odd). Taken back, not excluded: "Numbers 2 to 8, but no
+    odd ones" is 2, 4, 6, 8, not a clash (stop 32: a wrong set at 200)."""
+    digits = next((ms for ms in groups.values() if all(m in _COUNTS for m in ms)), [])
+    dropped: list[str] = []
+
+    def drop(m: re.Match) -> str:
+        odd = (m["parity"].lower() == "odd") == (m["only"] is None)  # the parity taken away
+        dropped.extend(str(_COUNTS[d]) for d in digits if _COUNTS[d] % 2 == odd)  # "3": no filler
+        return " "
+    return (_PARITY_ONES.sub(drop, text) if digits else text), dropped
 
 
 def _within(text: str, match: re.Match, members: list[str]) -> tuple[list[str], int] | None:

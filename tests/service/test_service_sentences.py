@@ -29,6 +29,7 @@ def test_a_full_stop_after_a_short_word_ends_a_sentence_before_a_capital(text, p
     "cat vs dog. Also rabbits if you can.",  # "dog rabbits" was dog, at 200
     "Only the animals please, no clothing at all. Include sneakers and bears.",  # at 200
     "We sell cats and dogs, no clothing. Add sneakers too.",
+    "Give me a model with exactly two classes: cat, dog and bird.",  # a count, then three
 ])
 def test_refused_a_class_outside_the_catalogue_or_a_whole_group_left_out(pacs, text):
     with pytest.raises(Problem):
@@ -51,4 +52,34 @@ def test_refused_a_class_outside_the_catalogue_or_a_whole_group_left_out(pacs, t
      ["zero", "one", "nine"]),
 ])
 def test_clauses_and_groups_left_out_read_as_context(pacs, text, classes):
+    assert _resolve(pacs, text)[0] == classes
+
+
+@pytest.mark.parametrize(("text", "classes"), [
+    # corrections: "wait, no X" takes back X alone; a question turned down takes back itself
+    ("I want bear, bird, and— wait, no bird — horse.", ["bear", "horse"]),  # bird, at 200
+    ("just bear and bird. Also elephant? no, lol, we're in Canada. Just bear and bird.",
+     ["bear", "bird"]),  # had elephant, at 200
+    ("bear only? no... bear and dog. Final answer.", ["bear", "dog"]),
+    ("sneakers and, um, what do you call them, high-top boots? no, ankle boots. And also "
+     "sandals.", ["sneaker", "ankle boot", "sandal"]),
+    # a retraction goes on over the bare classes listed after it
+    ("digits 0-9. Hmm, on second thought remove 0 and 1, they never appear on our crates",
+     ["two", "three", "four", "five", "six", "seven", "eight", "nine"]),  # was zero, one
+    ("Need a model for bears and horses. Hmm, actually scratch the horses - make it bears, "
+     "sheep and cows instead.", ["bear", "sheep", "cow"]),  # guard: a replacement list
+    # "the even/odd ones" filters a list or range of digits
+    ("Numbers 2 to 8, handwritten, but no odd ones", ["two", "four", "six", "eight"]),
+    ("digits 1-6, but only the even ones", ["two", "four", "six"]),
+    # brackets after "we don't need" name what is not needed
+    ("Just the big animals: elephant, giraffe. Smaller ones we don't need (bird, cat).",
+     ["elephant", "giraffe"]),  # had bird and cat, at 200
+    # a digit after a verb of writing is asked for; "we have two" is no digit
+    ("Grade 1 maths app: kids write 2, 4, 6 and 8 on tablet with finger",
+     ["two", "four", "six", "eight"]),  # lost two, at 200
+    ("she's obsessed with giraffes and zebras. Oh and cats, we have two.",
+     ["giraffe", "zebra", "cat"]),  # had two, at 200
+    ("I need three classes: elephant, bear, and giraffe.", ["elephant", "bear", "giraffe"]),
+])
+def test_corrections_filters_and_counts(pacs, text, classes):
     assert _resolve(pacs, text)[0] == classes

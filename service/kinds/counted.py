@@ -1,0 +1,49 @@
+"""Numbers in a description that name no digit class: counts of the classes ("three classes",
+"the four digits"), the pronoun "one" ("that one", "make me one") and how many someone owns
+("we have two"). :func:`without_counts` takes them out before the sentence reader sees them;
+:func:`declared_count` keeps how many classes the text says it wants, so a task naming
+another number of classes is refused instead of guessed at.
+"""
+
+from __future__ import annotations
+
+import re
+
+from service.kinds.ranges import NUMBER
+
+_COUNT = re.compile(
+    r"\b(?:\d+|two|three|four|five|six|seven|eight|nine|ten)\s+(?:digits?|numbers?|numerals?|"
+    r"classes|categories|kinds|types|animals|garments|things|items)\b", re.I)  # fmt: skip
+# a count of the classes themselves ("exactly two classes: …"; not "4 digits" of a PIN, nor
+# "500 items a day"): a task that names another number of classes is refused (stop 32)
+_DECLARED = re.compile(r"\b(2|3|4|5|6|7|8|9|10|two|three|four|five|six|seven|eight|nine|ten)\s+"
+                       r"(?:different\s+|distinct\s+|output\s+)?(?:classes|categories|labels|"
+                       r"kinds|types|animals|garments|things|items)\b", re.I)  # fmt: skip
+_NUMBER_WORDS = {w: str(i) for i, w in enumerate(
+    ("zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten"))}
+# how many someone owns, closing a sentence: "Oh and cats, we have two." (no digit asked)
+_OWNED = re.compile(r"\b(?:we|i|they|she|he)\s+(?:have|own|got|keep)\s+(?:two|three|four|five|"
+                    r"six|seven|eight|nine|[2-9])\b(?=\s*(?:[.!?]|$))", re.I)  # fmt: skip
+_PRONOUN_ONE = re.compile(
+    r"\b(which|this|that|each|every|any|no|the other|quick|last|next|new|same|only|"
+    r"right|wrong|good|big|small)\s+one\b"
+    rf"(?!\s+{NUMBER}\b|\s+(?:and|or)\s+{NUMBER}\b)|"  # "make that one two three"
+    r"\b(?:make|build|create|train|get|need|want|give|have)\s+(?:me\s+|us\s+)?one\b"
+    rf"(?!\s*[,&]|\s+(?:and|or)\b|\s+{NUMBER}\b)|"
+    r"\b(?:the|even|odd|which|these|those|new|similar|other|right|wrong)\s+ones\b|"
+    r"\b(?:these|those|both|all)\s+"
+    rf"(?:two|three|four|five|six)\b(?!\s*[,&]\s*{NUMBER}|\s+(?:and|or|&)\b|\s+{NUMBER}\b)",
+    re.I)  # "make one for 4 vs 9", "even ones only", "just those two", "those two: cats,
+# dogs" are no digits; "those two, three and four" and "ones and sevens" are
+
+
+def declared_count(text: str) -> int | None:
+    """How many classes the text says it wants ("exactly two classes: …"), when it says one
+    number; None when it says none or several ("shows three classes. Expected: two")."""
+    said = {_NUMBER_WORDS.get(m[1].lower(), m[1]) for m in _DECLARED.finditer(text)}
+    return int(said.pop()) if len(said) == 1 else None
+
+
+def without_counts(text: str) -> str:
+    """``text`` without counts of classes, pronoun "one"s and owned counts."""
+    return _OWNED.sub(" ", _PRONOUN_ONE.sub(" ", _COUNT.sub(" ", text)))
