@@ -43,13 +43,21 @@ from service.kinds.listing import asked, coordinated, list_items
 from service.kinds.numbers import digit_of
 from service.kinds.ranges import between, letter_range, numbers_spaced, span
 from service.kinds.rewrites import (
+    equated,
     one_line,
     plain_numbers,
     spelt_subgroups,
     split_compounds,
     without_chatter,
 )
-from service.kinds.structured import BENIGN, INJECTION, UNDERLINE, Unreadable, plain
+from service.kinds.structured import (
+    BENIGN,
+    INJECTION,
+    UNDERLINE,
+    Unreadable,
+    assignments,
+    plain,
+)
 from service.kinds.tokens import plural, singular_forms, words
 from service.kinds.vocabulary import (
     COMPARING,
@@ -123,7 +131,7 @@ class Parsed:
 
 def parse(text: str, known: Known = Known()) -> Parsed:  # noqa: B008 (immutable default)
     """Split ``text`` into class mentions and style words (see the module docstring)."""
-    text = plain_numbers(BENIGN.sub(" ", UNDERLINE.sub(r"\1", tabular(text))))
+    text = plain_numbers(BENIGN.sub(" ", assignments(UNDERLINE.sub(r"\1", tabular(text)))))
     if INJECTION.search(text):
         return Parsed([], refused="the description contains markup, SQL or comment syntax; describe"
                       " the task in plain words, e.g. 'classify cats and dogs'")  # fmt: skip
@@ -136,6 +144,7 @@ def parse(text: str, known: Known = Known()) -> Parsed:  # noqa: B008 (immutable
     text, taken_back = retract_before_markers(text)  # "sneakers, no wait, ankle boots"
     letters = letter_range(text, known.names_a_class)  # "hex digits: 0-9 and A-F"
     text = split_compounds(without_chatter(text), known.class_word)
+    text = equated(text, known.class_word, known.class_of)  # "jumper = the knitted thing"
     text = join_modifiers(compared_with(text, known), known)  # "1s with 7s": a pair
     text = numbers_spaced(text)  # "one – five", "about 0, 2"
     header, text = _header(one_line(text), known)

@@ -31,6 +31,9 @@ _UNNEEDED = re.compile(r"(\b(?:don'?t|do\s+not|doesn'?t|not)\s+(?:need|want|care
                        r"(?:\s+(?:them|those|these|it))?)\s*\(([^()]+)\)", re.I)
 
 
+_MEANS = re.compile(r"\b([a-z][\w-]*)\s+means\s+([^.,;:!?()]*)", re.I)
+
+
 def plain_numbers(text: str) -> str:
     """"12,000" as one number; a decimal's dot as the word "point" ("0.1" → "0 point 1"), so
     that its parts count that word and name no digit (an outside set's "label smoothing 0.1"
@@ -48,6 +51,20 @@ def split_compounds(text: str, class_word: Callable[[str], bool]) -> str:
     stays one word)."""
     return _COMPOUND.sub(lambda m: f"{m[1]}, {m[3]}" if class_word(m[1].lower())
                          and class_word(m[3].lower()) else m[0], text)  # fmt: skip
+
+
+def equated(text: str, class_word: Callable[[str], bool],
+            class_of: Callable[[str], str | None]) -> str:
+    """"jumpers means what you call sweaters" (a spaced "=" reads "means") as "jumpers": the
+    writer says what a class of theirs is, in words that name no class or the same one
+    (stop 32: three rows of the read sets, each a 422); "boots means the short ankle ones"
+    keeps its words, which tell which class."""
+    def said(m: re.Match) -> str:
+        rest = [w for w in words(m[2]) if class_word(w)]
+        named = class_of(m[1].lower())
+        same = named is not None and (not rest or class_of(" ".join(rest)) == named)
+        return m[1] if same else m[0]
+    return _MEANS.sub(said, text)
 
 
 def spelt_subgroups(text: str, class_word: Callable[[str], bool]) -> str:

@@ -4,10 +4,12 @@ Developers paste what they have: ``["kitten", "puppy", "pony"]``, ``{"classes": 
 "cartoon"}``, ``labels: ['T-shirt', 'Dress']``, a checklist, class names in quotes. The stop-25
 parser refused every quote and bracket as a possible injection, so "the model distinguishes
 "sandal" and "sneaker"" was a 422. Now quotes, backticks, brackets and braces are list
-punctuation, and a JSON document is read when it is a list of strings or an object whose
-fields are all known: a class list (``classes``, ``labels``, …) and style words (``style``,
-``domain``, ``images``, …). Any other field ("exclude", "version", "negative_examples") or a
-non-string item makes it unreadable (422): dropping keys turned exclusions into inclusions.
+punctuation, and a JSON document is read when it is a list of strings or an object: a class
+list (``classes``, ``labels``, ``want``, …), groups (``include_groups``), exclusions
+(``exclude``, ``not``, …) and style words (``style``, ``domain``, ``images``, …); a
+known metadata field ("version", "app", "…_id") is left out when it holds one plain value.
+Anything else is unreadable (422): a field that may hold classes ("also", "negative_examples")
+or a non-string item; dropping such keys once turned exclusions into inclusions.
 
 Refused before anything is read (an outside review, stop 26): markup tags, SQL statements,
 comparisons and assignments (``OR 1=1``, ``cats=1``, ``2>1``), template syntax (``{{``,
@@ -36,11 +38,24 @@ BENIGN = re.compile(r"\(\s*n\s*=\s*\d+\s*\)|\bfrom\s+scratch\b"
                     r"|(?:\bp(?:50|90|95|99)\s*)?[<>]=?\s*\d+(?:\.\d+)?\s*"
                     r"(?:ms|s|sec|seconds|mb|gb|kb|%|px)\b",
                     re.I | re.M)  # fmt: skip
+# Assignments that are no code: an environment file's "TAILOR_CLASSES=dress,bag" (a field, as
+# "TAILOR_CLASSES: dress,bag") and a spaced "jumpers = what you call sweaters" between words
+# (read as "means"); "cats=1", "a=b" and "1=1" stay refused (stop 32's held-out sets).
+_ENV_LINE = re.compile(r"^([ \t]*[A-Z][A-Z0-9_]{2,})[ \t]*=[ \t]*(?=[\w\[\"'])", re.M)
+_SPACED_EQUALS = re.compile(r"(?<=[a-z])[ \t]+=[ \t]+(?=[a-z])", re.I)
 _QUOTES = re.compile(r"[\"`“”„«»]")
 _BRACKETS = re.compile(r"[\[\]{}]")
 _CLASS_FIELDS = {"classes", "class", "labels", "label", "categories", "category", "class_names",
-                 "names", "targets", "items"}
-_STYLE_FIELDS = {"style", "domain", "images", "image_type", "type", "kind", "task", "input"}
+                 "names", "targets", "items", "want", "wanted", "include", "included"}
+_GROUP_FIELDS = {"groups", "group", "include_groups", "included_groups"}
+_EXCLUDE_FIELDS = {"exclude", "excluded", "exclusions", "except", "not", "without", "skip",
+                   "exclude_classes", "excluded_classes", "negative", "negatives"}
+_STYLE_FIELDS = {"style", "domain", "images", "image_type", "type", "kind", "task", "input",
+                 "image_style", "images_style", "art_style"}
+_META_FIELDS = {"id", "app", "device", "project", "owner", "notes", "note", "comment",
+                "comments", "version", "team", "platform", "store", "user", "author", "date",
+                "priority", "ticket", "deadline", "env", "environment", "reason", "region",
+                "locale", "language", "contact", "email", "customer", "client", "title", "os"}
 _MAX_DOCUMENT = 4096  # characters; a larger request is prose, not a pasted list
 
 
@@ -64,6 +79,12 @@ def plain(text: str) -> str:
     return _BRACKETS.sub(", ", _QUOTES.sub(" ", text))
 
 
+def assignments(text: str) -> str:
+    """``text`` with environment-file lines as fields and spaced "=" between words as
+    "means" (see ``_ENV_LINE``); read before the injection check."""
+    return _SPACED_EQUALS.sub(" means ", _ENV_LINE.sub(r"\1: ", text))
+
+
 def _document(text: str) -> list | dict | None:
     """The JSON list or object ``text`` is, when the whole of it is one; else None. JSON only:
     YAML's aliases expand exponentially (a 385-character request made 290 MB)."""
@@ -78,21 +99,40 @@ def _document(text: str) -> list | dict | None:
 
 
 def _flatten(document: list | dict) -> str:
-    """A list of strings as one comma list; an object's class fields as lists and its style
-    fields as sentences."""
+    """A list of strings as one comma list; an object's class fields as lists, its groups as
+    "every animal", its exclusions after "except" (a group's) or "not", its style fields as
+    sentences. A metadata field with one plain value ("farm_id", "app", "owner": stop 32's
+    held-out sets pasted such documents) is left out; any other field, or one holding a list
+    or an object, may hold classes, so it is refused."""
     if isinstance(document, list):
         return _strings(document, "the list")
-    parts = []
+    classes, groups, excluded, styles = [], [], [], []
     for key, value in document.items():
         field = str(key).lower().replace("-", "_")
+        values = value if isinstance(value, list) else [value]
         if field in _CLASS_FIELDS:
-            parts.insert(0, _strings(value if isinstance(value, list) else [value], key))
+            classes.append(_strings(values, key))
+        elif field in _GROUP_FIELDS:
+            groups += [f"every {g}" for g in _strings(values, key).split(", ")]
+        elif field in _EXCLUDE_FIELDS:
+            excluded.append(_strings(values, key))
         elif field in _STYLE_FIELDS and isinstance(value, str):
-            parts.append(f"Style: {value}")  # a field of its own: "1,2,3. Style: cartoon"
-        else:
-            raise Unreadable(f"field {key!r} is not a class list or a style; send "
-                             "{'classes': [...]} or describe the task in words")
-    return ". ".join(parts)
+            styles.append(f"Style: {value}")  # a field of its own: "1,2,3. Style: cartoon"
+        elif not _metadata(field) or isinstance(value, list | dict) \
+                or INJECTION.search(str(value)):  # fmt: skip
+            raise Unreadable(f"field {key!r} is not a class list, an exclusion or a style; "
+                             "send {'classes': [...]} or describe the task in words")
+    wanted = ", ".join(classes + groups)
+    if excluded and groups:  # "every animal except cow, sheep, horse"
+        wanted, excluded = f"{wanted} except {', '.join(excluded)}", []
+    unwanted = [f"Not {', not '.join(', '.join(excluded).split(', '))}"] if excluded else []
+    return ". ".join([p for p in [wanted] if p] + unwanted + styles)
+
+
+def _metadata(field: str) -> bool:
+    """Whether a field names who or what the request is for, never which classes ("also":
+    "horse" is no metadata, so it is refused rather than dropped)."""
+    return field in _META_FIELDS or field.endswith(("_id", "_name", "_by", "_at", "_date"))
 
 
 def _strings(items: list, where: str) -> str:

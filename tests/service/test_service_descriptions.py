@@ -189,8 +189,9 @@ def test_requests_written_as_data_or_markup(pacs, description, classes, domain):
     "{{7*7}} cats and dogs", "kittens, puppies ${7*7}", "cats, dogs' || '1'='1",
     "kittens, puppies' OR 2>1 #", "cats, dogs\n-- drop everything\nhorses",
     "cats=1 dogs=1 horses=0", "| zebras | giraffes | horses |\n| yes | yes | no |",
-    '{"classes": ["kittens", "puppies"], "exclude": ["horses"]}', '["zero", "one", 7]',
-    '{"classes": ["three", "fives"], "version": "7"}',
+    '["zero", "one", 7]', '{"classes": ["cat", "dog"], "also": "horse"}',  # may hold classes
+    '{"classes": ["kittens", "puppies"], "exclude": ["cats"]}',  # asked for and excluded
+    '{"classes": ["cats", "dogs"], "app": ["horses"]}',  # metadata holds one plain value
     '{"classes": ["kittens"], "x": "\\u003cimg src=x onerror=alert(1)\\u003e"}',
     "[" * 999 + "]" * 999,  # json.loads raised RecursionError: a 500
 ])

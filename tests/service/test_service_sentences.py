@@ -83,3 +83,26 @@ def test_clauses_and_groups_left_out_read_as_context(pacs, text, classes):
 ])
 def test_corrections_filters_and_counts(pacs, text, classes):
     assert _resolve(pacs, text)[0] == classes
+
+
+@pytest.mark.parametrize(("text", "classes", "domain"), [
+    # pasted documents: exclusions and groups are read, metadata with one value is left out
+    ('{"classes": ["kittens", "puppies"], "exclude": ["horses"]}', ["cat", "dog"], None),
+    ('{"classes": ["three", "fives"], "version": "7"}', ["three", "five"], None),
+    ('{"labels": ["cow", "sheep", "horse"], "style": "photo", "farm_id": "NZ-0231"}',
+     ["cow", "sheep", "horse"], "photo"),
+    ('{"app": "PetPal", "want": ["dog", "cat"], "exclude": ["bird"], "device": "iPhone 12"}',
+     ["dog", "cat"], None),
+    ('{"include_groups": ["animal"], "exclude": ["cow", "sheep", "horse"], "comment": "farm '
+     'stuff is handled by the agri team"}',
+     ["bear", "bird", "cat", "dog", "elephant", "giraffe", "zebra"], None),
+    # an environment file's assignments are fields; a spaced "=" between words says "means"
+    ("TAILOR_CLASSES=dress,sandal,bag\nTAILOR_DOMAIN=photo\nSTORE=shop-17",
+     ["dress", "sandal", "bag"], "photo"),
+    ("jumpers and trousers (I'm from UK, jumpers = what you call sweaters)",
+     ["pullover", "trouser"], None),
+    ("need a kicks vs boots detector for our resale app. boots = the short ankle ones only, "
+     "nothing else", ["sneaker", "ankle boot"], None),
+])
+def test_documents_and_assignments_are_read(pacs, text, classes, domain):
+    assert _resolve(pacs, text) == (classes, domain)
