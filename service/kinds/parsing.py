@@ -178,9 +178,12 @@ def _read_sentence(sentence: str, known: Known, parsed: Parsed) -> None:
     aside = _aside(tokens, known)
     pieces = _SPLIT.split(sentence)  # chunk, separator, chunk, …
     comparing = any(f in COMPARING | _PICKING for t in tokens for f in singular_forms(t))
-    excluding, items = False, []
+    excluding, refusing, items = False, False, []
     for i in range(0, len(pieces), 2):  # "tell cats from dogs", "picks out … from …"
         separator = pieces[i - 1].strip().lower() if i else ""
+        if refusing and separator in ("or", "nor") and words(pieces[i]):
+            parsed.negated.append(" ".join(words(pieces[i])))  # "not lions or buffalo"
+            continue
         if excluding and separator in _LISTING and words(pieces[i])[:1] not in (["just"],
                 ["only"]) and (bare := _bare_class(pieces[i], known)):  # "…, just cats"
             (parsed.retracted if excluding == "retracted" else parsed.negated).append(bare)
@@ -193,6 +196,7 @@ def _read_sentence(sentence: str, known: Known, parsed: Parsed) -> None:
                     else None)  # fmt: skip
         raw = [known.fix(t) for t in words(pieces[i])]
         items.append((separator, parsed.mentions[before:], raw))
+        refusing = len(parsed.negated) > negated
         excluding = len(parsed.negated) > negated and known.class_word(
             (words(parsed.negated[-1]) or [""])[-1]) or (  # "except bears", not "NOT part of it"
             _EXCEPT & set(raw) and known.class_word(raw[-1]) and len(parsed.mentions) == before) \

@@ -29,7 +29,8 @@ _PHRASE = re.compile(
     rf"seven|six|five|four|three))(?P<fill>(?:\s+(?:{_FILL}|even|odd))*)\s+(?P<group>[a-z]+)\b"
     r"(?:\s+(?:items?|categor(?:y|ies)|class(?:es)?|things?|pieces?|articles?|kinds?|types?|"
     r"in\s+(?:your|the)\s+(?:list|catalogue|catalog|set)|(?:that\s+)?you\s+(?:have|offer|"
-    r"support|do|provide)))*", re.I)  # "all the animals you have"  # fmt: skip
+    r"support|do|provide)|(?:that\s+)?you(?:'?ve|\s+have)?\s+got))*",
+    re.I)  # "all the animals you have", "every animal you've got"  # fmt: skip
 # the group phrase is about the images, not the task: "all animals in the photos are cats",
 # "every animal photo must be labelled", "all the animals we have are dogs and cats"
 _ABOUT = re.compile(r"^\s*(?:with|that|which|who|is|are|was|were|has|have|we|you|they|i|our|my|"

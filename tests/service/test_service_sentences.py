@@ -80,6 +80,13 @@ def test_clauses_and_groups_left_out_read_as_context(pacs, text, classes):
     ("she's obsessed with giraffes and zebras. Oh and cats, we have two.",
      ["giraffe", "zebra", "cat"]),  # had two, at 200
     ("I need three classes: elephant, bear, and giraffe.", ["elephant", "bear", "giraffe"]),
+    # "or" after a negation stays negated, whatever it names
+    ("Classes we need: zebra, giraffe, elephant. We do not want lions or buffalo detection.",
+     ["zebra", "giraffe", "elephant"]),
+    ("no lions or tigers please, only zebras and giraffes", ["zebra", "giraffe"]),
+    ("Every animal you've got! It's for a zoo-and-farm trivia game my daughter and I are "
+     "making over the holidays.", ["bear", "bird", "cat", "cow", "dog", "elephant", "giraffe",
+                                   "horse", "sheep", "zebra"]),
 ])
 def test_corrections_filters_and_counts(pacs, text, classes):
     assert _resolve(pacs, text)[0] == classes
