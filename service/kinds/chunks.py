@@ -74,6 +74,8 @@ class Known:
     # the catalogue's groups (group → class names) and the class a phrase names exactly
     groups: Mapping[str, list[str]] = field(default_factory=dict)
     class_of: Callable[[str], str | None] = lambda _: None
+    # words for several classes of one group ("footwear"), from the catalogue's "subgroups"
+    subgroups: Mapping[str, list[str]] = field(default_factory=dict)
 
 
 def content(tokens: list[str], known: Known) -> str:

@@ -46,6 +46,7 @@ from service.kinds.rewrites import (
     equated,
     one_line,
     plain_numbers,
+    spelt_subgroup_words,
     spelt_subgroups,
     split_compounds,
     without_chatter,
@@ -151,6 +152,7 @@ def parse(text: str, known: Known = Known()) -> Parsed:  # noqa: B008 (immutable
     style, hints = [w for w in header if is_style(w)], [w for w in header if w in STYLE_HINTS]
     text, doubt = between(text)
     text = spelt_subgroups(text, known.class_word)  # "except the footwear (sandals, …)"
+    text = spelt_subgroup_words(text, known.subgroups, known.class_of)  # "footwear only"
     text, excepted = spell_out(text, known.groups, known.class_of)  # "every animal but cows"
     text, filtered = parity_filter(text, known.groups)  # "2 to 8, but no odd ones"
     pointing = _POINTING.search(text)  # "NOT this one"

@@ -94,6 +94,7 @@ class ClassResolver:
         classes = catalogue["classes"]
         self.names = [c["name"] for c in classes]
         self.domains = list(catalogue.get("domains", []))
+        self.catalogue_subgroups = dict(catalogue.get("subgroups") or {})
         self.encoder, self.threshold, self.margin = encoder, threshold, margin
         self.described = described or (threshold, margin)
         self._lexicon: dict[str, int] = {}
@@ -139,8 +140,11 @@ class ClassResolver:
         for c in classes:
             if c.get("group"):
                 groups.setdefault(c["group"], []).append(c["name"])
+        subgroups = {str(w).lower(): list(ms) for w, ms in self.catalogue_subgroups.items()
+                     if set(ms) <= set(self.names)}  # fmt: skip
         return Known(lambda p: self.exact(p) is not None, self.class_word, self.spell, groups,
-                     lambda p: self.names[i] if (i := self.term(p)) is not None else None)
+                     lambda p: self.names[i] if (i := self.term(p)) is not None else None,
+                     subgroups)
 
     # ---- mentions -------------------------------------------------------------------------
 

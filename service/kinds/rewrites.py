@@ -8,7 +8,7 @@ number, "0.1" no digit, "@dana" a person, "cats-and-dogs" a list).
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 
 from service.kinds.tokens import words
 
@@ -31,6 +31,9 @@ _UNNEEDED = re.compile(r"(\b(?:don'?t|do\s+not|doesn'?t|not)\s+(?:need|want|care
                        r"(?:\s+(?:them|those|these|it))?)\s*\(([^()]+)\)", re.I)
 
 
+# "everything from the clothing category" is the whole group ("every clothing category")
+_EVERYTHING_IN = re.compile(r"\beverything\s+(?:from|in|of)\s+(?:the\s+|your\s+|our\s+)?"
+                            r"(?=[a-z]+\s+(?:category|categories|group|section)\b)", re.I)
 _MEANS = re.compile(r"\b([a-z][\w-]*)\s+means\s+([^.,;:!?()]*)", re.I)
 
 
@@ -90,3 +93,21 @@ def one_line(text: str) -> str:
     lines = [line for line in lines if line]
     return " ".join(line if line[-1] in ".!?:;," else line + "," for line in lines[:-1]) \
         + (" " + lines[-1] if lines else "")  # fmt: skip
+
+
+def spelt_subgroup_words(text: str, subgroups: Mapping[str, list[str]],
+                         class_of: Callable[[str], str | None]) -> str:
+    """"footwear only", "all the footwear", "everything except footwear" with the sub-group's
+    classes in place of its word ("sandal, sneaker, ankle boot"), when the text names none of
+    them itself; else the word goes ("line drawings of footwear: sneakers and ankle boots"
+    asks for two). "Everything from the clothing category" reads "every clothing category".
+    Stop 32: 13 read outside rows asked for footwear this way, each a 422."""
+    tokens = words(text)
+    named = {class_of(" ".join(tokens[i:i + n])) for n in (1, 2, 3)
+             for i in range(len(tokens) - n + 1)}  # fmt: skip
+    for word, members in subgroups.items():
+        text = re.sub(rf"\b(?:the\s+|all\s+(?:the\s+)?|every\s+(?:kind\s+of\s+)?|any\s+)?"
+                      rf"{re.escape(word)}s?(?:\s+(?:classes|items|categories|types|kinds))?\b",
+                      " " if named & set(members) else ", ".join(members), text,
+                      flags=re.I)  # fmt: skip
+    return _EVERYTHING_IN.sub("every ", text)

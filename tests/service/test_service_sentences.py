@@ -113,3 +113,37 @@ def test_corrections_filters_and_counts(pacs, text, classes):
 ])
 def test_documents_and_assignments_are_read(pacs, text, classes, domain):
     assert _resolve(pacs, text) == (classes, domain)
+
+
+@pytest.mark.parametrize(("text", "classes"), [
+    # the catalogue's sub-group "footwear" is its three classes when none is named (stop 32;
+    # outside sets 2, 5 and 21 had labelled three such rows a 422, thirteen others these)
+    ("footwear only. that's it. the rest of our catalogue is handled by a different vendor",
+     ["sandal", "sneaker", "ankle boot"]),
+    ("AC: model distinguishes every kind of footwear in the catalogue.",
+     ["sandal", "sneaker", "ankle boot"]),
+    ("Everything from the clothing category except footwear.",
+     ["t-shirt", "trouser", "pullover", "dress", "coat", "shirt", "bag"]),
+    ("all the clothing items but not footwear",
+     ["t-shirt", "trouser", "pullover", "dress", "coat", "shirt", "bag"]),
+    ("We don't sell footwear, only coats and dresses", ["coat", "dress"]),
+    # when the text names some of them, the word is context
+    ("Line drawings of footwear: sneakers and ankle boots.", ["sneaker", "ankle boot"]),
+    ("the footwear classes only (sandals, sneakers, ankle boots)",
+     ["sandal", "sneaker", "ankle boot"]),
+])
+def test_a_catalogue_sub_group_word(pacs, text, classes):
+    assert _resolve(pacs, text)[0] == classes
+
+
+def test_a_catalogue_without_sub_groups_refuses_the_word(pacs):
+    """An artifact written before stop 32 has no "subgroups": the word stays unknown (422)."""
+    from service.core.settings import Settings
+    from service.kinds.resolution import ClassResolver
+    from trainer.data.catalogue import catalogue_json
+
+    old = {k: v for k, v in catalogue_json().items() if k != "subgroups"}
+    s = Settings()
+    resolver = ClassResolver(old, pacs.encoder, s.match_threshold, s.match_margin)
+    with pytest.raises(Problem):
+        resolve_request(resolver, PersonalizeCreate(description="footwear only"), old["domains"])

@@ -46,7 +46,7 @@ def test_a_group_word_that_asks_for_no_group(pacs, text, classes):
 
 @pytest.mark.parametrize("text", [
     "all digits except those that look alike",  # which ones is unclear
-    "all the clothing items but not footwear",  # no footwear class: ask back
+    "all the clothing items but not footwears and hats",  # hats: no such class, ask back
     "cats, dogs and other animals",  # which others?
     "everything except cats",  # "everything" is no group of the catalogue
 ])

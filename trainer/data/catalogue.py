@@ -19,6 +19,9 @@ from model_store.domains import DOMAIN_DESCRIPTIONS, DOMAINS
 from trainer.data.descriptions import DESCRIPTIONS, MORE
 
 GROUPS = ("digit", "clothing", "animal")
+# Words that name several classes of one group and nothing else in the catalogue: the resolver
+# reads "footwear only" as these classes when none of them is named (docs/results-resolution)
+SUBGROUPS = {"footwear": ("sandal", "sneaker", "ankle boot")}
 
 _DIGITS = {
     "zero": "The numeral for nothing at all, drawn as a closed oval.",
@@ -207,8 +210,11 @@ def catalogue_for(names: Sequence[str]) -> list[dict[str, Any]]:
 
 def catalogue_json(names: Sequence[str] = CLASS_NAMES) -> dict[str, Any]:
     """The `catalogue.json` document of a TAPER artifact (docs/architecture.md)."""
+    present = set(names)
     return {"classes": catalogue_for(names), "groups": list(GROUPS), "domains": list(DOMAINS),
-            "domain_descriptions": dict(DOMAIN_DESCRIPTIONS)}
+            "domain_descriptions": dict(DOMAIN_DESCRIPTIONS),
+            "subgroups": {word: list(members) for word, members in SUBGROUPS.items()
+                          if present.issuperset(members)}}
 
 
 def prototype_neighbours(
