@@ -20,20 +20,26 @@ _MARKER = re.compile(r"\bno,?\s+wait\b,?|\bwait,?\s+no\b,?|\bsorry,?\s+i\s+mean(
                      r"(?:,|\ber\b|\bum\b|\buh\b),?\s*i\s+mean\b|"
                      r"\bno,\s+(?=(?:just|only|actually|instead)\b)|"  # "? no, just the even"
                      r"\b(?:actually|no|sorry|wait|oops),?\s+make\s+(?:that|it)\b,?|"
-                     r"\bon\s+second\s+thoughts?\b,?",  # not "make it fast", "make that one two"
+                     r"\bon\s+second\s+thoughts?\b,?|"  # not "make it fast", "make that one two"
+                     r"\b(?:right|correct)\?\s*no\b,?",  # "cats, dogs, right? no, cats, horses"
                      re.I)  # fmt: skip
 # "wait, no" straight before a word takes back that word, not the sentence before it
 _WAIT_NO = re.compile(r"[\s,—–-]*\bwait,?\s+no\s+(?=[a-z0-9])(?!(?:just|only|actually|instead|"
                       r"i|we|make|sorry)\b)", re.I)
-_WAIT_NO_ASIDE = re.compile(_WAIT_NO.pattern + r"([^—–.,;!?()]+?)\s*[—–]", re.I)  # an aside
+# "…, wait, no birds, horses" / "and— wait, no bird — horse": one item taken back, the list
+# goes on after the dash or comma (an outside review: "…, drop birds, horses" lost horses)
+_WAIT_NO_ITEM = re.compile(_WAIT_NO.pattern + r"([^—–.,;!?()]+?)\s*(?=[—–,]|$)", re.I)
 # a question turned down takes back its own chunk: "Also elephant? no, lol", "bear only? no...
 # bear and dog", "what do you call them, high-top boots? no, ankle boots" (stop 32)
-_DECLINED = re.compile(r"(?:^|(?<=[.!?,;]))[^.!?,;]*\?\s*(?:no|nope|nah)\b(?=\s*[,.!;]|\s*$)"
-                       r"[,.!;]*", re.I)  # fmt: skip
+_DECLINED = re.compile(r"(?:^|(?<=[.!?,;]))(?!\s*(?:right|correct|ok|okay|yes|yeah)\s*\?)"
+                       r"[^.!?,;]*\?\s*(?:no|nope|nah)\b(?=\s*[,.!;]|\s*$)[,.!;]*",
+                       re.I)  # a tag question ("cats and dogs, right? no, …") corrects  # fmt: skip
 _SENTENCE_END = re.compile(r"[.!?]+\s+|\n")
 _ADDING = {"also", "too", "plus", "add", "additionally", "another", "more"}
 RETRACTING = {"drop", "skip", "scrap", "scratch", "forget", "remove", "omit", "cancel", "minus",
+              "nvm", "nevermind",  # Slack's "edit 2: nvm dresses"
               "ditch", "lose"}  # fmt: skip
+_NEVER_MIND = re.compile(r"\bnever\s+mind\b", re.I)
 _TAKE_BACK = re.compile(r"\b(?:actually|sorry),?\s+(?:not|no)\b", re.I)  # "Actually, not dogs"
 _HEDGED = re.compile(r"(?<=\w)\s+(?:--|-|—|–)?\s*((?:actually|oh|wait|no),?\s+(?:scratch|drop|"
                      r"remove|forget|skip|scrap|cancel|ditch)\b)", re.I)
@@ -47,9 +53,8 @@ def retract_before_markers(text: str) -> tuple[str, list[str]]:
     start of its sentence (the sentence before, when the marker opens one) is dropped, unless
     what follows adds ("no wait, also horses"). "Oh wait" is no marker: it adds more often
     than it takes back ("Oh wait, the zoo also has sheep")."""
-    dropped, text = [], _TAKE_BACK.sub("drop", text)  # a retraction, not a clash
-    text = _WAIT_NO_ASIDE.sub(r" (drop \1) ", text)  # "bear, bird, and— wait, no bird — horse"
-    text = _WAIT_NO.sub(", drop ", text)
+    dropped, text = [], _TAKE_BACK.sub("drop", _NEVER_MIND.sub("nvm", text))  # not a clash
+    text = _WAIT_NO_ITEM.sub(_taken_back_item, text)  # "bear, bird, and— wait, no bird — horse"
     dropped += [m[0].strip() for m in _DECLINED.finditer(text)]
     text = _DECLINED.sub(" ", text)
     text = _HEDGED.sub(r", \1", text)  # "and 7 -- actually scratch the 4": its own chunk
@@ -66,6 +71,18 @@ def retract_before_markers(text: str) -> tuple[str, list[str]]:
         rest = text[match.end():].lstrip()  # a sentence of its own: "Remove 0 and 1"
         text = text[:start] + " " + rest[:1].upper() + rest[1:]
     return text, dropped
+
+
+def _taken_back_item(m: re.Match) -> str:
+    """"wait, no X" as an aside that drops X when X came before ("wait, no birds, horses" keeps
+    horses); when it did not, the marker corrects what came before ("sneakers, wait, no
+    sandals" asks for sandals) and is left to :func:`retract_before_markers`."""
+    item = words(m[1])
+    before = set(words(m.string[: m.start()]))
+    stems = {w.rstrip("s") for w in before}
+    if item and len(item) <= 3 and all(w in before or w.rstrip("s") in stems for w in item):
+        return f" (drop {m[1].strip()}) "
+    return m[0]
 
 
 def retracted(tokens: list[str]) -> list[str] | None:

@@ -14,11 +14,13 @@ from service.kinds.ranges import NUMBER
 _COUNT = re.compile(
     r"\b(?:\d+|two|three|four|five|six|seven|eight|nine|ten)\s+(?:digits?|numbers?|numerals?|"
     r"classes|categories|kinds|types|animals|garments|things|items)\b", re.I)  # fmt: skip
-# a count of the classes themselves ("exactly two classes: …"; not "4 digits" of a PIN, nor
-# "500 items a day"): a task that names another number of classes is refused (stop 32)
-_DECLARED = re.compile(r"\b(2|3|4|5|6|7|8|9|10|two|three|four|five|six|seven|eight|nine|ten)\s+"
-                       r"(?:different\s+|distinct\s+|output\s+)?(?:classes|categories|labels|"
-                       r"kinds|types|animals|garments|things|items)\b", re.I)  # fmt: skip
+# a count of the classes themselves, said as one ("exactly two classes", "three classes: …";
+# not "two types of users", "we tried two classes before": an outside review): a task that
+# names another number of classes is refused (stop 32)
+_N = r"(2|3|4|5|6|7|8|9|10|two|three|four|five|six|seven|eight|nine|ten)"
+_DECLARED = re.compile(rf"\b(?:exactly|just|only)\s+{_N}\s+(?:different\s+|distinct\s+)?(?:classes|"
+                       rf"categories|labels)\b|\b{_N}\s+(?:classes|categories|labels)\s*:",
+                       re.I)  # fmt: skip
 _NUMBER_WORDS = {w: str(i) for i, w in enumerate(
     ("zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten"))}
 # how many someone owns, closing a sentence: "Oh and cats, we have two." (no digit asked)
@@ -31,6 +33,7 @@ _PRONOUN_ONE = re.compile(
     r"\b(?:make|build|create|train|get|need|want|give|have)\s+(?:me\s+|us\s+)?one\b"
     rf"(?!\s*[,&]|\s+(?:and|or)\b|\s+{NUMBER}\b)|"
     r"\b(?:the|even|odd|which|these|those|new|similar|other|right|wrong)\s+ones\b|"
+    r"\bone\s+of\s+(?:these|those|them|the\s+above|the\s+following)\b|"  # "isn't one of these"
     r"\b(?:these|those|both|all)\s+"
     rf"(?:two|three|four|five|six)\b(?!\s*[,&]\s*{NUMBER}|\s+(?:and|or|&)\b|\s+{NUMBER}\b)",
     re.I)  # "make one for 4 vs 9", "even ones only", "just those two", "those two: cats,
@@ -40,7 +43,8 @@ _PRONOUN_ONE = re.compile(
 def declared_count(text: str) -> int | None:
     """How many classes the text says it wants ("exactly two classes: …"), when it says one
     number; None when it says none or several ("shows three classes. Expected: two")."""
-    said = {_NUMBER_WORDS.get(m[1].lower(), m[1]) for m in _DECLARED.finditer(text)}
+    said = {_NUMBER_WORDS.get(n.lower(), n) for m in _DECLARED.finditer(text)
+            for n in m.groups() if n}  # fmt: skip
     return int(said.pop()) if len(said) == 1 else None
 
 

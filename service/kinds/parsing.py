@@ -56,7 +56,8 @@ from service.kinds.structured import (
     INJECTION,
     UNDERLINE,
     Unreadable,
-    assignments,
+    environment,
+    equals_as_means,
     plain,
 )
 from service.kinds.tokens import plural, singular_forms, words
@@ -78,15 +79,21 @@ _SEPARATORS = re.compile(
 _SPLIT = re.compile(f"({_SEPARATORS.pattern})", re.I)  # the same, separators kept
 # A full stop ends a sentence only after a word of four or more letters ("Dr. Smith" and
 # "Version 2." do not end one); a parenthesis is a sentence of its own (an aside).
-# A shorter word ends one before a capital unless it is a title or abbreviation: "cat vs dog.
-# Also rabbits" is two sentences (stop 32: "dog rabbits" read as one mention), "Mr. Li" one.
+# A shorter lower-case word ends one before a capital unless it is an abbreviation: "cat vs dog.
+# Also rabbits" is two sentences (stop 32: "dog rabbits" read as one mention); "Mr. Li", "esp.
+# Cows" and "Ask Bo. He wants" are one.
 _ABBREVIATION = "".join(f"(?<!\\b{a})" for a in ("mr", "ms", "dr", "st", "vs", "no", "mrs", "fig",
-                                                  "co", "inc", "ltd", "jr", "sr", "ft", "mt"))
+                                                  "co", "inc", "ltd", "jr", "sr", "ft", "mt", "esp",
+                                                  "ie", "eg", "cf", "etc", "viz", "aka"))
+# a short word of one case ends a sentence; a capitalised one is a name ("Ask Bo. He …")
+_SHORT = "|".join(f"(?<=\\b(?-i:[{c}]{{{n}}}))" for c in ("a-z", "A-Z") for n in (2, 3))
 _SENTENCE = re.compile(r"(?<=[a-z]{4})\.(?=\s|$)|(?<=\d)\.(?=\s+(?-i:[A-Z]))|[!?]+(?=\s|$)|[()]"
-                       rf"|(?:(?<=\b[a-z]{{2}})|(?<=\b[a-z]{{3}})){_ABBREVIATION}\.(?=\s+(?-i:[A-Z]))",
+                       rf"|(?:{_SHORT}){_ABBREVIATION}"
+                       r"\.(?=\s+(?-i:[A-Z]))",
                        re.I)  # "mixing up 6 and 9. Please rebuild": a digit ends one too
 _ARROW = re.compile(r"\s*(?:->|=>|→)\s*")  # "paintings -> bears, horses": a header, not code
 # A class list introduced inside a clause: "sort our listings into sneakers", "label them as".
+_JOINED = {"and", "or", "nor", "&"}  # a retraction goes on over these only: "remove 0 and 1"
 _LISTING = {",", "and", "or", "nor", "&", "n"}  # separators that continue a list
 _ROLE = (["as", "a"], ["as", "an"], ["im", "a"], ["im", "an"], ["i", "am"])  # "I'm a teacher"
 _NOT = {"not", "never", "dont", "doesnt", "shouldnt", "wont", "cannot", "cant"}  # in a header
@@ -132,7 +139,8 @@ class Parsed:
 
 def parse(text: str, known: Known = Known()) -> Parsed:  # noqa: B008 (immutable default)
     """Split ``text`` into class mentions and style words (see the module docstring)."""
-    text = plain_numbers(BENIGN.sub(" ", assignments(UNDERLINE.sub(r"\1", tabular(text)))))
+    text = equals_as_means(tabular(environment(text)))  # "CLASSES=cat,dog", "jumper = …"
+    text = plain_numbers(BENIGN.sub(" ", UNDERLINE.sub(r"\1", text)))
     if INJECTION.search(text):
         return Parsed([], refused="the description contains markup, SQL or comment syntax; describe"
                       " the task in plain words, e.g. 'classify cats and dogs'")  # fmt: skip
@@ -186,8 +194,9 @@ def _read_sentence(sentence: str, known: Known, parsed: Parsed) -> None:
         if refusing and separator in ("or", "nor") and words(pieces[i]):
             parsed.negated.append(" ".join(words(pieces[i])))  # "not lions or buffalo"
             continue
-        if excluding and separator in _LISTING and words(pieces[i])[:1] not in (["just"],
-                ["only"]) and (bare := _bare_class(pieces[i], known)):  # "…, just cats"
+        if excluding and separator in (_LISTING if excluding is True else _JOINED) \
+                and words(pieces[i])[:1] not in (["just"], ["only"]) \
+                and (bare := _bare_class(pieces[i], known)):  # "…, just cats"; "and 1"
             (parsed.retracted if excluding == "retracted" else parsed.negated).append(bare)
             continue
         after_from = separator == "from"

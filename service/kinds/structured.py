@@ -41,8 +41,10 @@ BENIGN = re.compile(r"\(\s*n\s*=\s*\d+\s*\)|\bfrom\s+scratch\b"
 # Assignments that are no code: an environment file's "TAILOR_CLASSES=dress,bag" (a field, as
 # "TAILOR_CLASSES: dress,bag") and a spaced "jumpers = what you call sweaters" between words
 # (read as "means"); "cats=1", "a=b" and "1=1" stay refused (stop 32's held-out sets).
-_ENV_LINE = re.compile(r"^([ \t]*[A-Z][A-Z0-9_]{2,})[ \t]*=[ \t]*(?=[\w\[\"'])", re.M)
-_SPACED_EQUALS = re.compile(r"(?<=[a-z])[ \t]+=[ \t]+(?=[a-z])", re.I)
+_ENV_LINE = re.compile(r"^[ \t]*([A-Z][A-Z0-9_]{2,})[ \t]*=[ \t]*(\S.*?)[ \t]*$")
+_SPACED_EQUALS = re.compile(r"(?<=[a-z])[ \t]+=[ \t]+(?!(?:yes|no|y|n|true|false|keep|drop|in|out|"
+                            r"not|none|ok|skip|include|exclude|remove|needed|required|on|off)\b)"
+                            r"(?=[a-z])", re.I)  # "cats = yes, birds = no" stays refused
 _QUOTES = re.compile(r"[\"`“”„«»]")
 _BRACKETS = re.compile(r"[\[\]{}]")
 _CLASS_FIELDS = {"classes", "class", "labels", "label", "categories", "category", "class_names",
@@ -52,9 +54,10 @@ _EXCLUDE_FIELDS = {"exclude", "excluded", "exclusions", "except", "not", "withou
                    "exclude_classes", "excluded_classes", "negative", "negatives"}
 _STYLE_FIELDS = {"style", "domain", "images", "image_type", "type", "kind", "task", "input",
                  "image_style", "images_style", "art_style"}
-_META_FIELDS = {"id", "app", "device", "project", "owner", "notes", "note", "comment",
-                "comments", "version", "team", "platform", "store", "user", "author", "date",
-                "priority", "ticket", "deadline", "env", "environment", "reason", "region",
+_FREE_TEXT = {"notes", "note", "comment", "comments", "reason", "description"}
+_META_FIELDS = {"id", "app", "device", "project", "owner", "version", "team", "platform",
+                "store", "user", "author", "date", "priority", "ticket", "deadline", "env",
+                "environment", "region",
                 "locale", "language", "contact", "email", "customer", "client", "title", "os"}
 _MAX_DOCUMENT = 4096  # characters; a larger request is prose, not a pasted list
 
@@ -79,10 +82,32 @@ def plain(text: str) -> str:
     return _BRACKETS.sub(", ", _QUOTES.sub(" ", text))
 
 
-def assignments(text: str) -> str:
-    """``text`` with environment-file lines as fields and spaced "=" between words as
-    "means" (see ``_ENV_LINE``); read before the injection check."""
-    return _SPACED_EQUALS.sub(" means ", _ENV_LINE.sub(r"\1: ", text))
+def environment(text: str) -> str:
+    """``text`` read as a document when it is an environment file ("TAILOR_CLASSES=cat,dog",
+    "TAILOR_VERSION=2": fields as in a JSON object), else as it is; before the injection
+    check, which refuses any other assignment."""
+    lines = [line for line in text.splitlines() if line.strip()]
+    env = [_ENV_LINE.match(line) for line in lines]
+    if not lines or not all(env):
+        return text
+    try:
+        return _flatten({_env_field(m[1]): m[2].split(",") if "," in m[2] else m[2]
+                         for m in env})  # fmt: skip
+    except Unreadable:
+        return text  # refused as an assignment
+
+
+def equals_as_means(text: str) -> str:
+    """A spaced "=" between words as "means" ("jumper = the knitted thing"), not before a
+    value such as "yes" or "drop" ("cats = yes, birds = no" stays refused)."""
+    return _SPACED_EQUALS.sub(" means ", text)
+
+
+def _env_field(key: str) -> str:
+    """The document field an environment variable is: its last word ("TAILOR_CLASSES" →
+    classes), or "id" (metadata) for a count or bound ("MAX_CLASSES", "NUM_CLASSES")."""
+    parts = key.lower().split("_")
+    return "id" if parts[0] in ("max", "min", "num", "n", "count", "number") else parts[-1]
 
 
 def _document(text: str) -> list | dict | None:
@@ -106,7 +131,7 @@ def _flatten(document: list | dict) -> str:
     or an object, may hold classes, so it is refused."""
     if isinstance(document, list):
         return _strings(document, "the list")
-    classes, groups, excluded, styles = [], [], [], []
+    classes, groups, excluded, styles, notes = [], [], [], [], []
     for key, value in document.items():
         field = str(key).lower().replace("-", "_")
         values = value if isinstance(value, list) else [value]
@@ -114,6 +139,8 @@ def _flatten(document: list | dict) -> str:
             classes.append(_strings(values, key))
         elif field in _GROUP_FIELDS:
             groups += [f"every {g}" for g in _strings(values, key).split(", ")]
+        elif field in _FREE_TEXT and isinstance(value, str) and not INJECTION.search(value):
+            notes.append(f"({value.strip(' .')})")  # read, as an aside: "also coats" asks
         elif field in _EXCLUDE_FIELDS:
             excluded.append(_strings(values, key))
         elif field in _STYLE_FIELDS and isinstance(value, str):
@@ -122,11 +149,13 @@ def _flatten(document: list | dict) -> str:
                 or INJECTION.search(str(value)):  # fmt: skip
             raise Unreadable(f"field {key!r} is not a class list, an exclusion or a style; "
                              "send {'classes': [...]} or describe the task in words")
-    wanted = ", ".join(classes + groups)
+    if excluded and len(groups) > 1:
+        raise Unreadable("exclusions with several groups: say which group each leaves out")
     if excluded and groups:  # "every animal except cow, sheep, horse"
-        wanted, excluded = f"{wanted} except {', '.join(excluded)}", []
+        groups, excluded = [f"{groups[0]} except {', '.join(excluded)}"], []
     unwanted = [f"Not {', not '.join(', '.join(excluded).split(', '))}"] if excluded else []
-    return ". ".join([p for p in [wanted] if p] + unwanted + styles)
+    wanted = [", ".join(classes)] if classes else []
+    return ". ".join(wanted + groups + unwanted + styles) + "".join(f". {n}" for n in notes)
 
 
 def _metadata(field: str) -> bool:

@@ -94,9 +94,10 @@ def _mentions(resolver: ClassResolver, request: Any):
         context = []
     excluded = _excluded(resolver, parsed.negated)
     retracted = _excluded(resolver, parsed.retracted)  # "drop the horses": no clash, gone
+    taken = {_content(text) for text in parsed.retracted}  # "skip the pigs": no class, gone
     mentions = [m for mention in parsed.mentions if mention not in context
                 for m in resolver.term_run(mention, mention in parsed.runs)
-                if not set(resolver.classes_in(m)) & retracted
+                if mention not in taken and not set(resolver.classes_in(m)) & retracted
                 and resolver.exact(m) not in retracted
                 and not _about_excluded(resolver, m, excluded)]  # fmt: skip
     tails = leftovers.tails(resolver, mentions)
@@ -150,7 +151,14 @@ def _styled(resolver: ClassResolver, texts: list[str]) -> tuple[list[str], str |
     return stripped, domains.pop() if len(domains) == 1 else None
 
 
-_OTHER = {"other", "others", "else", "rest", "remaining", "more", "further", "extra"}
+_OTHER = {"other", "others", "else", "rest", "remaining", "more", "further", "extra", "besides",
+          "beyond", "apart", "except", "from", "wild", "farm", "those", "these"}  # not the whole
+
+
+def _content(text: str) -> str:
+    """A chunk's words as a mention reads them (no filler, negations or exclusion words)."""
+    return " ".join(w for w in words(text) if w not in FILLER and w not in NEGATIONS
+                    and w not in _EXCLUSION_WORDS)  # fmt: skip
 
 
 def _excluded(resolver: ClassResolver, negated: list[str]) -> set[int]:
@@ -159,8 +167,7 @@ def _excluded(resolver: ClassResolver, negated: list[str]) -> set[int]:
     exclude nothing (an outside review: each dropped a class asked for, at 200)."""
     found = set()
     for text in negated:
-        content = [w for w in words(text) if w not in FILLER and w not in NEGATIONS
-                   and w not in _EXCLUSION_WORDS]  # fmt: skip
+        content = _content(text).split()
         idx = resolver.term(" ".join(content)) if content else None
         if idx is not None:
             found.add(idx)

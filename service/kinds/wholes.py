@@ -65,8 +65,9 @@ _EXCLUDING = re.compile(r"^\s*,?\s*(?:(?:except(?:\s+for)?|excluding|but(?:\s+no
 _BOUNDED = re.compile(r"^\s*(?:from|between|below|above|under|over|less|greater|up\s+to|"
                       r"through|to|till|until|lower|higher|smaller|bigger|larger|\d)\b", re.I)
 _PARITY_ONES = re.compile(r",?\s*\b(?:but\s+)?(?:(?:no|not|without|skip|drop|exclude)\s+(?:the\s+|"
-                          r"any\s+)?|(?P<only>only|just)\s+(?:the\s+)?)(?P<parity>even|odd)\s+"
-                          r"ones\b", re.I)  # fmt: skip
+                          r"any\s+)?|(?P<only>only|just|care\s+about)\s+(?:the\s+)?)"
+                          r"(?P<parity>even|odd)\s+ones\b|,?\s*\b(?:the\s+)?(?P<parity2>even|odd)"
+                          r"\s+ones\s+(?P<only2>only)\b", re.I)  # fmt: skip
 _LIST_WORDS = {"and", "or", "nor", "the", "for", "s", "plus", "n"}
 _COUNTS = {w: int(d) for d, w in NUMERALS.items()} | {"ten": 10}
 
@@ -108,7 +109,8 @@ def parity_filter(text: str, groups: Mapping[str, list[str]]) -> tuple[str, list
     dropped: list[str] = []
 
     def drop(m: re.Match) -> str:
-        odd = (m["parity"].lower() == "odd") == (m["only"] is None)  # the parity taken away
+        parity, only = m["parity"] or m["parity2"], m["only"] or m["only2"]
+        odd = (parity.lower() == "odd") == (only is None)  # the parity taken away
         dropped.extend(str(_COUNTS[d]) for d in digits if _COUNTS[d] % 2 == odd)  # "3": no filler
         return " "
     return (_PARITY_ONES.sub(drop, text) if digits else text), dropped

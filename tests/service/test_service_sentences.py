@@ -147,3 +147,43 @@ def test_a_catalogue_without_sub_groups_refuses_the_word(pacs):
     resolver = ClassResolver(old, pacs.encoder, s.match_threshold, s.match_margin)
     with pytest.raises(Problem):
         resolve_request(resolver, PersonalizeCreate(description="footwear only"), old["domains"])
+
+
+@pytest.mark.parametrize(("text", "classes"), [
+    # an outside review of this stop's first version: each was wrong at 200 or a 422 there
+    ("cats, dogs, birds, wait, no birds, horses and cows", ["cat", "dog", "horse", "cow"]),
+    ("sneakers, wait, no sandals, and bags", ["sandal", "bag"]),  # a correction, not a take-back
+    ("cats, dogs, birds, skip birds, horses and cows too", ["cat", "dog", "horse", "cow"]),
+    ("1, 2, 3, remove 3, 4 and 5 too", ["one", "two", "four", "five"]),
+    ("remove the bags, coats and dresses stay", ["coat", "dress"]),
+    ("cats and dogs wait no cats and horses", ["cat", "horse"]),
+    ("TAILOR_CLASSES=cat,dog\nTAILOR_VERSION=2", ["cat", "dog"]),
+    ("NUM_CLASSES=3\nCLASSES=cat,dog,bird", ["cat", "dog", "bird"]),
+    ('{"classes": ["t-shirt", "dress"], "notes": "also coats"}', ["t-shirt", "dress", "coat"]),
+    ("There are two types of users. Classify cats, dogs and birds", ["cat", "dog", "bird"]),
+    ("We tried two classes before (cats, dogs). Now we need cats, dogs and birds",
+     ["cat", "dog", "bird"]),
+    ("cats and dogs only, no animals besides those", ["cat", "dog"]),
+    ("animals, esp. Cows and sheep", ["cow", "sheep"]),
+    ("Ask Bo. He wants cows and sheep", ["cow", "sheep"]),
+    ("My supervisor suggested using an API. The animals I care about are dogs, cats and horses.",
+     ["dog", "cat", "horse"]),
+    ("classes = three, eight, nine  # digit recognizer", ["three", "eight", "nine"]),
+    # and wrong at 200 in both versions
+    ("cats and dogs, ignore any animal that isn't one of these", ["cat", "dog"]),
+    ("digits 0-9, even ones only", ["zero", "two", "four", "six", "eight"]),
+    ("we want cats and dogs, right? no, cats and horses", ["cat", "horse"]),
+])
+def test_review_findings(pacs, text, classes):
+    assert _resolve(pacs, text)[0] == classes
+
+
+@pytest.mark.parametrize("text", [
+    "cats = yes, dogs = yes, birds = no",  # a value after "=": still an assignment
+    "bird = not needed, cat and dog only",
+    "CLASSES=shirt,coat\nSKIP=coat",  # one class left
+    '{"include_groups": ["animals", "digits"], "exclude": ["cow"]}',  # which group loses cow?
+])
+def test_review_findings_refused(pacs, text):
+    with pytest.raises(Problem):
+        resolve_request(pacs, PersonalizeCreate(description=text), pacs.domains)
