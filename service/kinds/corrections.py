@@ -28,7 +28,7 @@ _WAIT_NO = re.compile(r"[\s,—–-]*\bwait,?\s+no\s+(?=[a-z0-9])(?!(?:just|only
                       r"i|we|make|sorry)\b)", re.I)
 # "…, wait, no birds, horses" / "and— wait, no bird — horse": one item taken back, the list
 # goes on after the dash or comma (an outside review: "…, drop birds, horses" lost horses)
-_WAIT_NO_ITEM = re.compile(_WAIT_NO.pattern + r"([^—–.,;!?()]+?)\s*(?=[—–,]|$)", re.I)
+_WAIT_NO_ITEM = re.compile(_WAIT_NO.pattern + r"([^—–.,;!?()]+?)\s*(?=[—–,.!]|$)", re.I)
 # a question turned down takes back its own chunk: "Also elephant? no, lol", "bear only? no...
 # bear and dog", "what do you call them, high-top boots? no, ankle boots" (stop 32)
 _DECLINED = re.compile(r"(?:^|(?<=[.!?,;]))(?!\s*(?:right|correct|ok|okay|yes|yeah)\s*\?)"

@@ -84,7 +84,7 @@ _SPLIT = re.compile(f"({_SEPARATORS.pattern})", re.I)  # the same, separators ke
 # Cows" and "Ask Bo. He wants" are one.
 _ABBREVIATION = "".join(f"(?<!\\b{a})" for a in ("mr", "ms", "dr", "st", "vs", "no", "mrs", "fig",
                                                   "co", "inc", "ltd", "jr", "sr", "ft", "mt", "esp",
-                                                  "ie", "eg", "cf", "etc", "viz", "aka"))
+                                                  "ie", "eg", "cf", "viz", "aka"))
 # a short word of one case ends a sentence; a capitalised one is a name ("Ask Bo. He …")
 _SHORT = "|".join(f"(?<=\\b(?-i:[{c}]{{{n}}}))" for c in ("a-z", "A-Z") for n in (2, 3))
 _SENTENCE = re.compile(r"(?<=[a-z]{4})\.(?=\s|$)|(?<=\d)\.(?=\s+(?-i:[A-Z]))|[!?]+(?=\s|$)|[()]"
@@ -93,7 +93,12 @@ _SENTENCE = re.compile(r"(?<=[a-z]{4})\.(?=\s|$)|(?<=\d)\.(?=\s+(?-i:[A-Z]))|[!?
                        re.I)  # "mixing up 6 and 9. Please rebuild": a digit ends one too
 _ARROW = re.compile(r"\s*(?:->|=>|→)\s*")  # "paintings -> bears, horses": a header, not code
 # A class list introduced inside a clause: "sort our listings into sneakers", "label them as".
-_JOINED = {"and", "or", "nor", "&"}  # a retraction goes on over these only: "remove 0 and 1"
+# a retraction goes on over "and"/"or" ("remove 0 and 1"), and over commas when nothing after
+# adds or keeps ("Drop 9, 8, 7 from …"; not "skip birds, horses and cows too", "remove the
+# bags, coats and dresses stay": an outside review)
+_JOINED = {"and", "or", "nor", "&"}
+_KEEPING = {"too", "also", "well", "instead", "are", "is", "stay", "stays", "remain", "fine", "ok",
+            "okay", "keep", "add", "plus", "matter", "priority", "still"}
 _LISTING = {",", "and", "or", "nor", "&", "n"}  # separators that continue a list
 _ROLE = (["as", "a"], ["as", "an"], ["im", "a"], ["im", "an"], ["i", "am"])  # "I'm a teacher"
 _NOT = {"not", "never", "dont", "doesnt", "shouldnt", "wont", "cannot", "cant"}  # in a header
@@ -194,7 +199,8 @@ def _read_sentence(sentence: str, known: Known, parsed: Parsed) -> None:
         if refusing and separator in ("or", "nor") and words(pieces[i]):
             parsed.negated.append(" ".join(words(pieces[i])))  # "not lions or buffalo"
             continue
-        if excluding and separator in (_LISTING if excluding is True else _JOINED) \
+        if excluding and (separator in (_LISTING if excluding is True else _JOINED)
+                          or separator == "," and not _KEEPING & set(words("".join(pieces[i:])))) \
                 and words(pieces[i])[:1] not in (["just"], ["only"]) \
                 and (bare := _bare_class(pieces[i], known)):  # "…, just cats"; "and 1"
             (parsed.retracted if excluding == "retracted" else parsed.negated).append(bare)

@@ -104,10 +104,13 @@ def equals_as_means(text: str) -> str:
 
 
 def _env_field(key: str) -> str:
-    """The document field an environment variable is: its last word ("TAILOR_CLASSES" →
-    classes), or "id" (metadata) for a count or bound ("MAX_CLASSES", "NUM_CLASSES")."""
+    """The document field an environment variable is: its last word when that is a class,
+    group, exclusion or style field ("TAILOR_CLASSES" → classes); else "id", metadata: a
+    count or bound ("MAX_CLASSES", "TAILOR_MAX_IMAGES") or any other setting ("APP_NAME")."""
     parts = key.lower().split("_")
-    return "id" if parts[0] in ("max", "min", "num", "n", "count", "number") else parts[-1]
+    fields = _CLASS_FIELDS | _GROUP_FIELDS | _EXCLUDE_FIELDS | _STYLE_FIELDS
+    bound = {"max", "min", "num", "n", "count", "number", "size", "limit"} & set(parts)
+    return parts[-1] if parts[-1] in fields and not bound else "id"
 
 
 def _document(text: str) -> list | dict | None:
@@ -154,8 +157,9 @@ def _flatten(document: list | dict) -> str:
     if excluded and groups:  # "every animal except cow, sheep, horse"
         groups, excluded = [f"{groups[0]} except {', '.join(excluded)}"], []
     unwanted = [f"Not {', not '.join(', '.join(excluded).split(', '))}"] if excluded else []
-    wanted = [", ".join(classes)] if classes else []
-    return ". ".join(wanted + groups + unwanted + styles) + "".join(f". {n}" for n in notes)
+    wanted = [", ".join(classes).lower()] if classes else []
+    parts = wanted + [p[:1].upper() + p[1:] for p in groups + unwanted + styles]
+    return ". ".join(parts) + "".join(f". {n}" for n in notes)  # each part a sentence
 
 
 def _metadata(field: str) -> bool:

@@ -95,7 +95,10 @@ def spell_out(text: str, groups: Mapping[str, list[str]],
             continue  # "all digits except those that look alike": which ones is unclear
         kept = [m for m in members if m not in excluded]
         excepted += sorted(excluded)
-        out += [text[last:match.start()], ", ".join(kept) + (", " if text[end:].strip() else "")]
+        spelt = ", ".join(kept)
+        if text[match.start()].isupper():  # "cat. Every digit": still a sentence of its own
+            spelt = spelt[:1].upper() + spelt[1:]
+        out += [text[last:match.start()], spelt + (", " if text[end:].strip() else "")]
         last = end
     return "".join(out) + text[last:], excepted
 

@@ -169,6 +169,15 @@ def test_a_catalogue_without_sub_groups_refuses_the_word(pacs):
     ("My supervisor suggested using an API. The animals I care about are dogs, cats and horses.",
      ["dog", "cat", "horse"]),
     ("classes = three, eight, nine  # digit recognizer", ["three", "eight", "nine"]),
+    ("zebra, giraffe, elephant, wait, no elephant. And horses", ["zebra", "giraffe", "horse"]),
+    ("Drop 9, 8, 7 from the digits 0-9", ["zero", "one", "two", "three", "four", "five", "six"]),
+    ("cats, dogs, horses. Remove horses, cows and sheep are fine",
+     ["cat", "dog", "cow", "sheep"]),  # guard: the comma list keeps what it calls fine
+    ("TAILOR_CLASSES=zebra,giraffe\nTAILOR_MAX_IMAGES=9", ["zebra", "giraffe"]),
+    ("APP_NAME=petsnap\nTAILOR_CLASSES=cat,dog", ["cat", "dog"]),
+    ('{"include_groups": ["digits"], "classes": ["cat"]}',
+     ["cat", "zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine"]),
+    ("We need cats and dogs etc. Also horses", ["cat", "dog", "horse"]),
     # and wrong at 200 in both versions
     ("cats and dogs, ignore any animal that isn't one of these", ["cat", "dog"]),
     ("digits 0-9, even ones only", ["zero", "two", "four", "six", "eight"]),
