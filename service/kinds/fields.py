@@ -77,7 +77,12 @@ ABOUT_PROJECT = {"platform", "platforms", "priority", "deadline", "due", "latenc
                  "owner", "team", "status", "version", "author", "date", "sprint", "reporter",
                  "assignee", "environment", "device", "devices", "hardware", "runtime",
                  "framework", "language", "metric", "metrics", "timeline", "effort", "estimate",
-                 "persona"}  # fmt: skip
+                 "persona", "reason", "source", "requester", "contact", "customer", "client",
+                 "store", "location", "region", "ticket"}  # fmt: skip
+# who asks and where from: a value there may end in "s" ("owner: qa-jonas", "source: user
+# uploads") and still be no class (stop 32)
+_PEOPLE = {"owner", "reporter", "assignee", "author", "requester", "contact", "customer",
+           "client", "persona", "source"}
 LISTS_CLASSES = {"classes", "labels", "categories", "class", "needed", "must", "scope",
                  "recognise", "recognize", "detect", "digits", "animals", "garments", "items",
                  "include", "includes", "required", "requirements", "output", "goal",
@@ -204,7 +209,7 @@ def _read_field(part: str, words: _Words, context: list[str]) -> str:
         return " ".join([_read_field(f"{field[1]}: {named_then[1]}", words, context),
                          named_then[2]]).strip()  # fmt: skip
     about_project = bool(key & (ABOUT_PROJECT | _NAMING)) and not key & LISTS_CLASSES \
-        and not any(map(plural, value))  # "Priority: alpacas" asks for alpacas
+        and (key & _PEOPLE or not any(map(plural, value)))  # "Priority: alpacas" asks
     about_images = bool(key & ABOUT_IMAGES) and any(map(words.style_word, value)) and not any(
         plural(w) and not words.style_word(w) for w in value)  # "Images: mostly ferrets"
     named = any(map(words.class_word, words.tokens(field[1])))

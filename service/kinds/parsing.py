@@ -44,6 +44,7 @@ from service.kinds.numbers import digit_of
 from service.kinds.ranges import between, letter_range, numbers_spaced, span
 from service.kinds.rewrites import (
     equated,
+    glossed,
     one_line,
     plain_numbers,
     spelt_subgroup_words,
@@ -69,7 +70,7 @@ from service.kinds.vocabulary import (
     REQUESTING,
     STYLE_HINTS,
 )
-from service.kinds.wholes import group_of, parity_filter, spell_out
+from service.kinds.wholes import group_of, names_a_group, parity_filter, spell_out
 
 # List separators, not inside a hyphenated compound ("black-and-white"). Not a spaced dash:
 # tried at stop 29, it split "pets — cats and dogs" and "Fashion-MNIST style – bags" apart.
@@ -159,6 +160,7 @@ def parse(text: str, known: Known = Known()) -> Parsed:  # noqa: B008 (immutable
     letters = letter_range(text, known.names_a_class)  # "hex digits: 0-9 and A-F"
     text = split_compounds(without_chatter(text), known.class_word)
     text = equated(text, known.class_word, known.class_of)  # "jumper = the knitted thing"
+    text = glossed(text, known.class_of)  # "bag (handbag)"
     text = join_modifiers(compared_with(text, known), known)  # "1s with 7s": a pair
     text = numbers_spaced(text)  # "one – five", "about 0, 2"
     header, text = _header(one_line(text), known)
@@ -330,8 +332,10 @@ def _header(text: str, known: Known) -> tuple[list[str], str]:
     if not header or not words(header.group(2)):
         return [], text
     head, rest = header.group(1), header.group(2)
-    if any(known.names_a_class(content(words(c), known)) for c in _SEPARATORS.split(head)):
-        return [], f"{head}, {rest}"
+    def names(part: str) -> bool:
+        return any(known.names_a_class(content(words(c), known)) for c in _SEPARATORS.split(part))
+    if names(head) or (names_a_group(head, known.groups) and not names(rest)):
+        return [], f"{head}, {rest}"  # "cats: dogs", "even digits only (…): for a checker"
     if _NOT & set(words(head)):  # "The model shall not classify any of the following: cats"
         return [], f"not {rest}"
     return [w for w in words(head) if is_style(w) or w in STYLE_HINTS], rest

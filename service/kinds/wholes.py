@@ -103,6 +103,12 @@ def spell_out(text: str, groups: Mapping[str, list[str]],
     return "".join(out) + text[last:], excepted
 
 
+def names_a_group(text: str, groups: Mapping[str, list[str]]) -> bool:
+    """Whether ``text`` asks for a whole group or its even or odd digits ("even digits only"),
+    so that a header made of it is content, not a label (stop 32: a 422 on set 28)."""
+    return any(_members(m, groups) for m in _PHRASE.finditer(text))
+
+
 def parity_filter(text: str, groups: Mapping[str, list[str]]) -> tuple[str, list[str]]:
     """``(text, dropped)``: "but no odd ones", "only the even ones" after a list or range of
     digits, without that phrase, and the digits it takes away (all of the other parity:

@@ -196,3 +196,23 @@ def test_review_findings(pacs, text, classes):
 def test_review_findings_refused(pacs, text):
     with pytest.raises(Problem):
         resolve_request(pacs, PersonalizeCreate(description=text), pacs.domains)
+
+
+@pytest.mark.parametrize(("text", "classes"), [
+    # a header that asks for a group is content when what follows names no class
+    ("even digits only (0 counts as even for us): for a maths worksheet checker",
+     ["zero", "two", "four", "six", "eight"]),
+    ("odd numbers written by hand by pupils: 1,3,5,7,9",
+     ["one", "three", "five", "seven", "nine"]),  # guard: a label before its list
+    # a gloss in brackets names the same class once
+    ("Please include:\n- pullover\n- coat\n- ankle boots\n- bag (handbag)\nfor our boutique",
+     ["pullover", "coat", "ankle boot", "bag"]),
+    ("kittens (cats) and dogs", ["cat", "dog"]),
+    # who asks and where from, in fields
+    ("domain: sketch\nclasses: [sandal, sneaker]\nowner: qa-jonas\nreason: regression set for "
+     "the designer sketch uploader", ["sandal", "sneaker"]),
+    ("classes:\n  - kitty\n  - doggo\n  - birb\nsource: user uploads from PetMatch app",
+     ["cat", "dog", "bird"]),
+])
+def test_headers_glosses_and_fields(pacs, text, classes):
+    assert _resolve(pacs, text)[0] == classes

@@ -81,7 +81,7 @@ _ALIASES = {
     "bear": ["grizzly", "brown bear", "polar bear", "cub", "panda", "ursine"],
     "bird": ["songbird", "sparrow", "parrot", "pigeon", "eagle", "owl", "robin", "chick",
              "budgie", "parakeet", "finch", "seagull", "gull", "pelican", "hummingbird",
-             "blackbird", "bluebird", "magpie", "flamingo", "avian"],
+             "blackbird", "bluebird", "magpie", "flamingo", "avian", "birb", "birdie"],
     "cat": ["kitten", "kitty", "feline", "tomcat", "moggy", "tabby", "siamese"],
     "cow": ["cattle", "calf", "bull", "ox", "heifer", "steer", "bovine", "holstein", "oxen"],
     "dog": ["puppy", "pup", "hound", "canine", "doggy", "doggie", "pooch", "doggo", "labrador",
