@@ -32,6 +32,8 @@ classes:
   blueberry: {definition: A tiny round blue berry that grows on shrubs.}
 domains:
   sketch: pencil drawings of fruit on paper
+subgroups:
+  citrus: [lime, orange]
 """
 
 
@@ -80,6 +82,7 @@ def test_the_artifact_carries_the_users_catalogue(trained):
     assert cat["classes"][names.index("plum")]["descriptions"] == ["dried it becomes a prune"]
     assert cat["domains"] == ["sketch", "studio"]
     assert cat["domain_descriptions"]["sketch"] == "pencil drawings of fruit on paper"
+    assert cat["subgroups"] == {"citrus": ["lime", "orange"]}
     assert len(cat["groups"]) == 2 and {c["group"] for c in cat["classes"]} == set(cat["groups"])
     assert bundle.class_text["domain_prompts"].shape[:3] == (2, 6, 4)
     assert bundle.domain_head is not None and bundle.domain_head["weight"].shape == (2, 512)
@@ -120,6 +123,9 @@ def test_the_service_resolves_the_users_aliases_and_definitions(client):
         "the fruit that is dried into prunes", "banana", "lime"]})  # the file's descriptions
     assert described.status_code == 200, described.text
     assert described.json()["classes"] == ["plum", "banana", "lime"]
+    grouped = client.post("/v1/personalize", json={"description": "citrus only, in sketches"})
+    assert grouped.status_code == 200, grouped.text  # the file's sub-group, spelt out
+    assert grouped.json()["classes"] == ["lime", "orange"]
 
 
 def test_the_described_threshold_setting_reaches_the_service(trained):
@@ -190,6 +196,11 @@ def test_bad_input_names_the_file_or_class_and_leaves_the_store_alone(trained, t
         main(["--config", "tiny", "--data", str(tmp / "fruit"), "--catalogue", str(dup),
               "--bad-images", "skip", "--store-dir", str(tmp / "store"), "--out",
               str(tmp_path / "run3")])
+    (tmp_path / "sub.json").write_text(json.dumps({"subgroups": {"stone": ["plum", "kiwi"]}}))
+    with pytest.raises(ValueError, match="stone"):  # a sub-group of a class with no folder
+        main(["--config", "tiny", "--data", str(tmp / "fruit"), "--catalogue",
+              str(tmp_path / "sub.json"), "--bad-images", "skip", "--store-dir",
+              str(tmp / "store"), "--out", str(tmp_path / "run4")])
     with pytest.raises(SystemExit, match="plain_prob"):  # no Tailor-PACS sources to swap in
         main(["--config", "tiny", "--data", str(tmp / "fruit"), "--set", "plain_prob=0.2",
               "--bad-images", "skip", "--store-dir", str(tmp / "store"), "--out",

@@ -13,6 +13,8 @@ The optional file (YAML or JSON) describes the classes of an image tree and its 
         group: footwear               # classes of a group share a stage-2 specialist
     domains:
       studio: product photos on a white background   # what the resolver matches style words to
+    subgroups:                        # a word for several classes: "footwear only" asks for them
+      footwear: [ankle_boot, sneaker, sandal]
 
 Every key is optional. Without groups, classes are clustered into ``num_groups`` groups by
 their text embeddings (name and definition), so every dataset gets several specialists; a
@@ -23,7 +25,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -47,6 +49,7 @@ class UserCatalogue:
     groups: list[str]
     domains: list[str]
     descriptions: dict[str, str]
+    subgroups: dict[str, list[str]] = field(default_factory=dict)
 
     @property
     def group_ids(self) -> list[int]:
@@ -57,7 +60,7 @@ class UserCatalogue:
         keep = ("name", "group", "prompts", "definition", "aliases", "descriptions", "neighbours")
         return {"classes": [{k: e[k] for k in keep} for e in self.entries],
                 "groups": self.groups, "domains": self.domains,
-                "domain_descriptions": self.descriptions}
+                "domain_descriptions": self.descriptions, "subgroups": self.subgroups}
 
 
 def read_catalogue_file(path: str | Path) -> dict[str, Any]:
@@ -76,14 +79,17 @@ def read_catalogue_file(path: str | Path) -> dict[str, Any]:
     except Exception as exc:  # noqa: BLE001 - any parser error is the user's file
         raise ValueError(f"{path}: not valid {path.suffix or 'YAML'}: {exc}") from None
     doc = doc or {}
-    if not isinstance(doc, dict) or set(doc) - {"classes", "domains"}:
-        raise ValueError(f"{path}: expected a mapping with 'classes' and/or 'domains'")
+    if not isinstance(doc, dict) or set(doc) - {"classes", "domains", "subgroups"}:
+        raise ValueError(f"{path}: expected a mapping with 'classes', 'domains' and/or "
+                         "'subgroups'")
+    if not all(isinstance(v, list) for v in (doc.get("subgroups") or {}).values()):
+        raise ValueError(f"{path}: 'subgroups' must map a word to a list of classes")
     for key, entry in (doc.get("classes") or {}).items():
         if not isinstance(entry, dict) or set(entry) - _CLASS_KEYS:
             raise ValueError(f"{path}: class {key!r} must be a mapping of {sorted(_CLASS_KEYS)}")
-        for field in ("prompts", "aliases", "descriptions"):
-            if not isinstance(entry.get(field, []), list):
-                raise ValueError(f"{path}: class {key!r}: {field} must be a list")
+        for listed in ("prompts", "aliases", "descriptions"):
+            if not isinstance(entry.get(listed, []), list):
+                raise ValueError(f"{path}: class {key!r}: {listed} must be a list")
     if not isinstance(doc.get("domains") or {}, dict):
         raise ValueError(f"{path}: 'domains' must map a domain folder to its description")
     return doc
@@ -159,7 +165,22 @@ def build_catalogue(class_names: Sequence[str], domains: Sequence[str], spec: di
     known = spec.get("domains") or {}
     desc = {d: str(known.get(d) or DOMAIN_DESCRIPTIONS.get(d) or d.replace("_", " "))
             for d in domains}
-    return UserCatalogue(entries, groups, list(domains), desc)
+    return UserCatalogue(entries, groups, list(domains), desc,
+                         _subgroups(spec.get("subgroups") or {}, by_norm, entries))
+
+
+def _subgroups(spec: dict, by_norm: dict[str, str], entries: list[dict]) -> dict[str, list[str]]:
+    """The file's sub-groups as display names (each member a class folder or display name;
+    ValueError naming the unknown ones), for the request resolver ("footwear only")."""
+    display = {e["name"]: e["name"] for e in entries}
+    display |= {norm: entries[i]["name"] for i, norm in enumerate(by_norm)}
+    out = {}
+    for word, members in spec.items():
+        names = [display.get(str(m).replace("_", " ")) for m in members]
+        if None in names or len(set(names)) < 2:
+            raise ValueError(f"subgroup {word!r} needs two or more known classes, got {members}")
+        out[str(word).lower()] = names
+    return out
 
 
 def _neighbours(entries: list[dict], vecs: np.ndarray) -> None:
