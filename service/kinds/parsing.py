@@ -51,6 +51,7 @@ from service.kinds.rewrites import (
     spelt_subgroups,
     split_compounds,
     without_chatter,
+    without_speakers,
 )
 from service.kinds.structured import (
     BENIGN,
@@ -145,7 +146,7 @@ class Parsed:
 
 def parse(text: str, known: Known = Known()) -> Parsed:  # noqa: B008 (immutable default)
     """Split ``text`` into class mentions and style words (see the module docstring)."""
-    text = equals_as_means(tabular(environment(text)))  # "CLASSES=cat,dog", "jumper = …"
+    text = equals_as_means(tabular(environment(without_speakers(text))))  # "CLASSES=cat,dog"
     text = plain_numbers(BENIGN.sub(" ", UNDERLINE.sub(r"\1", text)))
     if INJECTION.search(text):
         return Parsed([], refused="the description contains markup, SQL or comment syntax; describe"

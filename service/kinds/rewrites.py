@@ -12,7 +12,10 @@ from collections.abc import Callable, Mapping
 
 from service.kinds.tokens import words
 
-_BULLET = re.compile(r"^\s*(?:[-*•·]|\d{1,2}[.)]|\(?[a-h]\))\s+")  # "- cow", "1) giraffe", "(b)"
+_BULLET = re.compile(r"^\s*(?:[-*•·>]|\d{1,2}[.)]|\(?[a-h]\))\s+")  # "- cow", "1) giraffe", "(b)"
+# a chat log's "[10:42] Mehmet: " before each message (stop 32): who wrote it is no field
+_SPEAKER = re.compile(r"^\s*\[?\d{1,2}:\d{2}(?::\d{2})?\s*(?:[ap]m)?\]?\s*[A-Za-z][\w.-]*:\s*",
+                      re.I)
 _THOUSANDS = re.compile(r"(?<=\d),(?=\d{3}\b)")  # "12,000 images" is one number, no list
 _DECIMAL = re.compile(r"(?<=\d)\.(?=\d)")  # "label smoothing 0.1"
 # hedges and hashtags carry no class: "I think the zebras too", "#cartoon #bear #bird"
@@ -97,8 +100,8 @@ def spelt_subgroups(text: str, class_word: Callable[[str], bool]) -> str:
 
 
 def one_line(text: str) -> str:
-    """A multi-line request as one line: bullets and list numbers dropped ("1) giraffe"), a
-    line that ends without punctuation continued as a list item."""
+    """A multi-line request as one line: bullets, quote marks ("> ") and list numbers dropped
+    ("1) giraffe"), a line that ends without punctuation continued as a list item."""
     lines = [_BULLET.sub("", line).strip() for line in text.splitlines()]
     lines = [line for line in lines if line]
     return " ".join(line if line[-1] in ".!?:;," else line + "," for line in lines[:-1]) \
@@ -121,3 +124,12 @@ def spelt_subgroup_words(text: str, subgroups: Mapping[str, list[str]],
                       " " if named & set(members) else ", ".join(members), text,
                       flags=re.I)  # fmt: skip
     return _EVERYTHING_IN.sub("every ", text)
+
+
+def without_speakers(text: str) -> str:
+    """A chat log's messages without their "[10:42] Mehmet: " (who wrote it is no field), each
+    a sentence of its own (stop 32: "ok I send to Tailor" read as a list item)."""
+    if not _SPEAKER.search(text):
+        return text
+    lines = [_SPEAKER.sub("", line).strip() for line in text.splitlines()]
+    return "\n".join(line if not line or line[-1] in ".!?" else line + "." for line in lines)

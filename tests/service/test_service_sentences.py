@@ -213,6 +213,13 @@ def test_review_findings_refused(pacs, text):
      "the designer sketch uploader", ["sandal", "sneaker"]),
     ("classes:\n  - kitty\n  - doggo\n  - birb\nsource: user uploads from PetMatch app",
      ["cat", "dog", "bird"]),
+    # a Slack quote's "> " marks and a trailing "NOT"
+    ("Slack #ml-requests, from Tom (QA):\n> can we get a model for office wear regression "
+     "tests? shirts and trousers.\n> t-shirts explicitly NOT, they keep polluting the "
+     "office-wear bucket\n> also not coats, it's summer in the test fixtures\nthx",
+     ["shirt", "trouser"]),
+    ("[10:42] Mehmet: we need zebras, giraffes and elephants\n[10:43] Ayse: ok I send to Tailor",
+     ["zebra", "giraffe", "elephant"]),  # a chat log's speakers are no fields
 ])
 def test_headers_glosses_and_fields(pacs, text, classes):
     assert _resolve(pacs, text)[0] == classes
