@@ -199,7 +199,8 @@ def negates(tokens: list[str], class_word: Callable[[str], bool] = _never,
     other_than = ("other", "than") in pairs or any(  # "bags are out of scope"
         tokens[i:i + 3] == ["out", "of", "scope"] for i in range(len(tokens))) \
         or tokens[-2:] in (["are", "out"], ["is", "out"]) \
-        or (tokens[-1:] == ["not"] and len(tokens) <= 4)  # "Shirts are out.", "t-shirts NOT"
+        or (tokens[-1:] == ["not"] and 2 <= len(tokens) <= 4 and tokens[-2].endswith("ly")) \
+        # "Shirts are out.", "t-shirts explicitly NOT" (not "… and purses not": unclear)
     not_needed = any(a in ("not", "never") and b in NEEDED for a, b in pairs) or any(
         a in _CONTRACTED and b in _WANTING and c != "to"  # "we don't need dogs"; not "don't
         for a, b, c in zip(tokens, tokens[1:], [*tokens[2:], ""], strict=False))  # want to miss"

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 
-from service.kinds.tokens import words
+from service.kinds.tokens import singular_forms, words
 
 _MARKER = re.compile(r"\bno,?\s+wait\b,?|\bwait,?\s+no\b,?|\bsorry,?\s+i\s+mean(?:t)?\b|"
                      r"\bno\s+sorry\b|\bscratch\s+that\b|\bcorrection\s*:|\bi\s+meant\b|"
@@ -21,14 +21,14 @@ _MARKER = re.compile(r"\bno,?\s+wait\b,?|\bwait,?\s+no\b,?|\bsorry,?\s+i\s+mean(
                      r"\bno,\s+(?=(?:just|only|actually|instead)\b)|"  # "? no, just the even"
                      r"\b(?:actually|no|sorry|wait|oops),?\s+make\s+(?:that|it)\b,?|"
                      r"\bon\s+second\s+thoughts?\b,?|"  # not "make it fast", "make that one two"
-                     r"\b(?:right|correct)\?\s*no\b,?",  # "cats, dogs, right? no, cats, horses"
+                     r"\b(?:right|correct)\?\s*no\b(?=\s*[,.!;])[,.!;]?",  # "…, right? no, …"
                      re.I)  # fmt: skip
 # "wait, no" straight before a word takes back that word, not the sentence before it
 _WAIT_NO = re.compile(r"[\s,—–-]*\bwait,?\s+no\s+(?=[a-z0-9])(?!(?:just|only|actually|instead|"
                       r"i|we|make|sorry)\b)", re.I)
 # "…, wait, no birds, horses" / "and— wait, no bird — horse": one item taken back, the list
 # goes on after the dash or comma (an outside review: "…, drop birds, horses" lost horses)
-_WAIT_NO_ITEM = re.compile(_WAIT_NO.pattern + r"([^—–.,;!?()]+?)\s*(?=[—–,.!]|$)", re.I)
+_WAIT_NO_ITEM = re.compile(_WAIT_NO.pattern + r"([^—–.,;!?()]+?)\s*(?=\s-\s|[—–,.!]|$)", re.I)
 # a question turned down takes back its own chunk: "Also elephant? no, lol", "bear only? no...
 # bear and dog", "what do you call them, high-top boots? no, ankle boots" (stop 32)
 _DECLINED = re.compile(r"(?:^|(?<=[.!?,;]))(?!\s*(?:right|correct|ok|okay|yes|yeah)\s*\?)"
@@ -78,9 +78,8 @@ def _taken_back_item(m: re.Match) -> str:
     horses); when it did not, the marker corrects what came before ("sneakers, wait, no
     sandals" asks for sandals) and is left to :func:`retract_before_markers`."""
     item = words(m[1])
-    before = set(words(m.string[: m.start()]))
-    stems = {w.rstrip("s") for w in before}
-    if item and len(item) <= 3 and all(w in before or w.rstrip("s") in stems for w in item):
+    before = {f for w in words(m.string[: m.start()]) for f in (w, *singular_forms(w))}
+    if item and len(item) <= 3 and all(before & {w, *singular_forms(w)} for w in item):
         return f" (drop {m[1].strip()}) "
     return m[0]
 

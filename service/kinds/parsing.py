@@ -146,18 +146,20 @@ class Parsed:
 
 def parse(text: str, known: Known = Known()) -> Parsed:  # noqa: B008 (immutable default)
     """Split ``text`` into class mentions and style words (see the module docstring)."""
-    text = equals_as_means(tabular(environment(without_speakers(text))))  # "CLASSES=cat,dog"
+    text = tabular(environment(without_speakers(text)))  # "CLASSES=cat,dog"
+    text = equals_as_means(text, known.class_word)  # "jumper = the knitted thing"
     text = plain_numbers(BENIGN.sub(" ", UNDERLINE.sub(r"\1", text)))
     if INJECTION.search(text):
         return Parsed([], refused="the description contains markup, SQL or comment syntax; describe"
                       " the task in plain words, e.g. 'classify cats and dogs'")  # fmt: skip
     try:
-        text = plain(_ARROW.sub(": ", text))
+        text = plain(_ARROW.sub(": ", text), known.class_word)
     except Unreadable as exc:
         return Parsed([], refused=f"{exc}; e.g. 'classify cats and dogs'")
     text, fields = read_fields(text, known.class_word, is_style, words, REQUESTING)
     text, letter = strip_letter(text, known.class_word)  # "Dear support, …  Best, Maria"
     text, taken_back = retract_before_markers(text)  # "sneakers, no wait, ankle boots"
+    declared = declared_count(text)  # "exactly two classes: …", before any header goes
     letters = letter_range(text, known.names_a_class)  # "hex digits: 0-9 and A-F"
     text = split_compounds(without_chatter(text), known.class_word)
     text = equated(text, known.class_word, known.class_of)  # "jumper = the knitted thing"
@@ -178,7 +180,7 @@ def parse(text: str, known: Known = Known()) -> Parsed:  # noqa: B008 (immutable
         "e.g. '3, 4 and 5'")  # fmt: skip
     if refused:
         return Parsed([], refused=refused)
-    declared, text = declared_count(text), without_counts(text)
+    text = without_counts(text)
     parsed = Parsed([], style, fields=fields + letter + taken_back, negated=excepted,
                     hints=hints, retracted=filtered,
                     declared=declared)
@@ -335,7 +337,7 @@ def _header(text: str, known: Known) -> tuple[list[str], str]:
     head, rest = header.group(1), header.group(2)
     def names(part: str) -> bool:
         return any(known.names_a_class(content(words(c), known)) for c in _SEPARATORS.split(part))
-    if names(head) or (names_a_group(head, known.groups) and not names(rest)):
+    if names(without_counts(head)) or (names_a_group(head, known.groups) and not names(rest)):
         return [], f"{head}, {rest}"  # "cats: dogs", "even digits only (…): for a checker"
     if _NOT & set(words(head)):  # "The model shall not classify any of the following: cats"
         return [], f"not {rest}"

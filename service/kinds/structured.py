@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 
 INJECTION = re.compile(
     r"<\s*/?\s*[a-z!][^>]*>"  # markup tags: <script>, </b>, <!-- -->
@@ -42,9 +43,8 @@ BENIGN = re.compile(r"\(\s*n\s*=\s*\d+\s*\)|\bfrom\s+scratch\b"
 # "TAILOR_CLASSES: dress,bag") and a spaced "jumpers = what you call sweaters" between words
 # (read as "means"); "cats=1", "a=b" and "1=1" stay refused (stop 32's held-out sets).
 _ENV_LINE = re.compile(r"^[ \t]*([A-Z][A-Z0-9_]{2,})[ \t]*=[ \t]*(\S.*?)[ \t]*$")
-_SPACED_EQUALS = re.compile(r"(?<=[a-z])[ \t]+=[ \t]+(?!(?:yes|no|y|n|true|false|keep|drop|in|out|"
-                            r"not|none|ok|skip|include|exclude|remove|needed|required|on|off)\b)"
-                            r"(?=[a-z])", re.I)  # "cats = yes, birds = no" stays refused
+_SPACED_EQUALS = re.compile(r"\b([a-z][\w-]*)[ \t]+=[ \t]+(?=([a-z]+)\b)", re.I)
+_GLOSSING = {"the", "a", "an", "what", "those", "these", "that", "ones", "one", "any", "our"}
 _QUOTES = re.compile(r"[\"`“”„«»]")
 _BRACKETS = re.compile(r"[\[\]{}]")
 _CLASS_FIELDS = {"classes", "class", "labels", "label", "categories", "category", "class_names",
@@ -66,7 +66,7 @@ class Unreadable(ValueError):
     """A document whose meaning is more than a class list: the request is refused (422)."""
 
 
-def plain(text: str) -> str:
+def plain(text: str, class_word: Callable[[str], bool] = lambda _: False) -> str:
     """``text`` as words and list punctuation: a JSON document flattened (see the module
     docstring), quotes dropped, brackets and braces turned into commas.
 
@@ -76,7 +76,7 @@ def plain(text: str) -> str:
     """
     document = _document(text)
     if document is not None:
-        text = _flatten(document)
+        text = _flatten(document, class_word)
         if INJECTION.search(text):
             raise Unreadable("the description contains markup, SQL or code")
     return _BRACKETS.sub(", ", _QUOTES.sub(" ", text))
@@ -88,8 +88,8 @@ def environment(text: str) -> str:
     check, which refuses any other assignment."""
     lines = [line for line in text.splitlines() if line.strip()]
     env = [_ENV_LINE.match(line) for line in lines]
-    if not lines or not all(env):
-        return text
+    if not lines or not all(env) or len({_env_field(m[1]) for m in env}) < len(env):
+        return text  # not an environment file, or two settings for one field: refused
     try:
         return _flatten({_env_field(m[1]): m[2].split(",") if "," in m[2] else m[2]
                          for m in env})  # fmt: skip
@@ -97,20 +97,24 @@ def environment(text: str) -> str:
         return text  # refused as an assignment
 
 
-def equals_as_means(text: str) -> str:
-    """A spaced "=" between words as "means" ("jumper = the knitted thing"), not before a
-    value such as "yes" or "drop" ("cats = yes, birds = no" stays refused)."""
-    return _SPACED_EQUALS.sub(" means ", text)
+def equals_as_means(text: str, class_word: Callable[[str], bool]) -> str:
+    """A spaced "=" between a class word and a gloss as "means" ("jumper = the knitted thing",
+    "Sweater = pullover"); any other "=" stays, refused as an assignment ("cats = wanted",
+    "current = cats, dogs": an outside review)."""
+    def gloss(m: re.Match) -> str:
+        return f"{m[1]} means " if class_word(m[1].lower()) and (
+            m[2].lower() in _GLOSSING or class_word(m[2].lower())) else m[0]
+    return _SPACED_EQUALS.sub(gloss, text)
 
 
 def _env_field(key: str) -> str:
-    """The document field an environment variable is: its last word when that is a class,
-    group, exclusion or style field ("TAILOR_CLASSES" → classes); else "id", metadata: a
-    count or bound ("MAX_CLASSES", "TAILOR_MAX_IMAGES") or any other setting ("APP_NAME")."""
-    parts = key.lower().split("_")
+    """The document field an environment variable is: a class, group, exclusion or style
+    field named outright, or after "TAILOR_" ("CLASSES", "TAILOR_DOMAIN"); any other setting
+    is metadata ("MAX_CLASSES", "OLD_CLASSES", "TAILOR_DISABLED_CLASSES": an outside review
+    found last-word readings adding or overwriting classes)."""
+    name = key.lower().removeprefix("tailor_")
     fields = _CLASS_FIELDS | _GROUP_FIELDS | _EXCLUDE_FIELDS | _STYLE_FIELDS
-    bound = {"max", "min", "num", "n", "count", "number", "size", "limit"} & set(parts)
-    return parts[-1] if parts[-1] in fields and not bound else "id"
+    return name if name in fields else f"{name}_id"
 
 
 def _document(text: str) -> list | dict | None:
@@ -126,15 +130,16 @@ def _document(text: str) -> list | dict | None:
     return document if isinstance(document, list | dict) else None
 
 
-def _flatten(document: list | dict) -> str:
+def _flatten(document: list | dict, class_word: Callable[[str], bool] = lambda _: False) -> str:
     """A list of strings as one comma list; an object's class fields as lists, its groups as
     "every animal", its exclusions after "except" (a group's) or "not", its style fields as
     sentences. A metadata field with one plain value ("farm_id", "app", "owner": stop 32's
-    held-out sets pasted such documents) is left out; any other field, or one holding a list
-    or an object, may hold classes, so it is refused."""
+    held-out sets pasted such documents), or a note naming no class, is left out; any other
+    field, a note naming a class ("also coats", "horses were removed in v2": which is meant
+    is unclear), or one holding a list or an object, is refused."""
     if isinstance(document, list):
         return _strings(document, "the list")
-    classes, groups, excluded, styles, notes = [], [], [], [], []
+    classes, groups, excluded, styles = [], [], [], []
     for key, value in document.items():
         field = str(key).lower().replace("-", "_")
         values = value if isinstance(value, list) else [value]
@@ -142,8 +147,9 @@ def _flatten(document: list | dict) -> str:
             classes.append(_strings(values, key))
         elif field in _GROUP_FIELDS:
             groups += [f"every {g}" for g in _strings(values, key).split(", ")]
-        elif field in _FREE_TEXT and isinstance(value, str) and not INJECTION.search(value):
-            notes.append(f"({value.strip(' .')})")  # read, as an aside: "also coats" asks
+        elif field in _FREE_TEXT and isinstance(value, str) and not INJECTION.search(value) \
+                and not any(class_word(w) for w in re.findall(r"[a-z]+", value.lower())):
+            continue  # a note naming no class: left out ("frames come from the video")
         elif field in _EXCLUDE_FIELDS:
             excluded.append(_strings(values, key))
         elif field in _STYLE_FIELDS and isinstance(value, str):
@@ -159,7 +165,7 @@ def _flatten(document: list | dict) -> str:
     unwanted = [f"Not {', not '.join(', '.join(excluded).split(', '))}"] if excluded else []
     wanted = [", ".join(classes).lower()] if classes else []
     parts = wanted + [p[:1].upper() + p[1:] for p in groups + unwanted + styles]
-    return ". ".join(parts) + "".join(f". {n}" for n in notes)  # each part a sentence
+    return ". ".join(parts)  # each part a sentence
 
 
 def _metadata(field: str) -> bool:

@@ -171,8 +171,11 @@ def _excluded(resolver: ClassResolver, negated: list[str]) -> set[int]:
         idx = resolver.term(" ".join(content)) if content else None
         if idx is not None:
             found.add(idx)
-        groups = {g for w in words(text) if (g := group_of(w, resolver.known.groups))}
-        if len(groups) == 1 and not content and not _OTHER & set(words(text)):
+        ws = words(text)
+        groups = {g for w in ws if (g := group_of(w, resolver.known.groups))}
+        whole = not {"every", "everything"} & set(ws) and all(  # not "Not all animals, just …"
+            w != "all" or (i and ws[i - 1] == "at") for i, w in enumerate(ws))
+        if len(groups) == 1 and not content and not _OTHER & set(ws) and whole:
             # "no clothing at all" (stop 32): all of it; not "no other animals needed"
             found |= {resolver.names.index(name) for name in resolver.known.groups[groups.pop()]}
     return found

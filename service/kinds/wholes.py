@@ -65,7 +65,7 @@ _EXCLUDING = re.compile(r"^\s*,?\s*(?:(?:except(?:\s+for)?|excluding|but(?:\s+no
 _BOUNDED = re.compile(r"^\s*(?:from|between|below|above|under|over|less|greater|up\s+to|"
                       r"through|to|till|until|lower|higher|smaller|bigger|larger|\d)\b", re.I)
 _PARITY_ONES = re.compile(r",?\s*\b(?:but\s+)?(?:(?:no|not|without|skip|drop|exclude)\s+(?:the\s+|"
-                          r"any\s+)?|(?P<only>only|just|care\s+about)\s+(?:the\s+)?)"
+                          r"any\s+)?|(?P<only>only|just|only\s+care\s+about)\s+(?:the\s+)?)"
                           r"(?P<parity>even|odd)\s+ones\b|,?\s*\b(?:the\s+)?(?P<parity2>even|odd)"
                           r"\s+ones\s+(?P<only2>only)\b", re.I)  # fmt: skip
 _LIST_WORDS = {"and", "or", "nor", "the", "for", "s", "plus", "n"}

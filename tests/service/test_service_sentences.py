@@ -131,6 +131,11 @@ def test_documents_and_assignments_are_read(pacs, text, classes, domain):
     ("Line drawings of footwear: sneakers and ankle boots.", ["sneaker", "ankle boot"]),
     ("the footwear classes only (sandals, sneakers, ankle boots)",
      ["sandal", "sneaker", "ankle boot"]),
+    # anywhere but where it asks or excludes, the word is context (a second outside review)
+    ("We do not want footwear detection, only trousers and dresses", ["trouser", "dress"]),
+    ("footwear is not needed, only coats and bags", ["coat", "bag"]),
+    ("We don't do footwear yet. Shirts, t-shirts and pullovers please.",
+     ["shirt", "t-shirt", "pullover"]),
 ])
 def test_a_catalogue_sub_group_word(pacs, text, classes):
     assert _resolve(pacs, text)[0] == classes
@@ -159,7 +164,6 @@ def test_a_catalogue_without_sub_groups_refuses_the_word(pacs):
     ("cats and dogs wait no cats and horses", ["cat", "horse"]),
     ("TAILOR_CLASSES=cat,dog\nTAILOR_VERSION=2", ["cat", "dog"]),
     ("NUM_CLASSES=3\nCLASSES=cat,dog,bird", ["cat", "dog", "bird"]),
-    ('{"classes": ["t-shirt", "dress"], "notes": "also coats"}', ["t-shirt", "dress", "coat"]),
     ("There are two types of users. Classify cats, dogs and birds", ["cat", "dog", "bird"]),
     ("We tried two classes before (cats, dogs). Now we need cats, dogs and birds",
      ["cat", "dog", "bird"]),
@@ -181,6 +185,12 @@ def test_a_catalogue_without_sub_groups_refuses_the_word(pacs):
     # and wrong at 200 in both versions
     ("cats and dogs, ignore any animal that isn't one of these", ["cat", "dog"]),
     ("digits 0-9, even ones only", ["zero", "two", "four", "six", "eight"]),
+    ("Not all animals, just cats and dogs", ["cat", "dog"]),  # "not all" leaves out no group
+    ("Pick one of these: cat, dog, bird", ["cat", "dog", "bird"]),
+    ("dress, coat, bag, wait no dresses, shirts", ["coat", "bag", "shirt"]),
+    ("cats and dogs and birds - wait, no birds - and horses", ["cat", "dog", "horse"]),
+    ("Digits 0-9, we don't care about the odd ones",
+     ["zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine"]),
     ("we want cats and dogs, right? no, cats and horses", ["cat", "horse"]),
 ])
 def test_review_findings(pacs, text, classes):
@@ -192,6 +202,13 @@ def test_review_findings(pacs, text, classes):
     "bird = not needed, cat and dog only",
     "CLASSES=shirt,coat\nSKIP=coat",  # one class left
     '{"include_groups": ["animals", "digits"], "exclude": ["cow"]}',  # which group loses cow?
+    # a second outside review
+    '{"classes": ["t-shirt", "dress"], "notes": "also coats"}',  # a note naming a class: unclear
+    '{"classes": ["cat", "dog"], "notes": "horses were removed in v2"}',
+    "cats = wanted, dogs = wanted, birds = excluded",  # "=" only glosses a class word
+    "current = cats, dogs; requested = horses, cows",
+    "TAILOR_CLASSES=cat,dog\nTAILOR_DISABLED_CLASSES=bird,horse",  # a list under metadata
+    "bags, sneakers and other footwear",  # an open sub-group
 ])
 def test_review_findings_refused(pacs, text):
     with pytest.raises(Problem):
