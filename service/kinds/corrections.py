@@ -32,7 +32,8 @@ _WAIT_NO_ITEM = re.compile(_WAIT_NO.pattern + r"([^—–.,;!?()]+?)\s*(?=\s-\s|
 # a question turned down takes back its own chunk: "Also elephant? no, lol", "bear only? no...
 # bear and dog", "what do you call them, high-top boots? no, ankle boots" (stop 32)
 _DECLINED = re.compile(r"(?:^|(?<=[.!?,;]))(?!\s*(?:right|correct|ok|okay|yes|yeah)\s*\?)"
-                       r"[^.!?,;]*\?\s*(?:no|nope|nah)\b(?=\s*[,.!;]|\s*$)[,.!;]*",
+                       r"[^.!?,;]*\?+\s*(?:no|nope|nah|not\s+sure|no\s+idea(?:\s+yet)?|i'?d\s+"
+                       r"say\s+no|not\s+yet|maybe\s+later)\b(?=\s*[,.!;?]|\s*$)[,.!;?]*",
                        re.I)  # a tag question ("cats and dogs, right? no, …") corrects  # fmt: skip
 _SENTENCE_END = re.compile(r"[.!?]+\s+|\n")
 _ADDING = {"also", "too", "plus", "add", "additionally", "another", "more"}

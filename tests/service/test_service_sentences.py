@@ -186,6 +186,8 @@ def test_a_catalogue_without_sub_groups_refuses_the_word(pacs):
     ("cats and dogs, ignore any animal that isn't one of these", ["cat", "dog"]),
     ("digits 0-9, even ones only", ["zero", "two", "four", "six", "eight"]),
     ("Not all animals, just cats and dogs", ["cat", "dog"]),  # "not all" leaves out no group
+    ("Should we add birds? No idea yet. Cats and dogs for now.", ["cat", "dog"]),
+    ("Any chance of horses? No? OK, cows and sheep then.", ["cow", "sheep"]),
     ("Pick one of these: cat, dog, bird", ["cat", "dog", "bird"]),
     ("dress, coat, bag, wait no dresses, shirts", ["coat", "bag", "shirt"]),
     ("cats and dogs and birds - wait, no birds - and horses", ["cat", "dog", "horse"]),
