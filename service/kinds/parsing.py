@@ -53,6 +53,7 @@ from service.kinds.rewrites import (
     without_chatter,
     without_speakers,
 )
+from service.kinds.sentences import SENTENCE, SPLIT, read_header
 from service.kinds.structured import (
     BENIGN,
     INJECTION,
@@ -71,28 +72,8 @@ from service.kinds.vocabulary import (
     REQUESTING,
     STYLE_HINTS,
 )
-from service.kinds.wholes import group_of, names_a_group, parity_filter, spell_out
+from service.kinds.wholes import group_of, parity_filter, spell_out
 
-# List separators, not inside a hyphenated compound ("black-and-white"). Not a spaced dash:
-# tried at stop 29, it split "pets — cats and dogs" and "Fashion-MNIST style – bags" apart.
-_SEPARATORS = re.compile(
-    r",|;|&|\+|/|(?<![-\w])(?:and|or|nor|n|vs\.?|versus|from|but(?=\s+(?:not|no|never)\b))"
-    r"(?![-\w])", re.I)  # "cats n dogs", "horses but not the dogs we discussed"
-_SPLIT = re.compile(f"({_SEPARATORS.pattern})", re.I)  # the same, separators kept
-# A full stop ends a sentence only after a word of four or more letters ("Dr. Smith" and
-# "Version 2." do not end one); a parenthesis is a sentence of its own (an aside).
-# A shorter lower-case word ends one before a capital unless it is an abbreviation: "cat vs dog.
-# Also rabbits" is two sentences (stop 32: "dog rabbits" read as one mention); "Mr. Li", "esp.
-# Cows" and "Ask Bo. He wants" are one.
-_ABBREVIATION = "".join(f"(?<!\\b{a})" for a in ("mr", "ms", "dr", "st", "vs", "no", "mrs", "fig",
-                                                  "co", "inc", "ltd", "jr", "sr", "ft", "mt", "esp",
-                                                  "ie", "eg", "cf", "viz", "aka"))
-# a short word of one case ends a sentence; a capitalised one is a name ("Ask Bo. He …")
-_SHORT = "|".join(f"(?<=\\b(?-i:[{c}]{{{n}}}))" for c in ("a-z", "A-Z") for n in (2, 3))
-_SENTENCE = re.compile(r"(?<=[a-z]{4})\.(?=\s|$)|(?<=\d)\.(?=\s+(?-i:[A-Z]))|[!?]+(?=\s|$)|[()]"
-                       rf"|(?:{_SHORT}){_ABBREVIATION}"
-                       r"\.(?=\s+(?-i:[A-Z]))",
-                       re.I)  # "mixing up 6 and 9. Please rebuild": a digit ends one too
 _ARROW = re.compile(r"\s*(?:->|=>|→)\s*")  # "paintings -> bears, horses": a header, not code
 # A class list introduced inside a clause: "sort our listings into sneakers", "label them as".
 # a retraction goes on over "and"/"or" ("remove 0 and 1"), and over commas when nothing after
@@ -103,7 +84,6 @@ _KEEPING = {"too", "also", "well", "instead", "are", "is", "stay", "stays", "rem
             "okay", "keep", "add", "plus", "matter", "priority", "still"}
 _LISTING = {",", "and", "or", "nor", "&", "n"}  # separators that continue a list
 _ROLE = (["as", "a"], ["as", "an"], ["im", "a"], ["im", "an"], ["i", "am"])  # "I'm a teacher"
-_NOT = {"not", "never", "dont", "doesnt", "shouldnt", "wont", "cannot", "cant"}  # in a header
 # "6-9 are next sprint, NOT this one": what is left out is not named (was read as all ten)
 _POINTING = re.compile(r"\b(?:not|no)\s+(?:this|that|these|those)(?:\s+ones?)?\s*(?:[.,;!?]|$)",
                        re.I | re.M)
@@ -113,8 +93,6 @@ _PURPOSE = {"so"}  # "so the app can praise her" ("though ferrets would be nice"
 # verbs after which "from" picks classes out ("recognise cats from llamas"), not a source
 _PICKING = {"recognise", "recognize", "identify", "pick", "filter", "sort", "detect",
             "classify", "label", "spot", "find", "separate", "select", "flag", "tag", "mark"}
-# "pets: cat and dog", "paintings — …"; not a spaced range ("digits 1 - 4" was one, four)
-_HEADER = re.compile(r"^(.*)(?::|(?<!\d)\s[—–-]\s|\s[—–-]\s(?!\d))(.*)$", re.S)
 @dataclass
 class Parsed:
     """A description, read: its class mentions (request order), style words, or why refused.
@@ -166,7 +144,7 @@ def parse(text: str, known: Known = Known()) -> Parsed:  # noqa: B008 (immutable
     text = glossed(text, known.class_of)  # "bag (handbag)"
     text = join_modifiers(compared_with(text, known), known)  # "1s with 7s": a pair
     text = numbers_spaced(text)  # "one – five", "about 0, 2"
-    header, text = _header(one_line(text), known)
+    header, text = read_header(one_line(text), known)
     style, hints = [w for w in header if is_style(w)], [w for w in header if w in STYLE_HINTS]
     text, doubt = between(text)
     text = spelt_subgroups(text, known.class_word)  # "except the footwear (sandals, …)"
@@ -184,7 +162,7 @@ def parse(text: str, known: Known = Known()) -> Parsed:  # noqa: B008 (immutable
     parsed = Parsed([], style, fields=fields + letter + taken_back, negated=excepted,
                     hints=hints, retracted=filtered,
                     declared=declared)
-    for sentence in _SENTENCE.split(text):
+    for sentence in SENTENCE.split(text):
         _read_sentence(sentence, known, parsed)
     parsed.style = parsed.style or [w for t in taken_back for w in words(t) if is_style(w)]
     parsed.sources -= parallel(parsed.sources, [known.fix(t) for t in words(text)], known)
@@ -196,7 +174,7 @@ def _read_sentence(sentence: str, known: Known, parsed: Parsed) -> None:
     horses"), the bare class names listed next are excluded too ("…, zebras and cows")."""
     tokens = words(sentence)
     aside = _aside(tokens, known)
-    pieces = _SPLIT.split(sentence)  # chunk, separator, chunk, …
+    pieces = SPLIT.split(sentence)  # chunk, separator, chunk, …
     comparing = any(f in COMPARING | _PICKING for t in tokens for f in singular_forms(t))
     excluding, refusing, items = False, False, []
     for i in range(0, len(pieces), 2):  # "tell cats from dogs", "picks out … from …"
@@ -325,22 +303,3 @@ def _mark_context(raw: list[str], kept: str, parsed: Parsed, aside: bool,
     if (raw[:2] in _ROLE and kept == " ".join(content(raw[2:], known).split()[:2])) \
             or (raw[-1:] == ["here"] and len(raw) <= 4 and parsed.mentions == [kept]):  # fmt: skip
         parsed.roles.add(kept)  # the chunk is the role and nothing else: "Zookeeper here."
-
-
-def _header(text: str, known: Known) -> tuple[list[str], str]:
-    """``(style words and hints, text)``: a header before a colon or dash ("farm animals: cows,
-    sheep", "paintings — …") gives only those words, unless it names a class ("cats: dogs,
-    horses")."""
-    header = _HEADER.match(text)
-    if not header or not words(header.group(2)):
-        return [], text
-    head, rest = header.group(1), header.group(2)
-    def names(part: str) -> bool:
-        return any(known.names_a_class(content(words(c), known)) for c in _SEPARATORS.split(part))
-    if names(without_counts(head)) or (names_a_group(head, known.groups) and not names(rest)):
-        return [], f"{head}, {rest}"  # "cats: dogs", "even digits only (…): for a checker"
-    if _NOT & set(words(head)):  # "The model shall not classify any of the following: cats"
-        return [], f"not {rest}"
-    return [w for w in words(head) if is_style(w) or w in STYLE_HINTS], rest
-
-

@@ -9,7 +9,7 @@ from service_testkit import resolve_description as _resolve
 
 from service.core.problems import Problem
 from service.core.schemas import PersonalizeCreate
-from service.kinds.parsing import _SENTENCE
+from service.kinds.sentences import SENTENCE
 from service.kinds.task_request import resolve_request
 
 
@@ -22,7 +22,7 @@ from service.kinds.task_request import resolve_request
     ("a cow. the end", ["a cow. the end"]),  # nor a short word before a lower-case word
 ])
 def test_a_full_stop_after_a_short_word_ends_a_sentence_before_a_capital(text, pieces):
-    assert _SENTENCE.split(text) == pieces
+    assert SENTENCE.split(text) == pieces
 
 
 @pytest.mark.parametrize("text", [

@@ -1,0 +1,57 @@
+"""Where a description's sentences end, where its list items are split, and whether its
+opening before a colon or dash is a header (a label such as "farm animals:") or content.
+
+Split from ``parsing.py`` at stop 32; ``parse`` uses :data:`SENTENCE`, :data:`SPLIT` and
+:func:`read_header`.
+"""
+
+from __future__ import annotations
+
+import re
+
+from service.kinds.chunks import Known, content, is_style
+from service.kinds.counted import without_counts
+from service.kinds.tokens import words
+from service.kinds.vocabulary import STYLE_HINTS
+from service.kinds.wholes import names_a_group
+
+# List separators, not inside a hyphenated compound ("black-and-white"). Not a spaced dash:
+# tried at stop 29, it split "pets — cats and dogs" and "Fashion-MNIST style – bags" apart.
+SEPARATORS = re.compile(
+    r",|;|&|\+|/|(?<![-\w])(?:and|or|nor|n|vs\.?|versus|from|but(?=\s+(?:not|no|never)\b))"
+    r"(?![-\w])", re.I)  # "cats n dogs", "horses but not the dogs we discussed"
+SPLIT = re.compile(f"({SEPARATORS.pattern})", re.I)  # the same, separators kept
+# A full stop ends a sentence only after a word of four or more letters ("Dr. Smith" and
+# "Version 2." do not end one); a parenthesis is a sentence of its own (an aside).
+# A shorter lower-case word ends one before a capital unless it is an abbreviation: "cat vs dog.
+# Also rabbits" is two sentences (stop 32: "dog rabbits" read as one mention); "Mr. Li", "esp.
+# Cows" and "Ask Bo. He wants" are one.
+_ABBREVIATION = "".join(f"(?<!\\b{a})" for a in ("mr", "ms", "dr", "st", "vs", "no", "mrs", "fig",
+                                                  "co", "inc", "ltd", "jr", "sr", "ft", "mt", "esp",
+                                                  "ie", "eg", "cf", "viz", "aka"))
+# a short word of one case ends a sentence; a capitalised one is a name ("Ask Bo. He …")
+_SHORT = "|".join(f"(?<=\\b(?-i:[{c}]{{{n}}}))" for c in ("a-z", "A-Z") for n in (2, 3))
+SENTENCE = re.compile(r"(?<=[a-z]{4})\.(?=\s|$)|(?<=\d)\.(?=\s+(?-i:[A-Z]))|[!?]+(?=\s|$)|[()]"
+                      rf"|(?:{_SHORT}){_ABBREVIATION}"
+                      r"\.(?=\s+(?-i:[A-Z]))",
+                      re.I)  # "mixing up 6 and 9. Please rebuild": a digit ends one too
+# "pets: cat and dog", "paintings — …"; not a spaced range ("digits 1 - 4" was one, four)
+_HEADER = re.compile(r"^(.*)(?::|(?<!\d)\s[—–-]\s|\s[—–-]\s(?!\d))(.*)$", re.S)
+_NOT = {"not", "never", "dont", "doesnt", "shouldnt", "wont", "cannot", "cant"}  # in a header
+
+
+def read_header(text: str, known: Known) -> tuple[list[str], str]:
+    """``(style words and hints, text)``: a header before a colon or dash ("farm animals: cows,
+    sheep", "paintings — …") gives only those words, unless it names a class ("cats: dogs,
+    horses")."""
+    header = _HEADER.match(text)
+    if not header or not words(header.group(2)):
+        return [], text
+    head, rest = header.group(1), header.group(2)
+    def names(part: str) -> bool:
+        return any(known.names_a_class(content(words(c), known)) for c in SEPARATORS.split(part))
+    if names(without_counts(head)) or (names_a_group(head, known.groups) and not names(rest)):
+        return [], f"{head}, {rest}"  # "cats: dogs", "even digits only (…): for a checker"
+    if _NOT & set(words(head)):  # "The model shall not classify any of the following: cats"
+        return [], f"not {rest}"
+    return [w for w in words(head) if is_style(w) or w in STYLE_HINTS], rest
