@@ -75,8 +75,7 @@ from service.kinds.vocabulary import (
 from service.kinds.wholes import group_of, parity_filter, spell_out
 
 _ARROW = re.compile(r"\s*(?:->|=>|→)\s*")  # "paintings -> bears, horses": a header, not code
-# A class list introduced inside a clause: "sort our listings into sneakers", "label them as".
-# a retraction goes on over "and"/"or" ("remove 0 and 1"), and over commas when nothing after
+# A retraction goes on over "and"/"or" ("remove 0 and 1"), and over commas when nothing after
 # adds or keeps ("Drop 9, 8, 7 from …"; not "skip birds, horses and cows too", "remove the
 # bags, coats and dresses stay": an outside review)
 _JOINED = {"and", "or", "nor", "&"}

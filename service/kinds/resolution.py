@@ -94,7 +94,6 @@ class ClassResolver:
         classes = catalogue["classes"]
         self.names = [c["name"] for c in classes]
         self.domains = list(catalogue.get("domains", []))
-        self.catalogue_subgroups = dict(catalogue.get("subgroups") or {})
         self.encoder, self.threshold, self.margin = encoder, threshold, margin
         self.described = described or (threshold, margin)
         self._lexicon: dict[str, int] = {}
@@ -130,18 +129,18 @@ class ClassResolver:
         self._words = {w for term in self._lexicon for w in term.split()}
         plurals = {w + ("es" if w.endswith(("s", "x", "ch", "sh")) else "s") for w in self._words}
         self.spell = Speller(self._words | plurals, getattr(encoder, "known_words", tuple)())
-        self.known = self._known(classes)
+        self.known = self._known(classes, catalogue.get("subgroups") or {})
         self._exact = functools.lru_cache(maxsize=4096)(
             lambda phrase: self._exact_uncached(words(phrase)))
 
-    def _known(self, classes: list[dict[str, Any]]) -> Known:
+    def _known(self, classes: list[dict[str, Any]], subgroups: dict[str, list[str]]) -> Known:
         """What the parser needs to know of this catalogue (:class:`chunks.Known`)."""
         groups: dict[str, list[str]] = {}
         for c in classes:
             if c.get("group"):
                 groups.setdefault(c["group"], []).append(c["name"])
-        subgroups = {str(w).lower(): list(ms) for w, ms in self.catalogue_subgroups.items()
-                     if set(ms) <= set(self.names)}  # fmt: skip
+        subgroups = {str(w).lower(): list(ms) for w, ms in subgroups.items()
+                     if set(ms) <= set(self.names)}  # a sub-group of classes this task has
         return Known(lambda p: self.exact(p) is not None, self.class_word, self.spell, groups,
                      lambda p: self.names[i] if (i := self.term(p)) is not None else None,
                      subgroups)

@@ -7,9 +7,11 @@ parser refused every quote and bracket as a possible injection, so "the model di
 punctuation, and a JSON document is read when it is a list of strings or an object: a class
 list (``classes``, ``labels``, ``want``, …), groups (``include_groups``), exclusions
 (``exclude``, ``not``, …) and style words (``style``, ``domain``, ``images``, …); a
-known metadata field ("version", "app", "…_id") is left out when it holds one plain value.
-Anything else is unreadable (422): a field that may hold classes ("also", "negative_examples")
-or a non-string item; dropping such keys once turned exclusions into inclusions.
+known metadata field ("version", "app", "…_id") is left out when it holds one plain value,
+and so is a note ("notes", "comment") that names no class. Anything else is unreadable (422):
+a field that may hold classes ("also", "negative_examples"), a note naming a class, or a
+non-string item; dropping such keys once turned exclusions into inclusions. A whole
+environment file ("TAILOR_CLASSES=cat,dog") is read as such a document (:func:`environment`).
 
 Refused before anything is read (an outside review, stop 26): markup tags, SQL statements,
 comparisons and assignments (``OR 1=1``, ``cats=1``, ``2>1``), template syntax (``{{``,
@@ -39,9 +41,9 @@ BENIGN = re.compile(r"\(\s*n\s*=\s*\d+\s*\)|\bfrom\s+scratch\b"
                     r"|(?:\bp(?:50|90|95|99)\s*)?[<>]=?\s*\d+(?:\.\d+)?\s*"
                     r"(?:ms|s|sec|seconds|mb|gb|kb|%|px)\b",
                     re.I | re.M)  # fmt: skip
-# Assignments that are no code: an environment file's "TAILOR_CLASSES=dress,bag" (a field, as
-# "TAILOR_CLASSES: dress,bag") and a spaced "jumpers = what you call sweaters" between words
-# (read as "means"); "cats=1", "a=b" and "1=1" stay refused (stop 32's held-out sets).
+# Assignments that are no code: an environment file's lines ("TAILOR_CLASSES=dress,bag") and a
+# spaced "=" glossing a class word ("jumpers = what you call sweaters", read as "means");
+# "cats=1", "a=b", "1=1" and "cats = yes" stay refused (stop 32's held-out sets and reviews).
 _ENV_LINE = re.compile(r"^[ \t]*([A-Z][A-Z0-9_]{2,})[ \t]*=[ \t]*(\S.*?)[ \t]*$")
 _SPACED_EQUALS = re.compile(r"\b([a-z][\w-]*)[ \t]+=[ \t]+(?=([a-z]+)\b)", re.I)
 _GLOSSING = {"the", "a", "an", "what", "those", "these", "that", "ones", "one", "any", "our"}
@@ -57,8 +59,8 @@ _STYLE_FIELDS = {"style", "domain", "images", "image_type", "type", "kind", "tas
 _FREE_TEXT = {"notes", "note", "comment", "comments", "reason", "description"}
 _META_FIELDS = {"id", "app", "device", "project", "owner", "version", "team", "platform",
                 "store", "user", "author", "date", "priority", "ticket", "deadline", "env",
-                "environment", "region",
-                "locale", "language", "contact", "email", "customer", "client", "title", "os"}
+                "environment", "region", "locale", "language", "contact", "email", "customer",
+                "client", "title", "os"}
 _MAX_DOCUMENT = 4096  # characters; a larger request is prose, not a pasted list
 
 
@@ -147,8 +149,10 @@ def _flatten(document: list | dict, class_word: Callable[[str], bool] = lambda _
             classes.append(_strings(values, key))
         elif field in _GROUP_FIELDS:
             groups += [f"every {g}" for g in _strings(values, key).split(", ")]
-        elif field in _FREE_TEXT and isinstance(value, str) and not INJECTION.search(value) \
-                and not any(class_word(w) for w in re.findall(r"[a-z]+", value.lower())):
+        elif field in _FREE_TEXT and isinstance(value, str) and not INJECTION.search(value):
+            if any(class_word(w) for w in re.findall(r"[a-z]+", value.lower())):
+                raise Unreadable(f"field {key!r} names a class; put the classes you want in "
+                                 "'classes' and those you do not in 'exclude'")
             continue  # a note naming no class: left out ("frames come from the video")
         elif field in _EXCLUDE_FIELDS:
             excluded.append(_strings(values, key))

@@ -188,6 +188,9 @@ def test_a_catalogue_without_sub_groups_refuses_the_word(pacs):
     ("Not all animals, just cats and dogs", ["cat", "dog"]),  # "not all" leaves out no group
     ("Should we add birds? No idea yet. Cats and dogs for now.", ["cat", "dog"]),
     ("Any chance of horses? No? OK, cows and sheep then.", ["cow", "sheep"]),
+    ("cats, dogs and birds. nvm birds", ["cat", "dog"]),  # Slack's "never mind" retracts
+    ("cats, dogs and birds. Never mind the birds.", ["cat", "dog"]),
+    ("sheep, cow, horse, and a few pigs. Actually, skip the pigs.", ["sheep", "cow", "horse"]),
     ("Pick one of these: cat, dog, bird", ["cat", "dog", "bird"]),
     ("dress, coat, bag, wait no dresses, shirts", ["coat", "bag", "shirt"]),
     ("cats and dogs and birds - wait, no birds - and horses", ["cat", "dog", "horse"]),
@@ -211,6 +214,7 @@ def test_review_findings(pacs, text, classes):
     "current = cats, dogs; requested = horses, cows",
     "TAILOR_CLASSES=cat,dog\nTAILOR_DISABLED_CLASSES=bird,horse",  # a list under metadata
     "bags, sneakers and other footwear",  # an open sub-group
+    "CLASSES=cat,dog\nTAILOR_CLASSES=horse,cow",  # two settings for one field
 ])
 def test_review_findings_refused(pacs, text):
     with pytest.raises(Problem):
@@ -242,3 +246,10 @@ def test_review_findings_refused(pacs, text):
 ])
 def test_headers_glosses_and_fields(pacs, text, classes):
     assert _resolve(pacs, text)[0] == classes
+
+
+def test_a_note_naming_a_class_says_where_classes_go(pacs):
+    with pytest.raises(Problem) as err:
+        resolve_request(pacs, PersonalizeCreate(description='{"classes": ["cat", "dog"], '
+                                                '"notes": "also coats"}'), pacs.domains)
+    assert err.value.status == 422 and "'notes' names a class" in err.value.detail
