@@ -225,11 +225,13 @@ def _bare_class(chunk: str, known: Known) -> str | None:
 
 def _aside(tokens: list[str], known: Known) -> bool:
     """A sentence about the app: three or more words, no class word, and it asks for nothing.
-    "We'd also like raccoons.", "Thanks, and rabbits." and "P.S. the tortoise as well" ask;
+    "We'd also like raccoons.", "we'd like octopus too", "Thanks, and rabbits." and "P.S. the
+    tortoise as well" ask;
     "Night shots too." is about the images."""
     pairs = list(zip(tokens, tokens[1:], strict=False))
     adds = {"ps", "also", "plus"} & set(tokens) or ("p", "s") in pairs or ("as", "well") in pairs
-    asks = (REQUESTING - {"too"}) & set(tokens) and any(map(plural, tokens))
+    asks = (REQUESTING - {"too"}) & set(tokens) and (  # "we'd like octopus too"
+        "too" in tokens or any(map(plural, tokens)))
     listed = any(a in ("and", "or") and plural(b) and not known.class_word(known.fix(b))
                  for a, b in pairs)  # "Thanks, and rabbits.", "Oh, and lions if you can."
     return len(tokens) >= 3 and not any(map(known.class_word, tokens)) and not adds \

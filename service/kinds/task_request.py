@@ -15,8 +15,9 @@ from service.kinds.chunks import is_style, negates
 from service.kinds.corrections import RETRACTING
 from service.kinds.numbers import digit_in
 from service.kinds.parsing import parse
+from service.kinds.repeats import distinct, exact_clashes, in_context, kinds_of_one
 from service.kinds.resolution import ClassResolver, Match
-from service.kinds.tokens import NUMERALS, plural, singular_forms, words
+from service.kinds.tokens import plural, words
 from service.kinds.vocabulary import (
     DROPPED,
     FILLER,
@@ -45,24 +46,6 @@ _BUT = {"but", "except", "excluding", "other", "apart", "besides", "save"}
 _EXCLUSION_WORDS = NEEDED | DROPPED | RETRACTING | {"out", "scope", "handled", "leave"}
 
 
-_HEDGES = {"maybe", "perhaps", "possibly", "probably", "yeah", "um", "uh", "hmm", "erm"}
-
-
-def _distinct(phrases: list[str]) -> list[str]:
-    """Drop repeated mentions ("cat, cat, dog"; "cats … cats again"; "maybe bears too? yeah,
-    bears": filler aside), first occurrence kept. "shirts and polo shirts"
-    and "kittens and cats" are two mentions (a clash, 422), not one."""
-    seen, out = set(), []
-    for p in phrases:
-        tokens = [w for w in words(p) if w not in FILLER | _HEDGES] or words(p)  # "maybe bears"
-        key = tuple(NUMERALS.get(s, s) for w in tokens  # "0" is "zero", "7s" is "7"
-                    for s in singular_forms(w)[-1:])
-        if key and key not in seen:
-            seen.add(key)
-            out.append(p)
-    return out
-
-
 def _mentions(resolver: ClassResolver, request: Any):
     """(mentions, domain from style words, context clauses dropped) of a ``description`` or
     ``classes`` request (see :mod:`service.kinds.leftovers`). A class that a negated chunk names
@@ -79,7 +62,7 @@ def _mentions(resolver: ClassResolver, request: Any):
                 raise Problem(422, "unreadable-classes",
                               f"class {text!r} {why}; name each class you want, plainly")
         texts, domain = _styled(resolver, request.classes)
-        phrases = _distinct([_respelt(resolver, text) for text in texts])
+        phrases = distinct([_respelt(resolver, text) for text in texts])
         return phrases, domain, [], (set(phrases), set(), None)
     parsed = parse(request.description or "", resolver.known)
     if parsed.refused:
@@ -108,8 +91,10 @@ def _mentions(resolver: ClassResolver, request: Any):
     domain = resolver.domain_of(style or parsed.hints)  # "snap them on their phones"
     kept = parsed.listed | parsed.asked | parsed.more  # never strays ("and other zoo animals")
     kept |= parsed.negating  # "6-9 are next sprint, NOT this one"
-    return _distinct([m for m, _ in tails]), domain, context, (parsed.listed, kept,
-                                                                parsed.declared)
+    phrases = distinct([m for m, _ in tails])
+    repeated = in_context(resolver, phrases, parsed.runs)  # "mixed up with 3s" beside "3s"
+    return [p for p in phrases if p not in repeated], domain, context + repeated, (
+        parsed.listed, kept, parsed.declared)
 
 
 def _negated(resolver: ClassResolver, text: str) -> bool:
@@ -227,7 +212,7 @@ def resolve_request(
     domain = request.domain or domain
     if domain is not None and domain not in domains:
         raise Problem(422, "unknown-domain", f"unknown domain {domain!r}", domains=domains)
-    phrases = _kinds_of_one(resolver, phrases, [] if notes is None else notes)
+    phrases = kinds_of_one(resolver, phrases, [] if notes is None else notes)
     _refuse_ambiguous(resolver, phrases, listed=request.classes is not None)
     matches = resolver.match_many(phrases, listed=request.classes is not None)
     matches, strays = _without_strays(resolver, matches, listed, kept) \
@@ -283,41 +268,9 @@ def _refuse_ambiguous(resolver: ClassResolver, phrases: list[str], listed: bool 
                       "separate the classes with commas: " + "; ".join(
                           f"{p!r} → {', '.join(ns)}" for p, ns in several.items()),
                       several_classes=several)  # fmt: skip
-    clashes = _exact_clashes(resolver, phrases)
+    clashes = exact_clashes(resolver, phrases)
     if clashes:
         raise Problem(422, "ambiguous-classes",
                       "these mentions name the same class; keep one of each: " + "; ".join(
                           f"{', '.join(map(repr, ps))} → {name}" for name, ps in clashes.items()),
                       same_class=clashes)  # fmt: skip
-
-
-def _kinds_of_one(resolver: ClassResolver, phrases: list[str], notes: list[str]) -> list[str]:
-    """The mentions, each class named by several of its kinds kept once: "stallions, foals &
-    zebras" asks for horses and zebras (no read outside row expected a 422 for that; merging
-    every repeated class lost none of the tuning pool's rows). A class named outright beside
-    a kind of it ("kittens and cats", "shirts and polo shirts") distinguishes the two: left
-    to clash (422)."""
-    kinds: dict[int, list[str]] = {}
-    for p in phrases:  # a bare term: "lion cubs" is no kind of bear (exact allows a word)
-        idx = resolver.term(" ".join(w for w in words(p) if w not in FILLER | _HEDGES))
-        if idx is not None:
-            kinds.setdefault(idx, []).append(p)
-    dropped = set()
-    for idx, group in kinds.items():
-        name = set(words(resolver.names[idx]))
-        if len(group) > 1 and not any(name & {f for w in words(p) for f in singular_forms(w)}
-                                      for p in group):  # fmt: skip
-            dropped |= set(group[1:])
-            notes.append(f"{', '.join(map(repr, group))} are kinds of one class: "
-                         f"{resolver.names[idx]}")  # fmt: skip
-    return [p for p in phrases if p not in dropped]
-
-
-def _exact_clashes(resolver: ClassResolver, phrases: list[str]) -> dict[str, list[str]]:
-    """Class name → the different mentions that all name it exactly (two or more)."""
-    by_class: dict[str, list[str]] = {}
-    for p in phrases:
-        idx = resolver.exact(p)
-        if idx is not None:
-            by_class.setdefault(resolver.names[idx], []).append(p)
-    return {name: ps for name, ps in by_class.items() if len(ps) > 1}
