@@ -43,6 +43,7 @@ from scipy.optimize import linear_sum_assignment
 
 from model_store.domains import DOMAIN_DESCRIPTIONS
 from service.kinds.chunks import Known
+from service.kinds.foils import Foils
 from service.kinds.lexical import Lexical
 from service.kinds.numbers import COUNT_MIN_SIMILARITY, COUNTED, COUNTING, value_of
 from service.kinds.spelling import Speller
@@ -57,6 +58,10 @@ from service.kinds.tokens import (
 from service.kinds.vocabulary import FILLER, GENERIC, GROUPS, NEGATIONS
 
 DOMAIN_MIN_SIMILARITY = 0.25
+# a description is refused when a foil (:mod:`.foils`) is nearer than its class by more than
+# this, by the encoder alone: on the tuning pool 0.0 and 0.03 kept the same share of wrong 200s
+# (docs/results-resolution.md, stop 33); 0.0 is the plain reading, "nearer a foil"
+FOIL_MARGIN = 0.0
 
 
 @dataclass
@@ -68,6 +73,7 @@ class Match:
     index: int | None
     score: float
     suggestions: list[dict[str, Any]] = field(default_factory=list)
+    looks_like: str | None = None  # the foil a refused description is nearer (foils.py)
 
 
 class ClassResolver:
@@ -117,6 +123,8 @@ class ClassResolver:
         self._views = encoder.encode(views)
         self._lexical = Lexical(classes)
         owners, kinds = np.array(owners), np.array(kinds)
+        self._foils = Foils(encoder, lambda name: self.term(name) is not None,
+                            self._views[np.isin(kinds, (0, 1))])
         # which views a mention is compared with: a word, a phrase, a description (see
         # similarities); one list of view indices per class for each
         self._seen_by = {who: [np.flatnonzero((owners == i) & np.isin(kinds, allowed))
@@ -238,7 +246,15 @@ class ClassResolver:
         ("shoes" is not "running shoe"). With ``core``, nothing is compared with descriptions.
         A description also scores its word overlap with each class's texts (:mod:`.lexical`).
         """
-        sims = _dot(self.encoder.encode(phrases), self._views)
+        return self._scored(phrases, core, listed)[0]
+
+    def _scored(self, phrases: list[str], core: bool = False, listed: bool = False
+                ) -> tuple[np.ndarray, list[str | None], np.ndarray]:
+        """(:meth:`similarities`, nearest foil per phrase, how much nearer that foil is than
+        each class by the encoder alone); foils only for descriptions (:mod:`.foils`), else
+        (None, -inf)."""
+        embeddings = self.encoder.encode(phrases)
+        sims = _dot(embeddings, self._views)
         out = np.full((len(phrases), len(self.names)), -1.0)
         who = ["description" if not core and self.describes(p, listed) else
                "word" if len(words(p)) == 1 else "phrase" for p in phrases]  # fmt: skip
@@ -249,8 +265,13 @@ class ClassResolver:
             for k, seen in enumerate(self._seen_by[kind]):
                 if len(seen):
                     out[row, k] = sims[row, seen].max()
+        foils, lead = [None] * len(phrases), np.full(out.shape, -np.inf)
+        if described:
+            names, near = self._foils.nearest(embeddings[described])
+            for row, name, sim in zip(described, names, near, strict=True):
+                foils[row], lead[row] = name, sim - out[row]
         out[described] += lexical  # word overlap with the class's texts (:mod:`.lexical`)
-        return out
+        return out, foils, lead
 
     def match_many(self, phrases: list[str], listed: bool = False) -> list[Match]:
         """Resolve distinct mentions jointly (k mentions → k distinct classes); unknown ones
@@ -261,16 +282,26 @@ class ClassResolver:
         exact = [self.exact(p) for p in phrases]
         scores = np.full((len(phrases), len(self.names)), -1.0)
         pending = [i for i, e in enumerate(exact) if e is None and not _numbers_only(phrases[i])]
+        foils, lead = [None] * len(phrases), np.full(scores.shape, -np.inf)
         if pending:  # a number that is no class ("11") stays at -1: unknown
-            scores[pending] = self.similarities([phrases[i] for i in pending], listed=listed)
+            scores[pending], found, lead[pending] = self._scored([phrases[i] for i in pending],
+                                                                 listed=listed)
+            for i, name in zip(pending, found, strict=True):
+                foils[i] = name
         for i, e in enumerate(exact):
             if e is not None:
                 scores[i, e] = 1.0
         assigned = np.full(len(phrases), -1)  # more mentions than classes: some get none
         rows, cols = linear_sum_assignment(-scores)
         assigned[rows] = cols
-        return [self._match(p, scores[i], int(assigned[i]), exact[i] is not None, listed)
-                for i, p in enumerate(phrases)]  # fmt: skip
+        matches = [self._match(p, scores[i], int(assigned[i]), exact[i] is not None, listed)
+                   for i, p in enumerate(phrases)]  # fmt: skip
+        for i, m in enumerate(matches):  # a description nearer a foil than its class: refused
+            if m.index is not None and foils[i] and lead[i, m.index] > FOIL_MARGIN:
+                matches[i] = Match(m.phrase, None, None, m.score,
+                                   [{"name": self.names[m.index], "score": m.score},
+                                    *m.suggestions][:3], looks_like=foils[i])  # fmt: skip
+        return matches
 
     def _match(self, phrase: str, scores: np.ndarray, chosen: int, exact: bool,
                listed: bool = False) -> Match:

@@ -222,9 +222,12 @@ def resolve_request(
     unknown = [m for m in matches if m.name is None]
     if unknown:
         raise Problem(
-            422, "unknown-classes",
-            "no catalogue class matches " + ", ".join(repr(m.phrase) for m in unknown),
-            unknown=[{"phrase": m.phrase, "did_you_mean": m.suggestions} for m in unknown],
+            422, "unknown-classes", "no catalogue class matches " + ", ".join(
+                repr(m.phrase) + (f" (it reads as {m.looks_like}, which the catalogue lacks)"
+                                  if m.looks_like else "") for m in unknown),
+            unknown=[{"phrase": m.phrase, "did_you_mean": m.suggestions}
+                     | ({"looks_like": m.looks_like} if m.looks_like else {})
+                     for m in unknown],
         )  # fmt: skip
     if declared is not None and len({m.name for m in matches}) != declared:
         raise Problem(422, "ambiguous-classes", f"the description says {declared} classes but "
