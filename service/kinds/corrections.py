@@ -19,8 +19,9 @@ _MARKER = re.compile(r"\bno,?\s+wait\b,?|\bwait,?\s+no\b,?|\bsorry,?\s+i\s+mean(
                      r"\bno\s+sorry\b|\bscratch\s+that\b|\bcorrection\s*:|\bi\s+meant\b|"
                      r"(?:,|\ber\b|\bum\b|\buh\b),?\s*i\s+mean\b|"
                      r"\bno,\s+(?=(?:just|only|actually|instead)\b)|"  # "? no, just the even"
-                     r"\b(?:actually|no|sorry|wait|oops),?\s+make\s+(?:that|it)\b,?|"
-                     r"\bon\s+second\s+thoughts?\b,?|"  # not "make it fast", "make that one two"
+                     r"\b(?:actually|no|sorry|wait|oops),?\s+make\s+(?:that|it)\b,?|"  # not
+                     # "make it fast", "make that one two"
+                     r"\bon\s+second\s+thoughts?\b,?|\bchange\s+of\s+plans?\b[:,]?|"
                      r"\b(?:right|correct)\?\s*no\b(?=\s*[,.!;])[,.!;]?",  # "…, right? no, …"
                      re.I)  # fmt: skip
 # "wait, no" straight before a word takes back that word, not the sentence before it

@@ -37,6 +37,7 @@ from service.kinds.chunks import (
 )
 from service.kinds.corrections import retract_before_markers, retracted
 from service.kinds.counted import declared_count, without_counts
+from service.kinds.emails import oldest_first
 from service.kinds.fields import read_fields, tabular
 from service.kinds.letters import strip_letter
 from service.kinds.listing import asked, coordinated, list_items
@@ -123,6 +124,7 @@ class Parsed:
 
 def parse(text: str, known: Known = Known()) -> Parsed:  # noqa: B008 (immutable default)
     """Split ``text`` into class mentions and style words (see the module docstring)."""
+    text, quoted = oldest_first(text, known.class_word)  # an email reply's thread
     text = tabular(environment(without_speakers(text)))  # "CLASSES=cat,dog"
     text = equals_as_means(text, known.class_word)  # "jumper = the knitted thing"
     text = plain_numbers(BENIGN.sub(" ", UNDERLINE.sub(r"\1", text)))
@@ -140,7 +142,7 @@ def parse(text: str, known: Known = Known()) -> Parsed:  # noqa: B008 (immutable
     letters = letter_range(text, known.names_a_class)  # "hex digits: 0-9 and A-F"
     text = split_compounds(without_chatter(text), known.class_word)
     text = equated(text, known.class_word, known.class_of)  # "jumper = the knitted thing"
-    text = glossed(text, known.class_of)  # "bag (handbag)"
+    text = glossed(text, known.class_word, known.class_of)  # "bag (handbag)", "gato (cat)"
     text = join_modifiers(compared_with(text, known), known)  # "1s with 7s": a pair
     text = numbers_spaced(text)  # "one – five", "about 0, 2"
     header, text = read_header(one_line(text), known)
@@ -158,7 +160,7 @@ def parse(text: str, known: Known = Known()) -> Parsed:  # noqa: B008 (immutable
     if refused:
         return Parsed([], refused=refused)
     text = without_counts(text)
-    parsed = Parsed([], style, fields=fields + letter + taken_back, negated=excepted,
+    parsed = Parsed([], style, fields=quoted + fields + letter + taken_back, negated=excepted,
                     hints=hints, retracted=filtered,
                     declared=declared)
     for sentence in SENTENCE.split(text):

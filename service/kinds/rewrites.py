@@ -69,17 +69,24 @@ def equated(text: str, class_word: Callable[[str], bool],
     def said(m: re.Match) -> str:
         rest = [w for w in words(m[2]) if class_word(w)]
         named = class_of(m[1].lower())
+        if named is None and not class_word(m[1]) and class_of(m[2].strip().lower()):
+            return m[2]  # "Pferd = horse": a word of another language, then the class
         same = named is not None and (not rest or class_of(" ".join(rest)) == named)
         return m[1] if same else m[0]
     return _MEANS.sub(said, text)
 
 
-def glossed(text: str, class_of: Callable[[str], str | None]) -> str:
+def glossed(text: str, class_word: Callable[[str], bool],
+            class_of: Callable[[str], str | None]) -> str:
     """"bag (handbag)", "jumpers (sweaters)" as the word outside the brackets when both name
-    the same class: a gloss, not a second mention of it (stop 32: a 422 on set 28)."""
+    the same class: a gloss, not a second mention of it (stop 32: a 422 on set 28). Words
+    naming no class glossed by a class ("gato (cat)", "Turnschuhe (sneakers)": a translation,
+    seven 422s of stop 33's set 30) as the class."""
     def gloss(m: re.Match) -> str:
-        named = class_of(m[1].lower())
-        return m[1] if named is not None and class_of(m[2].lower()) == named else m[0]
+        named, inner = class_of(m[1].lower()), class_of(m[2].lower())
+        if inner is not None and not any(map(class_word, words(m[1]))):
+            return " ".join([*m[1].split()[:-1], m[2]])  # "and inu (dog)" → "and dog"
+        return m[1] if named is not None and inner == named else m[0]
     return _GLOSS.sub(gloss, text)
 
 

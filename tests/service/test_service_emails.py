@@ -1,0 +1,61 @@
+"""Email replies, translations glossed by a class and a message's own register, since stop 33
+(issue 13; held-out sets 30 and 31), with the real bundled MiniLM over Tailor-PACS. Each case
+but the guards was a 422 on the stop-32 resolver."""
+
+from __future__ import annotations
+
+import pytest
+from service_testkit import resolve_description as _resolve
+
+from service.core.problems import Problem
+from service.kinds.emails import oldest_first
+
+REPLY = """Hi all,
+
+Change of plan: only zebras and giraffes. No elephants.
+
+Thanks,
+Sam Okafor
+Head of Product | SafariSnap
++44 20 7946 0018
+
+> On Mon, 3 Nov, Lee Park wrote:
+> Could we start with zebras, giraffes and elephants?"""
+
+
+def test_a_reply_reads_the_quoted_thread_first_and_takes_back_what_it_drops(pacs):
+    ignored: list[str] = []
+    assert _resolve(pacs, REPLY, ignored)[0] == ["zebra", "giraffe"]
+    assert any("Sam Okafor" in cut for cut in ignored)  # the signature, with its "|", is cut
+    assert any("wrote:" in cut for cut in ignored)
+
+
+def test_oldest_first_moves_the_quote_up_and_leaves_other_texts_alone():
+    def class_word(w):
+        return w in {"zebras", "giraffes", "elephants"}
+
+    text, cut = oldest_first(REPLY, class_word)
+    assert text.index("Could we start") < text.index("Change of plan")
+    assert "drop elephants" in text and "Okafor" not in text and "wrote" not in text
+    quoting = "Spec from the wiki:\n> classify zebras and giraffes\n> pencil sketches only"
+    assert oldest_first(quoting, class_word) == (quoting, [])  # no reply: the quote is the ask
+    assert oldest_first("zebras, giraffes", class_word) == ("zebras, giraffes", [])
+
+
+@pytest.mark.parametrize(("text", "classes"), [
+    ("Necesito: caballos (horses), vacas (cows) and ovejas (sheep)", ["horse", "cow", "sheep"]),
+    ("classes: Katze (cat) and Hund (dog), nothing else", ["cat", "dog"]),
+    ("Madam, I want a classifier for 4, 5 and 6 only", ["four", "five", "six"]),
+    ("configure coats and dresses for the rental kiosk", ["coat", "dress"]),
+])
+def test_translations_and_a_messages_own_words(pacs, text, classes):
+    assert _resolve(pacs, text)[0] == classes
+
+
+@pytest.mark.parametrize("text", [
+    "caballos (horses), vacas (cows), cabras (goats)",  # a gloss naming no class stays unknown
+    "Spec from the wiki:\n> classify zebras and giraffes\n> also okapis",  # no reply
+])
+def test_refused_when_a_gloss_or_a_quote_names_something_else(pacs, text):
+    with pytest.raises(Problem):
+        _resolve(pacs, text)
