@@ -143,6 +143,7 @@ ABOUT_APP = {
     # dresses", "ship it"); not "edit" or "update", whose corrections are not read: the
     # unknown word kept "edit: also dresses / edit 2: nvm dresses" a 422, not a wrong 200
     "configure", "eta", "send", "ship", "madam", "sir",
+    "tailor", "tailors",  # this service ("ok I send to Tailor" was a trouser at 200)
 }  # fmt: skip
 FILLER |= ABOUT_APP
 # Stop words a class may still be named by ("one", "top", "fire truck") are kept where they do.
