@@ -41,6 +41,7 @@ _ADDING = {"also", "too", "plus", "add", "additionally", "another", "more"}
 RETRACTING = {"drop", "skip", "scrap", "scratch", "forget", "remove", "omit", "cancel", "minus",
               "nvm", "nevermind",  # Slack's "edit 2: nvm dresses"
               "ditch", "lose"}  # fmt: skip
+_NEGATING = {"no", "not", "except", "without", "excluding", "nor"}
 _NEVER_MIND = re.compile(r"\bnever\s+mind\b", re.I)
 _TAKE_BACK = re.compile(r"\b(?:actually|sorry),?\s+(?:not|no)\b", re.I)  # "Actually, not dogs"
 _HEDGED = re.compile(r"(?<=\w)\s+(?:--|-|—|–)?\s*((?:actually|oh|wait|no),?\s+(?:scratch|drop|"
@@ -94,3 +95,28 @@ def retracted(tokens: list[str]) -> list[str] | None:
     if content and (content[0] in RETRACTING or (content[0] == "leave" and "out" in content)):
         return [t for t in content[1:] if t != "out"]
     return None
+
+
+# a sentence that names classes and then waves them off by pronoun: "Kids also draw dogs and
+# cats but I don't need those recognised", "wears a coat in every strip but that's
+# irrelevant", "the owner's horse shows up, ignore it" (stop 33: wrong 200s of set 31); the
+# words after it end its clause ("it's irrelevant whether they are cartoons" waves off nothing)
+_DISMISSING = re.compile(
+    r"\b(?:(?:do\s*n[o']?t|doesn'?t|won'?t)\s+(?:need|want|care\s+about)|ignore)\s+(?:those|"
+    r"them|these|that|it|him|her)\b|\b(?:that'?s|that\s+is|it'?s|they'?re|those\s+are)\s+"
+    r"(?:irrelevant|not\s+(?:needed|relevant|important)|out\s+of\s+scope)\b"
+    r"(?=\s*(?:(?:recogni[sz]ed|detected|classified|tagged|labell?ed|anyway|for\s+now|here|"
+    r"though|at\s+all|really)\s*)*(?:[.,;:!?)]|$))", re.I)
+
+
+def dismissed(sentence: str) -> tuple[int, int] | None:
+    """``(start, end)`` of the part of ``sentence`` whose classes it waves off (see
+    ``_DISMISSING``): from the last ";", ":" or dash before the dismissal up to it ("zebras
+    vs horses — no birds, we don't need those" waves off no zebra); else None."""
+    found = _DISMISSING.search(sentence)
+    if found is None:
+        return None
+    start = max((sentence.rfind(c, 0, found.start()) for c in ";:—–"), default=-1) + 1
+    if _NEGATING & set(words(sentence[start:found.start()])):  # "no birds, we don't need
+        return None  # those": the pronoun is the birds
+    return start, found.start()

@@ -40,7 +40,8 @@ _CLASS_HEADERS = {"class", "classes", "label", "labels", "name", "names", "categ
                   "categories", "item", "items", "class_name", "class name", "digit", "digits",
                   "animal", "animals"}  # fmt: skip
 # a yes/no column choosing rows ("class_name,include / sandal,no"): its "no" rows are dropped
-_CHOOSING = {"include", "included", "needed", "needed?", "wanted", "keep", "selected", "use"}
+_CHOOSING = {"include", "included", "needed", "wanted", "keep", "selected", "use", "required",
+             "in scope"}
 _YES, _NO = {"yes", "y", "true", "1", "x", "✓"}, {"no", "n", "false", "0", "-", ""}
 # the other columns a table may have: they describe the class and are not read
 _DESCRIBING = {"example", "examples", "notes", "note", "description", "descriptions",
@@ -127,7 +128,7 @@ def _class_column(rows: list[str]) -> list[str]:
     sep = "|" if rows[0].lstrip().startswith("|") else ","
     table = [[c.strip() for c in r.strip().strip("|").split(sep)] for r in rows
              if not _TABLE_RULE.match(r)]  # fmt: skip
-    header = [c.lower() for c in table[0]]
+    header = [c.lower().rstrip("?").strip() for c in table[0]]  # "Include?" chooses
     col = next((k for k, h in enumerate(header) if h in _CLASS_HEADERS), None)
     if col is None or any(INJECTION.search(cell) for row in table for cell in row):
         return rows  # no class column, or injection syntax: left to be refused (pipes)

@@ -35,35 +35,23 @@ from service.kinds.chunks import (
     post_modifier,
     pre_clause,
 )
-from service.kinds.corrections import retract_before_markers, retracted
+from service.kinds.corrections import dismissed, retract_before_markers, retracted
 from service.kinds.counted import declared_count, without_counts
-from service.kinds.emails import oldest_first
-from service.kinds.fields import read_fields, tabular
-from service.kinds.letters import strip_letter
 from service.kinds.listing import asked, coordinated, list_items
 from service.kinds.numbers import digit_of
+from service.kinds.pasted import as_prose
 from service.kinds.ranges import between, letter_range, numbers_spaced, span
 from service.kinds.rewrites import (
     equated,
     glossed,
     one_line,
-    plain_numbers,
     spelt_subgroup_words,
     spelt_subgroups,
     split_compounds,
     without_chatter,
-    without_speakers,
 )
 from service.kinds.sentences import SENTENCE, SPLIT, read_header
-from service.kinds.structured import (
-    BENIGN,
-    INJECTION,
-    UNDERLINE,
-    Unreadable,
-    environment,
-    equals_as_means,
-    plain,
-)
+from service.kinds.structured import Unreadable
 from service.kinds.tokens import plural, singular_forms, words
 from service.kinds.vocabulary import (
     COMPARING,
@@ -75,7 +63,6 @@ from service.kinds.vocabulary import (
 )
 from service.kinds.wholes import group_of, parity_filter, spell_out
 
-_ARROW = re.compile(r"\s*(?:->|=>|→)\s*")  # "paintings -> bears, horses": a header, not code
 # A retraction goes on over "and"/"or" ("remove 0 and 1"), and over commas when nothing after
 # adds or keeps ("Drop 9, 8, 7 from …"; not "skip birds, horses and cows too", "remove the
 # bags, coats and dresses stay": an outside review)
@@ -124,19 +111,10 @@ class Parsed:
 
 def parse(text: str, known: Known = Known()) -> Parsed:  # noqa: B008 (immutable default)
     """Split ``text`` into class mentions and style words (see the module docstring)."""
-    text, quoted = oldest_first(text, known.class_word)  # an email reply's thread
-    text = tabular(environment(without_speakers(text)))  # "CLASSES=cat,dog"
-    text = equals_as_means(text, known.class_word)  # "jumper = the knitted thing"
-    text = plain_numbers(BENIGN.sub(" ", UNDERLINE.sub(r"\1", text)))
-    if INJECTION.search(text):
-        return Parsed([], refused="the description contains markup, SQL or comment syntax; describe"
-                      " the task in plain words, e.g. 'classify cats and dogs'")  # fmt: skip
     try:
-        text = plain(_ARROW.sub(": ", text), known.class_word)
+        text, cut = as_prose(text, known)  # a thread, a chat, a config, a letter
     except Unreadable as exc:
         return Parsed([], refused=f"{exc}; e.g. 'classify cats and dogs'")
-    text, fields = read_fields(text, known.class_word, is_style, words, REQUESTING)
-    text, letter = strip_letter(text, known.class_word)  # "Dear support, …  Best, Maria"
     text, taken_back = retract_before_markers(text)  # "sneakers, no wait, ankle boots"
     declared = declared_count(text)  # "exactly two classes: …", before any header goes
     letters = letter_range(text, known.names_a_class)  # "hex digits: 0-9 and A-F"
@@ -160,7 +138,7 @@ def parse(text: str, known: Known = Known()) -> Parsed:  # noqa: B008 (immutable
     if refused:
         return Parsed([], refused=refused)
     text = without_counts(text)
-    parsed = Parsed([], style, fields=quoted + fields + letter + taken_back, negated=excepted,
+    parsed = Parsed([], style, fields=cut + taken_back, negated=excepted,
                     hints=hints, retracted=filtered,
                     declared=declared)
     for sentence in SENTENCE.split(text):
@@ -177,7 +155,8 @@ def _read_sentence(sentence: str, known: Known, parsed: Parsed) -> None:
     aside = _aside(tokens, known)
     pieces = SPLIT.split(sentence)  # chunk, separator, chunk, …
     comparing = any(f in COMPARING | _PICKING for t in tokens for f in singular_forms(t))
-    excluding, refusing, items = False, False, []
+    excluding, refusing, items, where = False, False, [], []
+    start = len(parsed.mentions)
     for i in range(0, len(pieces), 2):  # "tell cats from dogs", "picks out … from …"
         separator = pieces[i - 1].strip().lower() if i else ""
         if refusing and separator in ("or", "nor") and words(pieces[i]):
@@ -197,6 +176,7 @@ def _read_sentence(sentence: str, known: Known, parsed: Parsed) -> None:
                     else None)  # fmt: skip
         raw = [known.fix(t) for t in words(pieces[i])]
         items.append((separator, parsed.mentions[before:], raw))
+        where.append((len("".join(pieces[:i])), separator, parsed.mentions[before:]))
         refusing = len(parsed.negated) > negated
         excluding = len(parsed.negated) > negated and known.class_word(
             (words(parsed.negated[-1]) or [""])[-1]) or (  # "except bears", not "NOT part of it"
@@ -209,6 +189,10 @@ def _read_sentence(sentence: str, known: Known, parsed: Parsed) -> None:
     parsed.sources, parsed.wordy = parsed.sources - joined, parsed.wordy - joined
     if NEGATIONS & set(tokens):  # "numbers 6-9 are next sprint, NOT this one"
         parsed.negating |= {m for _, mentions, _ in items for m in mentions}
+    if (scope := dismissed(sentence)) is not None:  # "… dogs and cats, but I don't need
+        gone = {m for at, _, mentions in where if scope[0] <= at < scope[1] for m in mentions}
+        parsed.negated += [m for m in parsed.mentions[start:] if m in gone]  # those": not
+        parsed.mentions[start:] = [m for m in parsed.mentions[start:] if m not in gone]
 
 
 _REPLACING = {"make", "instead", "replace", "keep", "add"}  # "scratch the horses - make it bears"

@@ -16,6 +16,9 @@ _BULLET = re.compile(r"^\s*(?:[-*•·>]|\d{1,2}[.)]|\(?[a-h]\))\s+")  # "- cow"
 # a chat log's "[10:42] Mehmet: " before each message (stop 32): who wrote it is no field
 _SPEAKER = re.compile(r"^\s*\[?\d{1,2}:\d{2}(?::\d{2})?\s*(?:[ap]m)?\]?\s*[A-Za-z][\w.-]*:\s*",
                       re.I)
+_NAMED = re.compile(r"^\s*([A-Z][a-z]+)(?:\s+\d{1,2}:\d{2}\s*(?:[AaPp][Mm])?)?:\s+")  # "Kenji: "
+_TICKED = re.compile(r"^(\s*(?:[-*+]\s+)?)\[[xX✓✔]\]\s*", re.M)  # "- [x] cat"
+_UNTICKED = re.compile(r"^\s*(?:[-*+]\s+)?\[\s\]")  # "- [ ] dog"
 _THOUSANDS = re.compile(r"(?<=\d),(?=\d{3}\b)")  # "12,000 images" is one number, no list
 _DECIMAL = re.compile(r"(?<=\d)\.(?=\d)")  # "label smoothing 0.1"
 # hedges and hashtags carry no class: "I think the zebras too", "#cartoon #bear #bird"
@@ -148,8 +151,27 @@ def spelt_subgroup_words(text: str, subgroups: Mapping[str, list[str]],
 
 def without_speakers(text: str) -> str:
     """A chat log's messages without their "[10:42] Mehmet: " (who wrote it is no field), each
-    a sentence of its own (stop 32: "ok I send to Tailor" read as a list item)."""
-    if not _SPEAKER.search(text):
+    a sentence of its own (stop 32: "ok I send to Tailor" read as a list item). Without a
+    time ("Kenji: …", "Priya 10:02 AM: …") a line opens with a speaker only in a conversation:
+    two or more names, one of them speaking twice (a document's "Goal:" and "Non-goal:" are
+    fields; stop 33: five threads of set 31)."""
+    lines = text.splitlines()
+    names = [m[1] for line in lines if (m := _NAMED.match(line))]
+    talk = len(set(names)) >= 2 and len(names) > len(set(names))
+    if not _SPEAKER.search(text) and not talk:
         return text
-    lines = [_SPEAKER.sub("", line).strip() for line in text.splitlines()]
+    lines = [_SPEAKER.sub("", _NAMED.sub("", line) if talk else line).strip() for line in lines]
     return "\n".join(line if not line or line[-1] in ".!?" else line + "." for line in lines)
+
+
+def checked(text: str, class_word: Callable[[str], bool]) -> str:
+    """A Markdown task list that picks classes as the items ticked ("- [x] cat / - [ ] dog"
+    → "- cat"): an unticked box is an item not asked for (stop 33: set 31). Only when every
+    ticked item names a class: a to-do list ("- [x] login screen / - [ ] classifier: zebras
+    vs horses") ticks what is done, and its open boxes hold the request."""
+    ticked = [line[m.end():] for line in text.splitlines() if (m := _TICKED.match(line))]
+    if not ticked or not all(any(map(class_word, words(item))) for item in ticked):
+        return text
+    return "\n".join(_TICKED.sub(r"\1", line) for line in text.splitlines()
+                     if not _UNTICKED.match(line))
+

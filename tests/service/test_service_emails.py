@@ -9,6 +9,7 @@ from service_testkit import resolve_description as _resolve
 
 from service.core.problems import Problem
 from service.kinds.emails import oldest_first
+from service.kinds.rewrites import checked
 
 REPLY = """Hi all,
 
@@ -59,3 +60,30 @@ def test_translations_and_a_messages_own_words(pacs, text, classes):
 def test_refused_when_a_gloss_or_a_quote_names_something_else(pacs, text):
     with pytest.raises(Problem):
         _resolve(pacs, text)
+
+
+@pytest.mark.parametrize(("text", "classes"), [
+    # a sentence that waves off the classes it names (were wrong 200s with those classes)
+    ("We need zebras and giraffes. Kids also draw dogs and cats but we don't need those.",
+     ["zebra", "giraffe"]),
+    ("cats and dogs please; the owner's horse shows up sometimes but ignore it", ["cat", "dog"]),
+    ("Bears and birds. (The ranger wears a coat in every shot, but that's irrelevant.)",
+     ["bear", "bird"]),
+    ("zebras vs horses - pls no birds, we don't need those", ["zebra", "horse"]),  # guard
+    # a Markdown task list that picks classes, a chat without times, an "Include?" column
+    ("Classes for the farm app:\n- [x] cow\n- [ ] dog\n- [x] sheep\n- [x] horse",
+     ["cow", "sheep", "horse"]),
+    ("Ana: we need sandals and sneakers\nLi: and ankle boots?\nAna: yes, add those\n"
+     "Li: ok, sandals, sneakers, ankle boots then", ["sandal", "sneaker", "ankle boot"]),
+    ("| Class | Include? |\n|---|---|\n| Cat | yes |\n| Dog | no |\n| Bird | yes |\n"
+     "| Cow | yes |", ["cat", "bird", "cow"]),
+])
+def test_dismissals_task_lists_chats_and_tables(pacs, text, classes):
+    assert _resolve(pacs, text)[0] == classes
+
+
+def test_a_to_do_list_is_no_class_form(pacs):
+    """Its ticked box is work done, not a class: the open boxes hold the request."""
+    todo = "TODO\n- [x] login screen\n- [ ] classifier: zebras vs horses\n- [ ] dark mode"
+    assert checked(todo, pacs.class_word) == todo
+    assert checked("- [x] cow\n- [ ] dog\n- [x] sheep", pacs.class_word) == "- cow\n- sheep"

@@ -1,0 +1,53 @@
+"""A pasted document as prose: the first step of reading a description (``parsing.parse``).
+
+People paste what they have: an email reply with its thread, a chat log, a Markdown task list
+or table, environment variables, a JSON or YAML config, a letter with greeting and signature.
+Each is turned into the plain sentences the reader understands ("- [x] cat" → "- cat", a
+thread oldest first, "CLASSES=cat,dog" → "classes: cat,dog"), and what was cut (quoted
+attributions, signatures, metadata fields) is kept for the response's notes. Text with
+markup, SQL or code syntax left after that is refused, as is a document whose meaning is more
+than a class list (:class:`service.kinds.structured.Unreadable`).
+"""
+
+from __future__ import annotations
+
+import re
+
+from service.kinds.chunks import Known, is_style
+from service.kinds.emails import oldest_first
+from service.kinds.fields import read_fields, tabular
+from service.kinds.letters import strip_letter
+from service.kinds.rewrites import checked, plain_numbers, without_speakers
+from service.kinds.structured import (
+    BENIGN,
+    INJECTION,
+    UNDERLINE,
+    Unreadable,
+    environment,
+    equals_as_means,
+    plain,
+)
+from service.kinds.tokens import words
+from service.kinds.vocabulary import REQUESTING
+
+_ARROW = re.compile(r"\s*(?:->|=>|→)\s*")  # "paintings -> bears, horses": a header, not code
+
+
+def as_prose(text: str, known: Known) -> tuple[str, list[str]]:
+    """``(the text as prose, what was cut)``.
+
+    Raises:
+        Unreadable: markup, SQL or code syntax, or a document that says more than classes.
+    """
+    text, quoted = oldest_first(text, known.class_word)  # an email reply's thread
+    text = without_speakers(checked(text, known.class_word))  # "[10:42] Mehmet:", "- [x] cat"
+    text = tabular(environment(text))  # "CLASSES=cat,dog", Markdown tables, CSV
+    text = equals_as_means(text, known.class_word)  # "jumper = the knitted thing"
+    text = plain_numbers(BENIGN.sub(" ", UNDERLINE.sub(r"\1", text)))
+    if INJECTION.search(text):
+        raise Unreadable("the description contains markup, SQL or comment syntax; describe the "
+                         "task in plain words")  # fmt: skip
+    text = plain(_ARROW.sub(": ", text), known.class_word)
+    text, fields = read_fields(text, known.class_word, is_style, words, REQUESTING)
+    text, letter = strip_letter(text, known.class_word)  # "Dear support, …  Best, Maria"
+    return text, quoted + fields + letter
