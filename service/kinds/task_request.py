@@ -75,7 +75,8 @@ def _mentions(resolver: ClassResolver, request: Any):
     context = [c for c in context if not (c in parsed.listed and plural(c.split()[0]))]
     if context and len(parsed.mentions) - len(context) < 2:
         context = []
-    excluded = _excluded(resolver, parsed.negated)
+    asked = {i for m in parsed.mentions if (i := resolver.exact(m)) is not None}
+    excluded = _excluded(resolver, parsed.negated, asked)
     retracted = _excluded(resolver, parsed.retracted)  # "drop the horses": no clash, gone
     taken = {_content(text) for text in parsed.retracted}  # "skip the pigs": no class, gone
     mentions = [m for mention in parsed.mentions if mention not in context
@@ -146,10 +147,14 @@ def _content(text: str) -> str:
                     and w not in _EXCLUSION_WORDS)  # fmt: skip
 
 
-def _excluded(resolver: ClassResolver, negated: list[str]) -> set[int]:
+def _excluded(resolver: ClassResolver, negated: list[str], asked: set[int] = frozenset()
+              ) -> set[int]:  # fmt: skip
     """The classes a negated chunk names and nothing else ("but NOT horses", "bags are out of
     scope", "horses not needed"); "not hot dogs", "no teddy bears", "not sure if horses work"
-    exclude nothing (an outside review: each dropped a class asked for, at 200)."""
+    exclude nothing (an outside review: each dropped a class asked for, at 200). A whole
+    group left out spares a sub-group of it that is exactly what the request names of that
+    group (``asked``): "footwear only. No clothes, no bags" (stop 33, set 30); "no clothing at
+    all … include sneakers" still clashes."""
     found = set()
     for text in negated:
         content = _content(text).split()
@@ -162,8 +167,18 @@ def _excluded(resolver: ClassResolver, negated: list[str]) -> set[int]:
             w != "all" or (i and ws[i - 1] == "at") for i, w in enumerate(ws))
         if len(groups) == 1 and not content and not _OTHER & set(ws) and whole:
             # "no clothing at all" (stop 32): all of it; not "no other animals needed"
-            found |= {resolver.names.index(name) for name in resolver.known.groups[groups.pop()]}
+            members = {resolver.names.index(n) for n in resolver.known.groups[groups.pop()]}
+            found |= members - _spared(resolver, members, asked)
     return found
+
+
+def _spared(resolver: ClassResolver, members: set[int], asked: set[int]) -> set[int]:
+    """The classes of a group left out that the request asks for, when they are exactly one
+    of its sub-groups (:func:`_excluded`)."""
+    named = asked & members
+    subgroups = ({resolver.names.index(n) for n in sub}
+                 for sub in resolver.known.subgroups.values())
+    return named if any(named == sub for sub in subgroups) else set()
 
 
 def _about_excluded(resolver: ClassResolver, mention: str, excluded: set[int]) -> bool:

@@ -148,3 +148,4 @@ ABOUT_APP = {
 FILLER |= ABOUT_APP
 # Stop words a class may still be named by ("one", "top", "fire truck") are kept where they do.
 FILLER |= ENGLISH_STOP_WORDS - NEGATIONS
+FILLER |= {"included", "incl"}  # "Footwear and bag also included", "incl. the bag"

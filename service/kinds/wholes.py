@@ -19,7 +19,8 @@ from service.kinds.vocabulary import FILLER, NEGATIONS
 
 # English synonyms of common group names; a catalogue's own group names always count
 SYNONYMS = {"digit": {"number", "numeral"}, "number": {"digit", "numeral"},
-            "clothing": {"clothes", "garment", "apparel"}, "animal": {"creature", "critter"}}
+            "clothing": {"clothes", "garment", "apparel", "fashion"},
+            "animal": {"creature", "critter"}}
 _TOTAL = r"all|every|whole|entire|complete|full"  # not "each": "pairs each animal with its word"
 _FILL = (r"the|of|your|our|a|single|possible|handwritten|written|printed|available|supported|"
          r"other|remaining|rest|"

@@ -87,3 +87,21 @@ def test_a_to_do_list_is_no_class_form(pacs):
     todo = "TODO\n- [x] login screen\n- [ ] classifier: zebras vs horses\n- [ ] dark mode"
     assert checked(todo, pacs.class_word) == todo
     assert checked("- [x] cow\n- [ ] dog\n- [x] sheep", pacs.class_word) == "- cow\n- sheep"
+
+
+@pytest.mark.parametrize(("text", "classes"), [
+    ("everything in the clothing list except bags",  # "list" read as the group's noun
+     ["t-shirt", "trouser", "pullover", "dress", "coat", "sandal", "shirt", "sneaker",
+      "ankle boot"]),
+    ("We need footwear only. No clothes, no bags.", ["sandal", "sneaker", "ankle boot"]),
+    ("every clothing class please. Footwear and the bag also included.",
+     ["t-shirt", "trouser", "pullover", "dress", "coat", "sandal", "shirt", "sneaker", "bag",
+      "ankle boot"]),
+])
+def test_groups_their_sub_groups_and_what_is_included(pacs, text, classes):
+    assert _resolve(pacs, text)[0] == classes
+
+
+def test_a_group_left_out_spares_only_a_whole_sub_group(pacs):
+    with pytest.raises(Problem):  # two of three footwear classes: which clothes are out?
+        _resolve(pacs, "sneakers and sandals, no clothes")
