@@ -98,8 +98,8 @@ class Settings(BaseSettings):
     max_request_pixels: int = Field(default=64 * 1024 * 1024, gt=0)
     match_threshold: float = Field(default=0.575, ge=-1, le=1)  # benchmarks/resolution.py
     match_margin: float = Field(default=0.08, ge=0, le=2)  # chosen on its tune split (stop 24)
-    match_described_threshold: float = Field(default=0.60, ge=-1, le=1)  # stop 33 pool, with
-    match_described_margin: float = Field(default=0.04, ge=0, le=2)  # foils (results-resolution)
+    match_described_threshold: float = Field(default=0.65, ge=-1, le=1)  # stop 30 pool; stop
+    match_described_margin: float = Field(default=0.06, ge=0, le=2)  # 33 kept both (docs)
     public_url: str = ""
     fedclip_version: str = "latest"
     anytime_version: str = "latest"

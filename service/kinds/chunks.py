@@ -76,6 +76,8 @@ class Known:
     class_of: Callable[[str], str | None] = lambda _: None
     # words for several classes of one group ("footwear"), from the catalogue's "subgroups"
     subgroups: Mapping[str, list[str]] = field(default_factory=dict)
+    # a word the encoder's vocabulary lacks, so likely another language's ("gato", "Pferd")
+    foreign: Callable[[str], bool] = _never
 
 
 def content(tokens: list[str], known: Known) -> str:

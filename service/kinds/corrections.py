@@ -41,6 +41,7 @@ _ADDING = {"also", "too", "plus", "add", "additionally", "another", "more"}
 RETRACTING = {"drop", "skip", "scrap", "scratch", "forget", "remove", "omit", "cancel", "minus",
               "nvm", "nevermind",  # Slack's "edit 2: nvm dresses"
               "ditch", "lose"}  # fmt: skip
+_LEADING = {"please", "pls", "so", "but", "and", "just", "then", "i", "we", "you", "d", "ll"}
 _NEGATING = {"no", "not", "except", "without", "excluding", "nor"}
 _NEVER_MIND = re.compile(r"\bnever\s+mind\b", re.I)
 _TAKE_BACK = re.compile(r"\b(?:actually|sorry),?\s+(?:not|no)\b", re.I)  # "Actually, not dogs"
@@ -99,24 +100,35 @@ def retracted(tokens: list[str]) -> list[str] | None:
 
 # a sentence that names classes and then waves them off by pronoun: "Kids also draw dogs and
 # cats but I don't need those recognised", "wears a coat in every strip but that's
-# irrelevant", "the owner's horse shows up, ignore it" (stop 33: wrong 200s of set 31); the
-# words after it end its clause ("it's irrelevant whether they are cartoons" waves off nothing)
+# irrelevant", "the owner's horse shows up sometimes but ignore it" (stop 33: wrong 200s of
+# set 31). The words after it must end its clause: "don't need them in colour", "ignore them
+# if they're empty", "it's irrelevant whether …" wave off nothing (an outside review)
 _DISMISSING = re.compile(
-    r"\b(?:(?:do\s*n[o']?t|doesn'?t|won'?t)\s+(?:need|want|care\s+about)|ignore)\s+(?:those|"
+    r"(?:\b(?:do\s*n[o']?t|doesn'?t|won'?t)\s+(?:need|want|care\s+about)|\bignore)\s+(?:those|"
     r"them|these|that|it|him|her)\b|\b(?:that'?s|that\s+is|it'?s|they'?re|those\s+are)\s+"
-    r"(?:irrelevant|not\s+(?:needed|relevant|important)|out\s+of\s+scope)\b"
-    r"(?=\s*(?:(?:recogni[sz]ed|detected|classified|tagged|labell?ed|anyway|for\s+now|here|"
-    r"though|at\s+all|really)\s*)*(?:[.,;:!?)]|$))", re.I)
+    r"(?:irrelevant|not\s+(?:needed|relevant|important)|out\s+of\s+scope)\b", re.I)
+_CLAUSE_END = re.compile(r"\s*(?:(?:recogni[sz]ed|detected|classified|tagged|labell?ed|anyway|"
+                         r"for\s+now|here|though|at\s+all|really)\s*)*(?:[.;:!?)]|$)", re.I)
+# where the part waved off begins: after the last clause mark before the dismissal; a comma
+# counts unless "but" follows it ("a coat in every shot, but that's irrelevant")
+_CLAUSE_MARK = re.compile(r"[;:—–.]|,(?!\s*but\b)", re.I)
 
 
 def dismissed(sentence: str) -> tuple[int, int] | None:
     """``(start, end)`` of the part of ``sentence`` whose classes it waves off (see
-    ``_DISMISSING``): from the last ";", ":" or dash before the dismissal up to it ("zebras
-    vs horses — no birds, we don't need those" waves off no zebra); else None."""
-    found = _DISMISSING.search(sentence)
+    ``_DISMISSING``): from the clause mark before the clause the dismissal closes up to it
+    ("Also dogs, the cat in the barn shows up too, ignore it" waves off the cat, not the
+    dogs); else None. None
+    too when a negation is in that part ("no birds, we don't need those": the pronoun is the
+    birds)."""
+    found = next((m for m in _DISMISSING.finditer(sentence)
+                  if _CLAUSE_END.match(sentence, m.end())), None)  # fmt: skip
     if found is None:
         return None
-    start = max((sentence.rfind(c, 0, found.start()) for c in ";:—–"), default=-1) + 1
-    if _NEGATING & set(words(sentence[start:found.start()])):  # "no birds, we don't need
-        return None  # those": the pronoun is the birds
+    marks = [m.end() for m in _CLAUSE_MARK.finditer(sentence, 0, found.start())
+             if set(words(sentence[m.end():found.start()])) - _LEADING]  # not the comma
+    # before "(so please) ignore it"
+    start = max(marks, default=0)
+    if _NEGATING & set(words(sentence[start:found.start()])):
+        return None
     return start, found.start()

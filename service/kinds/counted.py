@@ -1,8 +1,9 @@
 """Numbers in a description that name no digit class: counts of the classes ("three classes",
-"the four digits"), the pronoun "one" ("that one", "make me one") and how many someone owns
-("we have two"). :func:`without_counts` takes them out before the sentence reader sees them;
-:func:`declared_count` keeps how many classes the text says it wants, so a task naming
-another number of classes is refused instead of guessed at.
+"the four digits"), the pronoun "one" ("that one", "make me one"), how many someone owns
+("we have two") and how many images ("about 2500 each"). :func:`without_counts` takes them
+out before the sentence reader sees them; :func:`declared_count` keeps how many classes the
+text says it wants, so a task naming another number of classes is refused instead of guessed
+at.
 """
 
 from __future__ import annotations
@@ -40,6 +41,13 @@ _PRONOUN_ONE = re.compile(
 # dogs" are no digits; "those two, three and four" and "ones and sevens" are
 
 
+# how many images of each class, not a class: "about 2500 each", "~300 apiece", "40 per
+# class" (two or more digits: no digit class; stop 33, set 30). Not "~40 stores" or "about
+# 12,000 images total", whose unit the reader keeps as context
+_AMOUNT = re.compile(r"(?:\b(?:about|around|approx(?:imately)?|roughly|nearly|over|under)\s+|~\s*)?"
+                     r"\b\d{2,}\s+(?:each|apiece|per\s+class)\b", re.I)
+
+
 def declared_count(text: str) -> int | None:
     """How many classes the text says it wants ("exactly two classes: …"), when it says one
     number; None when it says none or several ("shows three classes. Expected: two")."""
@@ -49,5 +57,5 @@ def declared_count(text: str) -> int | None:
 
 
 def without_counts(text: str) -> str:
-    """``text`` without counts of classes, pronoun "one"s and owned counts."""
-    return _OWNED.sub(" ", _PRONOUN_ONE.sub(" ", _COUNT.sub(" ", text)))
+    """``text`` without counts of classes, pronoun "one"s, owned counts and amounts."""
+    return _AMOUNT.sub(" ", _OWNED.sub(" ", _PRONOUN_ONE.sub(" ", _COUNT.sub(" ", text))))

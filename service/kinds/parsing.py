@@ -120,7 +120,7 @@ def parse(text: str, known: Known = Known()) -> Parsed:  # noqa: B008 (immutable
     letters = letter_range(text, known.names_a_class)  # "hex digits: 0-9 and A-F"
     text = split_compounds(without_chatter(text), known.class_word)
     text = equated(text, known.class_word, known.class_of)  # "jumper = the knitted thing"
-    text = glossed(text, known.class_word, known.class_of)  # "bag (handbag)", "gato (cat)"
+    text = glossed(text, known.foreign, known.class_of)  # "bag (handbag)", "gato (cat)"
     text = join_modifiers(compared_with(text, known), known)  # "1s with 7s": a pair
     text = numbers_spaced(text)  # "one – five", "about 0, 2"
     header, text = read_header(one_line(text), known)
@@ -211,13 +211,11 @@ def _bare_class(chunk: str, known: Known) -> str | None:
 
 def _aside(tokens: list[str], known: Known) -> bool:
     """A sentence about the app: three or more words, no class word, and it asks for nothing.
-    "We'd also like raccoons.", "we'd like octopus too", "Thanks, and rabbits." and "P.S. the
-    tortoise as well" ask;
+    "We'd also like raccoons.", "Thanks, and rabbits." and "P.S. the tortoise as well" ask;
     "Night shots too." is about the images."""
     pairs = list(zip(tokens, tokens[1:], strict=False))
     adds = {"ps", "also", "plus"} & set(tokens) or ("p", "s") in pairs or ("as", "well") in pairs
-    asks = (REQUESTING - {"too"}) & set(tokens) and (  # "we'd like octopus too"
-        "too" in tokens or any(map(plural, tokens)))
+    asks = (REQUESTING - {"too"}) & set(tokens) and any(map(plural, tokens))
     listed = any(a in ("and", "or") and plural(b) and not known.class_word(known.fix(b))
                  for a, b in pairs)  # "Thanks, and rabbits.", "Oh, and lions if you can."
     return len(tokens) >= 3 and not any(map(known.class_word, tokens)) and not adds \

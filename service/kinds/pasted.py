@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 
 from service.kinds.chunks import Known, is_style
-from service.kinds.emails import oldest_first
+from service.kinds.emails import newest
 from service.kinds.fields import read_fields, tabular
 from service.kinds.letters import strip_letter
 from service.kinds.rewrites import checked, plain_numbers, without_speakers
@@ -28,7 +28,7 @@ from service.kinds.structured import (
     plain,
 )
 from service.kinds.tokens import words
-from service.kinds.vocabulary import REQUESTING
+from service.kinds.vocabulary import FILLER, REQUESTING
 
 _ARROW = re.compile(r"\s*(?:->|=>|→)\s*")  # "paintings -> bears, horses": a header, not code
 
@@ -39,8 +39,9 @@ def as_prose(text: str, known: Known) -> tuple[str, list[str]]:
     Raises:
         Unreadable: markup, SQL or code syntax, or a document that says more than classes.
     """
-    text, quoted = oldest_first(text, known.class_word)  # an email reply's thread
-    text = without_speakers(checked(text, known.class_word))  # "[10:42] Mehmet:", "- [x] cat"
+    text, quoted = newest(text, known.class_word)  # an email reply without its thread
+    text = checked(text, known.class_of)  # "- [x] cat\n- [ ] dog"
+    text = without_speakers(text, lambda w: w in FILLER or known.class_word(w) or is_style(w))
     text = tabular(environment(text))  # "CLASSES=cat,dog", Markdown tables, CSV
     text = equals_as_means(text, known.class_word)  # "jumper = the knitted thing"
     text = plain_numbers(BENIGN.sub(" ", UNDERLINE.sub(r"\1", text)))

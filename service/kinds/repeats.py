@@ -2,11 +2,10 @@
 
 People name a class more than once: "cat, cat, dog"; "stallions, foals & zebras" (two kinds of
 horse); "need 3s and 8s -- oh and 5s, those get mixed up with 3s" (the second "3s" sits in a
-sentence about the forms, not a new request); "the paddock camera keeps flagging horses as
-cows … cow vs horse" (a sentence naming two classes that the request names again). Each is
-one class asked for once. Two *different* short mentions naming one class exactly ("kittens
-and cats", "shirts and polo shirts") may distinguish two things the catalogue has as one:
-left to clash (422, :func:`exact_clashes`).
+sentence about the forms, not a new request). Each is one class asked for once. Two
+*different* short mentions naming one class exactly ("kittens and cats", "shirts and polo
+shirts") may distinguish two things the catalogue has as one: left to clash (422,
+:func:`exact_clashes`).
 """
 
 from __future__ import annotations
@@ -66,26 +65,21 @@ def exact_clashes(resolver: ClassResolver, phrases: list[str]) -> dict[str, list
 
 
 def in_context(resolver: ClassResolver, phrases: list[str], runs: set[str]) -> list[str]:
-    """The mentions that only repeat classes other mentions ask for, in a sentence about
-    something else (dropped as context by the caller):
-
-    - a mention naming several classes, each of them named outright by another mention
-      ("paddock camera keeps flagging horses as cows" beside "cow vs horse"; "the barn cats
-      trigger the motion alerts, horses and cats please"). Alone it would be ambiguous (422);
-      dropping it loses no class;
-    - a mention whose words stood apart in the text (not in ``runs``: "those get mixed up with
-      3s" → "mixed 3s") naming one class by the same word as a mention that is that word and
-      nothing else ("3s"). Words side by side (``runs``) qualify their class word ("shirts
-      and polo shirts", "a horse or a unicorn horse": an outside review's wrong 200): they
-      still clash."""
+    """The mentions that only repeat a class another mention asks for, in a sentence about
+    something else (dropped as context by the caller): words that stood apart in the text
+    (not in ``runs``: "those get mixed up with 3s" → "mixed 3s") naming one class by the same
+    word as a mention that is that word and nothing else ("3s"). Words side by side qualify
+    their class word ("shirts and polo shirts", "a horse or a unicorn horse": an outside
+    review's wrong 200): they still clash. A mention naming several classes stays ambiguous
+    even when each is asked for elsewhere ("cats, dogs and cat-dog hybrids", "outfits of
+    t-shirts with trousers": an outside review of stop 33, wrong 200s when dropped)."""
     named = {p: resolver.exact(p) for p in phrases}
-    dropped = [p for p in phrases if len(several := resolver.classes_in(p)) > 1
-               and all(any(named[q] == idx for q in phrases if q != p) for idx in several)]
     by_word: dict[tuple[int, str], list[str]] = {}
     for p in phrases:
-        if p not in dropped and named[p] is not None:
+        if named[p] is not None:
             for key in _class_words(resolver, p, named[p]):
                 by_word.setdefault((named[p], key), []).append(p)
+    dropped: list[str] = []
     for group in by_word.values():
         bare = [p for p in group if p in runs and resolver.term(p) is not None]
         if len(group) > 1 and bare and all(p == bare[0] or p not in runs for p in group):

@@ -16,9 +16,23 @@ _BULLET = re.compile(r"^\s*(?:[-*•·>]|\d{1,2}[.)]|\(?[a-h]\))\s+")  # "- cow"
 # a chat log's "[10:42] Mehmet: " before each message (stop 32): who wrote it is no field
 _SPEAKER = re.compile(r"^\s*\[?\d{1,2}:\d{2}(?::\d{2})?\s*(?:[ap]m)?\]?\s*[A-Za-z][\w.-]*:\s*",
                       re.I)
+# labels of forms and lists, never a speaker's name ("Include: cats / Exclude: birds")
+_LABELS = {
+    "include", "included", "exclude", "excluded", "yes", "no", "in", "out", "keep", "kept",
+    "drop", "dropped", "add", "added", "skip", "skipped", "must", "should", "maybe", "later",
+    "now", "note", "notes", "todo", "done", "wanted", "unwanted", "avoid", "target", "ignore",
+    "ignored", "detect", "never", "always", "not", "only", "with", "without", "except", "all",
+    "none", "classes", "class", "labels", "label", "removed", "remove", "required", "optional",
+    "deferred", "requested", "denied", "approved", "rejected", "deprecated", "active", "goal",
+    "goals", "scope", "priority", "status", "summary", "context", "background", "question",
+    "answer", "q", "a", "update", "edit", "pending", "open", "closed", "new", "old", "current",
+    "next", "before", "after", "pros", "cons", "input", "output", "domain", "style", "wants",
+    "needs", "need", "want", "p0", "p1", "p2", "tbd", "ok", "fine", "forbidden",
+}  # fmt: skip
 _NAMED = re.compile(r"^\s*([A-Z][a-z]+)(?:\s+\d{1,2}:\d{2}\s*(?:[AaPp][Mm])?)?:\s+")  # "Kenji: "
 _TICKED = re.compile(r"^(\s*(?:[-*+]\s+)?)\[[xX✓✔]\]\s*", re.M)  # "- [x] cat"
 _UNTICKED = re.compile(r"^\s*(?:[-*+]\s+)?\[\s\]")  # "- [ ] dog"
+_BOX = re.compile(r"^\s*(?:[-*+]\s+)?\[[\sxX✓✔]\]")
 _THOUSANDS = re.compile(r"(?<=\d),(?=\d{3}\b)")  # "12,000 images" is one number, no list
 _DECIMAL = re.compile(r"(?<=\d)\.(?=\d)")  # "label smoothing 0.1"
 # hedges and hashtags carry no class: "I think the zebras too", "#cartoon #bear #bird"
@@ -80,15 +94,18 @@ def equated(text: str, class_word: Callable[[str], bool],
     return _MEANS.sub(said, text)
 
 
-def glossed(text: str, class_word: Callable[[str], bool],
+def glossed(text: str, foreign: Callable[[str], bool],
             class_of: Callable[[str], str | None]) -> str:
     """"bag (handbag)", "jumpers (sweaters)" as the word outside the brackets when both name
-    the same class: a gloss, not a second mention of it (stop 32: a 422 on set 28). Words
-    naming no class glossed by a class ("gato (cat)", "Turnschuhe (sneakers)": a translation,
-    seven 422s of stop 33's set 30) as the class."""
+    the same class: a gloss, not a second mention of it (stop 32: a 422 on set 28). A word of
+    another language glossed by a class ("gato (cat)", "Turnschuhe (sneakers)": seven 422s of
+    stop 33's set 30) as the class; an English word stays ("wolves (dogs)", "exclude (cats)",
+    "maybe (birds)": an outside review's wrong 200s when read so)."""
     def gloss(m: re.Match) -> str:
         named, inner = class_of(m[1].lower()), class_of(m[2].lower())
-        if inner is not None and not any(map(class_word, words(m[1]))):
+        word = m[1].split()[-1].lower()  # not a compound of a class ("hotdogs (dogs)")
+        if inner is not None and foreign(word) and not any(
+                class_of(word[i:]) for i in range(1, len(word) - 2)):  # fmt: skip
             return " ".join([*m[1].split()[:-1], m[2]])  # "and inu (dog)" → "and dog"
         return m[1] if named is not None and inner == named else m[0]
     return _GLOSS.sub(gloss, text)
@@ -150,28 +167,37 @@ def spelt_subgroup_words(text: str, subgroups: Mapping[str, list[str]],
     return _EVERYTHING_IN.sub(r"every \1", text)
 
 
-def without_speakers(text: str) -> str:
+def without_speakers(text: str, is_label: Callable[[str], bool] = lambda _: False) -> str:
     """A chat log's messages without their "[10:42] Mehmet: " (who wrote it is no field), each
     a sentence of its own (stop 32: "ok I send to Tailor" read as a list item). Without a
     time ("Kenji: …", "Priya 10:02 AM: …") a line opens with a speaker only in a conversation:
-    two or more names, one of them speaking twice (a document's "Goal:" and "Non-goal:" are
-    fields; stop 33: five threads of set 31)."""
+    two or more names, one of them speaking twice, none of them a word a form or list uses
+    (``_LABELS`` or ``is_label``: "Include: … Exclude: … Include: …", "Yes: … No: …" are
+    fields; an outside review of stop 33 found 32 such wrong 200s; stop 33: five threads of
+    set 31)."""
     lines = text.splitlines()
     names = [m[1] for line in lines if (m := _NAMED.match(line))]
-    talk = len(set(names)) >= 2 and len(names) > len(set(names))
+    talk = len(set(names)) >= 2 and len(names) > len(set(names)) \
+        and not any(n.lower() in _LABELS or is_label(n.lower()) for n in names)  # fmt: skip
     if not _SPEAKER.search(text) and not talk:
         return text
     lines = [_SPEAKER.sub("", _NAMED.sub("", line) if talk else line).strip() for line in lines]
     return "\n".join(line if not line or line[-1] in ".!?" else line + "." for line in lines)
 
 
-def checked(text: str, class_word: Callable[[str], bool]) -> str:
+def checked(text: str, class_of: Callable[[str], str | None]) -> str:
     """A Markdown task list that picks classes as the items ticked ("- [x] cat / - [ ] dog"
-    → "- cat"): an unticked box is an item not asked for (stop 33: set 31). Only when every
-    ticked item names a class: a to-do list ("- [x] login screen / - [ ] classifier: zebras
-    vs horses") ticks what is done, and its open boxes hold the request."""
-    ticked = [line[m.end():] for line in text.splitlines() if (m := _TICKED.match(line))]
-    if not ticked or not all(any(map(class_word, words(item))) for item in ticked):
+    → "- cat"): an unticked box is an item not asked for (stop 33: set 31). Only a form: one
+    run of boxes, some ticked and some not, each box a class name and nothing else. A to-do
+    list ("- [x] login screen / - [ ] classifier: zebras vs horses", "- [x] label cats") ticks
+    what is done, and a list between headings ("Already have models for: - [x] cats … Need:
+    - [ ] birds") says what its ticks mean (an outside review: wrong 200s)."""
+    lines = text.splitlines()
+    boxes = [i for i, line in enumerate(lines) if _TICKED.match(line) or _UNTICKED.match(line)]
+    items = [_BOX.sub("", lines[i]).strip() for i in boxes]
+    if not any(_TICKED.match(lines[i]) for i in boxes) or boxes != list(
+            range(boxes[0], boxes[-1] + 1)) or None in map(class_of, map(str.lower, items)) \
+            or all(_TICKED.match(lines[i]) for i in boxes):  # fmt: skip
         return text
     return "\n".join(_TICKED.sub(r"\1", line) for line in text.splitlines()
                      if not _UNTICKED.match(line))

@@ -35,6 +35,9 @@ def edit_distance(a: str, b: str, limit: int) -> int:
     return prev[-1]
 
 
+_ENGLISH_ENDINGS = ("ed", "ing", "ly", "tion", "ment", "ness", "able")
+
+
 class Speller:
     """Corrects a misspelt word to the nearest class word of ``targets`` with the same first
     letter, within 1 edit (2 from 8 letters), if no other target is as near; words shorter than
@@ -60,6 +63,12 @@ class Speller:
         best = min(dist.values(), default=limit + 1)
         near = [w for w, d in dist.items() if d == best]
         return near[0] if best <= limit and len(near) == 1 else token
+
+    def foreign(self, token: str) -> bool:
+        """A word of letters that is no known word nor inflected from one, when there is a
+        vocabulary to tell ("gato", "Turnschuhe"; not "wolves", "hotdogs")."""
+        return token.isalpha() and self.known != self.targets and not self._real(token) \
+            and not token.endswith(_ENGLISH_ENDINGS)  # "undecided (birds)": no translation
 
     def _real(self, token: str) -> bool:
         """A known word, or one inflected from a known word ("buttoned", "grazing")."""

@@ -263,20 +263,17 @@ def test_counts_written_without_number_of_need_the_count_bar(pacs):
 
 def test_a_rare_word_decides_a_description(pacs):
     """'short sleeves' is a t-shirt's and 'strappy' a sandal's: without the word overlap
-    (:mod:`service.kinds.lexical`) the encoder leaves both too close to answer at the described
-    threshold and margin it was chosen with (stop 30's 0.65 / 0.06; stop 33 lowered them)."""
+    (:mod:`service.kinds.lexical`) the encoder leaves both too close to answer."""
     request = {"classes": ["casual top with short sleeves and a round neck, worn in summer",
                            "A strappy, open-toed shoe worn in hot weather, like those of ancient "
                            "Rome."]}
-    weight, described = pacs._lexical.weight, pacs.described
-    pacs.described = (0.65, 0.06)
+    assert _resolve(pacs, **request) == ["t-shirt", "sandal"]
+    weight, pacs._lexical.weight = pacs._lexical.weight, 0.0
     try:
-        assert _resolve(pacs, **request) == ["t-shirt", "sandal"]
-        pacs._lexical.weight = 0.0
         with pytest.raises(Problem):
             _resolve(pacs, **request)
     finally:
-        pacs._lexical.weight, pacs.described = weight, described
+        pacs._lexical.weight = weight
 
 
 def test_word_overlap_weighs_rare_words_and_survives_a_stop_word_catalogue():

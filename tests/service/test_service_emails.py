@@ -8,7 +8,7 @@ import pytest
 from service_testkit import resolve_description as _resolve
 
 from service.core.problems import Problem
-from service.kinds.emails import oldest_first
+from service.kinds.emails import newest
 from service.kinds.rewrites import checked
 
 REPLY = """Hi all,
@@ -24,23 +24,34 @@ Head of Product | SafariSnap
 > Could we start with zebras, giraffes and elephants?"""
 
 
-def test_a_reply_reads_the_quoted_thread_first_and_takes_back_what_it_drops(pacs):
+def test_a_reply_is_its_new_message_without_thread_or_signature(pacs):
     ignored: list[str] = []
     assert _resolve(pacs, REPLY, ignored)[0] == ["zebra", "giraffe"]
     assert any("Sam Okafor" in cut for cut in ignored)  # the signature, with its "|", is cut
     assert any("wrote:" in cut for cut in ignored)
+    assert any("Could we start" in cut for cut in ignored)  # the thread, reported back
 
 
-def test_oldest_first_moves_the_quote_up_and_leaves_other_texts_alone():
-    def class_word(w):
-        return w in {"zebras", "giraffes", "elephants"}
-
-    text, cut = oldest_first(REPLY, class_word)
-    assert text.index("Could we start") < text.index("Change of plan")
-    assert "drop elephants" in text and "Okafor" not in text and "wrote" not in text
+def test_newest_keeps_the_thread_only_where_the_reply_adds_to_it(pacs):
+    text, _ = newest(REPLY, pacs.class_word)
+    assert "Could we start" not in text and "Okafor" not in text and "No elephants" in text
+    adding = "Please also add zebras.\n\n> cats and dogs"  # "also": both are read
+    assert newest(adding, pacs.class_word)[0] == adding
+    assert _resolve(pacs, adding)[0] == ["zebra", "cat", "dog"]
+    assert _resolve(pacs, "Add horses.\n\n> cats, dogs")[0] == ["horse", "cat", "dog"]
     quoting = "Spec from the wiki:\n> classify zebras and giraffes\n> pencil sketches only"
-    assert oldest_first(quoting, class_word) == (quoting, [])  # no reply: the quote is the ask
-    assert oldest_first("zebras, giraffes", class_word) == ("zebras, giraffes", [])
+    assert newest(quoting, pacs.class_word) == (quoting, [])  # no reply: the quote is the ask
+    inline = "> Proposed: sheep, cows, horses\nYes to sheep and cows\n> Also dogs?\nNo"
+    assert newest(inline, pacs.class_word) == (inline, [])  # answered line by line
+
+
+@pytest.mark.parametrize("text", [  # hedges in the reply: the older list must not answer them
+    "Not sure about horses, let me check with the farmer.\n\n> sheep, cows, horses, dogs",
+    "cats and dogs; undecided (birds)",  # an English word glossed: no translation
+])
+def test_a_reply_that_decides_nothing_is_asked_back(pacs, text):
+    with pytest.raises(Problem):
+        _resolve(pacs, text)
 
 
 @pytest.mark.parametrize(("text", "classes"), [
@@ -85,8 +96,10 @@ def test_dismissals_task_lists_chats_and_tables(pacs, text, classes):
 def test_a_to_do_list_is_no_class_form(pacs):
     """Its ticked box is work done, not a class: the open boxes hold the request."""
     todo = "TODO\n- [x] login screen\n- [ ] classifier: zebras vs horses\n- [ ] dark mode"
-    assert checked(todo, pacs.class_word) == todo
-    assert checked("- [x] cow\n- [ ] dog\n- [x] sheep", pacs.class_word) == "- cow\n- sheep"
+    assert checked(todo, pacs.known.class_of) == todo
+    assert checked("- [x] cow\n- [ ] dog\n- [x] sheep", pacs.known.class_of) == "- cow\n- sheep"
+    done = "- [x] label cats\n- [x] label dogs\n- [ ] label horses"  # an outside review
+    assert checked(done, pacs.known.class_of) == done
 
 
 @pytest.mark.parametrize(("text", "classes"), [
