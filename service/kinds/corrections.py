@@ -100,15 +100,18 @@ def retracted(tokens: list[str]) -> list[str] | None:
 
 # a sentence that names classes and then waves them off by pronoun: "Kids also draw dogs and
 # cats but I don't need those recognised", "wears a coat in every strip but that's
-# irrelevant", "the owner's horse shows up sometimes but ignore it" (stop 33: wrong 200s of
-# set 31). The words after it must end its clause: "don't need them in colour", "ignore them
-# if they're empty", "it's irrelevant whether …" wave off nothing (an outside review)
+# irrelevant", "the owner's horse shows up sometimes but ignore it", "actually the cow got
+# sold, drop it" (stop 33: wrong 200s of sets 31 and 33). The words after it must end its
+# clause: "don't need them in colour", "ignore them if they're empty", "it's irrelevant
+# whether …" wave off nothing (an outside review)
 _DISMISSING = re.compile(
-    r"(?:\b(?:do\s*n[o']?t|doesn'?t|won'?t)\s+(?:need|want|care\s+about)|\bignore)\s+(?:those|"
+    r"(?:\b(?:do\s*n[o']?t|doesn'?t|won'?t)\s+(?:need|want|care\s+about)|\bignore|\bdrop|"
+    r"\bremove|\bskip)\s+(?:those|"
     r"them|these|that|it|him|her)\b|\b(?:that'?s|that\s+is|it'?s|they'?re|those\s+are)\s+"
     r"(?:irrelevant|not\s+(?:needed|relevant|important)|out\s+of\s+scope)\b", re.I)
 _CLAUSE_END = re.compile(r"\s*(?:(?:recogni[sz]ed|detected|classified|tagged|labell?ed|anyway|"
-                         r"for\s+now|here|though|at\s+all|really)\s*)*(?:[.;:!?)]|$)", re.I)
+                         r"for\s+now|for\s+this\s+(?:phase|release|version|sprint|project)|"
+                         r"here|though|at\s+all|really)\s*)*(?:[.;:!?)]|$)", re.I)
 # where the part waved off begins: after the last clause mark before the dismissal; a comma
 # counts unless "but" follows it ("a coat in every shot, but that's irrelevant")
 _CLAUSE_MARK = re.compile(r"[;:—–.]|,(?!\s*but\b)", re.I)

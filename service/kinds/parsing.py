@@ -176,7 +176,8 @@ def _read_sentence(sentence: str, known: Known, parsed: Parsed) -> None:
                     else None)  # fmt: skip
         raw = [known.fix(t) for t in words(pieces[i])]
         items.append((separator, parsed.mentions[before:], raw))
-        where.append((len("".join(pieces[:i])), separator, parsed.mentions[before:]))
+        where.append((len("".join(pieces[:i])), len("".join(pieces[:i + 1])),
+                      parsed.mentions[before:]))
         refusing = len(parsed.negated) > negated
         excluding = len(parsed.negated) > negated and known.class_word(
             (words(parsed.negated[-1]) or [""])[-1]) or (  # "except bears", not "NOT part of it"
@@ -190,7 +191,8 @@ def _read_sentence(sentence: str, known: Known, parsed: Parsed) -> None:
     if NEGATIONS & set(tokens):  # "numbers 6-9 are next sprint, NOT this one"
         parsed.negating |= {m for _, mentions, _ in items for m in mentions}
     if (scope := dismissed(sentence)) is not None:  # "… dogs and cats, but I don't need
-        gone = {m for at, _, mentions in where if scope[0] <= at < scope[1] for m in mentions}
+        gone = {m for at, end, mentions in where if at < scope[1] and end > scope[0]
+                for m in mentions}  # the chunks in the part waved off
         parsed.negated += [m for m in parsed.mentions[start:] if m in gone]  # those": not
         parsed.mentions[start:] = [m for m in parsed.mentions[start:] if m not in gone]
 

@@ -29,6 +29,7 @@ _PHRASE = re.compile(
     rf"\b(?:(?P<total>{_TOTAL})|(?P<parity>even|odd)|(?:the\s+)?(?P<count>\d+|ten|nine|eight|"
     rf"seven|six|five|four|three))(?P<fill>(?:\s+(?:{_FILL}|even|odd))*)\s+(?P<group>[a-z]+)\b"
     r"(?:\s+(?:items?|categor(?:y|ies)|class(?:es)?|things?|pieces?|articles?|kinds?|types?|"
+    r"lists?|groups?|sections?|"
     r"in\s+(?:your|the)\s+(?:list|catalogue|catalog|set)|(?:that\s+)?you\s+(?:have|offer|"
     r"support|do|provide)|(?:that\s+)?you(?:'?ve|\s+have)?\s+got))*",
     re.I)  # "all the animals you have", "every animal you've got"  # fmt: skip
