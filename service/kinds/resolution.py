@@ -33,7 +33,6 @@ drawings" → sketch).
 
 from __future__ import annotations
 
-import functools
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -45,14 +44,11 @@ from model_store.domains import DOMAIN_DESCRIPTIONS
 from service.kinds.chunks import Known
 from service.kinds.foils import Foils
 from service.kinds.lexical import Lexical
+from service.kinds.lexicon import Lexicon
 from service.kinds.numbers import COUNT_MIN_SIMILARITY, COUNTED, COUNTING, value_of
 from service.kinds.spelling import Speller
 from service.kinds.tokens import (
-    NUMERALS,
     compound_tail,
-    is_number,
-    side_by_side,
-    singular_forms,
     words,
 )
 from service.kinds.vocabulary import FILLER, GENERIC, GROUPS, NEGATIONS
@@ -77,8 +73,8 @@ class Match:
     looks_like: str | None = None  # the foil a refused description is nearer (foils.py)
 
 
-class ClassResolver:
-    """Matches mentions to a catalogue with a text encoder.
+class ClassResolver(Lexicon):
+    """Matches mentions to a catalogue with a text encoder (exact terms: :class:`Lexicon`).
 
     Args:
         catalogue: the artifact's ``catalogue.json`` (``classes`` with ``name``, ``definition``,
@@ -99,16 +95,13 @@ class ClassResolver:
         described: tuple[float, float] | None = None,
     ) -> None:
         classes = catalogue["classes"]
-        self.names = [c["name"] for c in classes]
+        Lexicon.__init__(self, classes)  # names, exact terms
         self.domains = list(catalogue.get("domains", []))
         self.encoder, self.threshold, self.margin = encoder, threshold, margin
         self.described = described or (threshold, margin)
-        self._lexicon: dict[str, int] = {}
         views, owners, kinds = [], [], []  # kind: 0 one-word term, 1 longer term, 2 text
         for i, c in enumerate(classes):
             terms = [c["name"], *c.get("aliases", [])]
-            for term in terms:
-                self._lexicon.setdefault(" ".join(words(term)), i)
             for text, kind in [*((t, int(len(words(t)) > 1)) for t in terms),
                                (c.get("definition") or "", 2),
                                *((d, 3) for d in c.get("descriptions", []))]:
@@ -116,11 +109,6 @@ class ClassResolver:
                     views.append(text)
                     owners.append(i)
                     kinds.append(kind)
-        for digit, word in NUMERALS.items():
-            if word in self._lexicon:
-                self._lexicon.setdefault(digit, self._lexicon[word])
-        self._numbers = {self._lexicon[w] for w in NUMERALS.values() if w in self._lexicon}
-        self._named = {" ".join(words(n)) for n in self.names}  # the names, not the aliases
         self._views = encoder.encode(views)
         self._lexical = Lexical(classes)
         owners, kinds = np.array(owners), np.array(kinds)
@@ -135,12 +123,9 @@ class ClassResolver:
         described = {**DOMAIN_DESCRIPTIONS, **catalogue.get("domain_descriptions", {})}
         texts = [f"{d.replace('_', ' ')}: {described.get(d, d)}" for d in self.domains]
         self._domain_emb = encoder.encode(texts) if texts else None
-        self._words = {w for term in self._lexicon for w in term.split()}
         plurals = {w + ("es" if w.endswith(("s", "x", "ch", "sh")) else "s") for w in self._words}
         self.spell = Speller(self._words | plurals, getattr(encoder, "known_words", tuple)())
         self.known = self._known(classes, catalogue.get("subgroups") or {})
-        self._exact = functools.lru_cache(maxsize=4096)(
-            lambda phrase: self._exact_uncached(words(phrase)))
 
     def _known(self, classes: list[dict[str, Any]], subgroups: dict[str, list[str]]) -> Known:
         """What the parser needs to know of this catalogue (:class:`chunks.Known`)."""
@@ -156,42 +141,6 @@ class ClassResolver:
 
     # ---- mentions -------------------------------------------------------------------------
 
-    def exact(self, phrase: str) -> int | None:
-        """The class a short phrase names outright (longest n-gram first; of equal ones the
-        last, the head noun: "house cats" is cats), else None; memoised (parsing asks again)."""
-        return self._exact(phrase)
-
-    def _exact_uncached(self, tokens: list[str]) -> int | None:
-        """The name must end the phrase: a word after it makes it a modifier ("horse
-        carriages", "cat ears"), a word before it may qualify it ("woolly sheep")."""
-        for n in range(len(tokens), max(len(tokens) - 2, 0), -1):
-            idx = self._term(tokens[len(tokens) - n :])
-            if idx is not None and not any(self._term([t]) not in (None, idx) and
-                                           not is_number(t) for t in tokens[: len(tokens) - n]):
-                return idx
-        for n in (2, 1):  # the words before are a name of the same class: "button down shirts"
-            if len(tokens) > n and self._term(tokens[-n:]) is not None \
-                    and self._term(tokens[:-n]) == self._term(tokens[-n:]):  # fmt: skip
-                return self._term(tokens[-n:])
-        return None
-
-    def term(self, phrase: str) -> int | None:
-        """The class whose name, alias or numeral the whole phrase is (no other word)."""
-        tokens = words(phrase)
-        return self._term(tokens) if tokens else None
-
-    def classes_in(self, phrase: str) -> list[int]:
-        """The distinct non-number classes a phrase's words name (longest names first, left
-        to right: "t shirt" is one class, "cats dogs" two)."""
-        tokens, found, i = words(phrase), [], 0
-        while i < len(tokens):
-            n = next((n for n in (3, 2, 1) if i + n <= len(tokens)
-                      and self._term(tokens[i : i + n]) is not None), 0)  # fmt: skip
-            if n and not is_number(tokens[i]):
-                found.append(self._term(tokens[i : i + n]))
-            i += max(n, 1)
-        return list(dict.fromkeys(found))
-
     def describes(self, phrase: str, listed: bool = False) -> bool:
         """Whether a mention describes a class rather than naming it: four or more words, or
         three content words ("summer footwear that leaves the toes bare", "the digit for a
@@ -206,37 +155,6 @@ class ClassResolver:
         if listed and len(tokens) >= 6:  # a listed definition may say "buttons down the front"
             return True
         return (len(tokens) >= 4 or content >= 3) and (content >= 4 or not named)
-
-    def class_word(self, token: str) -> bool:
-        """Whether ``token`` (or its singular) is a word of a class name or alias."""
-        return any(form in self._words for form in singular_forms(token))
-
-    def _term(self, tokens: list[str]) -> int | None:
-        """The class whose name, alias or numeral these tokens are (last word may be plural)."""
-        *head, last = tokens
-        for form in singular_forms(last):
-            idx = self._lexicon.get(" ".join([*head, form]))
-            if idx is not None:
-                return idx
-        return None
-
-    def term_run(self, phrase: str, names: bool = False) -> list[str]:
-        """One mention per class term of a run listed with spaces: numbers ("2 4 6 8", "six
-        seven") and, with ``names`` (the words stood side by side in the text: not "cats then
-        dogs"), three or more class names, not aliases ("zebra giraffe elephant"; "zebra finch
-        giraffe" is a finch), or names all plural but the last ("bears birds", "puppies
-        kittens"); nothing else may be in the phrase. Two names
-        where the first is singular stay one phrase: "dog bag" may be a bag for dogs (a
-        clash, 422). Any other phrase → itself."""
-        terms = side_by_side(words(phrase), self._term)
-        if terms is None:
-            return [phrase]
-        numbers = all(len(t) == 1 and is_number(t[0]) for t in terms)
-        plurals = all(" ".join(t) not in self._lexicon for t in terms[:-1])  # "bears" is not
-        named = all(" ".join(t) in self._named for t in terms)  # "zebra finch giraffe" is not
-        if len(terms) > 1 and (numbers or names and (len(terms) >= 3 and named or plurals)):
-            return [" ".join(t) for t in terms]
-        return [phrase]
 
     def similarities(self, phrases: list[str], core: bool = False,
                      listed: bool = False) -> np.ndarray:
