@@ -7,13 +7,11 @@ ambiguous, unknown or too small, and the problem each answer carries.
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 from service.kinds import leftovers
-from service.kinds.chunks import is_style, negates
 from service.kinds.corrections import RETRACTING
-from service.kinds.numbers import digit_in
+from service.kinds.listed import listed
 from service.kinds.parsing import parse
 from service.kinds.repeats import distinct, exact_clashes, in_context, kinds_of_one
 from service.kinds.resolution import ClassResolver, Match
@@ -30,18 +28,6 @@ from service.kinds.vocabulary import (
 )
 from service.kinds.wholes import group_of
 
-# a listed definition that opens with how it is drawn: "a pencil sketch of the animal that …",
-# "in an old oil painting: the animal …", "a cartoon character: a baby grey animal …"
-_STYLED = re.compile(r"^\s*(?:in\s+)?(?:(?:a|an|the)\s+)?([a-z][a-z\s-]{0,40}?)\s*(?::|\bof\b)\s+"
-                     r"(\S.*)$", re.I | re.S)
-# kinds of image a style opening names (materials and idioms are not: "real leather", "canvas")
-_MEDIUM = {"sketch", "sketches", "drawing", "drawings", "doodle", "painting", "paintings", "photo",
-           "photos", "photograph", "picture", "pictures", "cartoon", "cartoons", "illustration",
-           "watercolour", "watercolor", "snapshot", "image", "images", "clipart"}
-# a definition's own negations: "nothing at all" (zero) asks for no absence, "anything but
-# dogs" does
-_ALL = {"anything", "everything", "all", "nothing", "none"}
-_BUT = {"but", "except", "excluding", "other", "apart", "besides", "save"}
 # words of a negated chunk that say it is excluded, not what is: "bags are out of scope"
 _EXCLUSION_WORDS = NEEDED | DROPPED | RETRACTING | {"out", "scope", "handled", "leave"}
 
@@ -54,27 +40,11 @@ def _mentions(resolver: ClassResolver, request: Any):
     from service.core.problems import Problem
 
     if request.classes is not None:
-        for text in request.classes:
-            parsed = parse(text)
-            if parsed.refused or _negated(resolver, text) or not words(text):
-                why = ("contains quotes, markup or code" if parsed.refused else
-                       "is negated" if words(text) else "has no letters or digits to match")
-                raise Problem(422, "unreadable-classes",
-                              f"class {text!r} {why}; name each class you want, plainly")
-        texts, domain = _styled(resolver, request.classes)
-        phrases = distinct([_respelt(resolver, text) for text in texts])
-        return phrases, domain, [], (set(phrases), set(), None)
+        return listed(resolver, request.classes)
     parsed = parse(request.description or "", resolver.known)
     if parsed.refused:
         raise Problem(422, "unreadable-description", parsed.refused)
-    named = sum(resolver.exact(m) is not None for m in parsed.mentions)
-    context = leftovers.context(resolver, parsed.clauses, parsed.asides | parsed.sources,
-                                parsed.wordy if named >= 2 else (),
-                                parsed.roles | {s for s in parsed.sources  # "fashion" sketches
-                                                if set(words(s)) <= GROUPS | SIZES | VENUES})
-    context = [c for c in context if not (c in parsed.listed and plural(c.split()[0]))]
-    if context and len(parsed.mentions) - len(context) < 2:
-        context = []
+    context = _context(resolver, parsed)
     asked = {i for m in parsed.mentions if (i := resolver.exact(m)) is not None}
     excluded = _excluded(resolver, parsed.negated, asked)
     retracted = _excluded(resolver, parsed.retracted)  # "drop the horses": no clash, gone
@@ -98,43 +68,16 @@ def _mentions(resolver: ClassResolver, request: Any):
         parsed.listed, kept, parsed.declared)
 
 
-def _negated(resolver: ClassResolver, text: str) -> bool:
-    """Whether a listed class asks for an absence ("not a cat", "anything but dogs", "bags are
-    out of scope"). A definition of four or more words may negate inside ("put on over
-    everything else", "any non-zero number", "nothing at all", "except each one is enormous":
-    14 refusals of the read outside sets), so there "anything", "everything", "except",
-    "nothing" and "none" negate only as "anything but …" or before a class ("except cats")."""
-    tokens = words(re.sub(r"\bnon-(?=\w)", "non", text, flags=re.I))  # "non-zero": one word
-    if len(tokens) < 4:
-        return negates(tokens, resolver.class_word)
-    for i, t in enumerate(tokens):
-        if t in _ALL and _BUT & set(tokens[i + 1 : i + 3]):
-            return True
-        if t in ("except", "excluding") and any(map(resolver.class_word, tokens[i + 1 : i + 4])):
-            return True
-    return negates([t for t in tokens if t not in _ALL], resolver.class_word, described=True)
-
-
-def _styled(resolver: ClassResolver, texts: list[str]) -> tuple[list[str], str | None]:
-    """Listed definitions without the style each opens with, and that style's domain when all
-    that have one agree ("a pencil sketch of the animal that gives us wool" → sketch; set 19's
-    writers labelled these with a domain). An opening is a style only if it names a kind of
-    image ("sketch", "painting", "cartoon", …; not "real leather:", "the art of knitting:"),
-    has at most one other content word and no class word, and leaves a definition of three or
-    more words ("an oil painting of a goat" stays whole: "a goat" alone was a sheep)."""
-    stripped, styles = [], set()
-    for text in texts:
-        m = _STYLED.match(text)
-        opening = words(m[1]) if m else []
-        other = [w for w in opening if not is_style(w) and w not in FILLER]
-        if m and _MEDIUM & set(opening) and len(other) <= 1 and len(words(m[2])) >= 3 \
-                and not any(map(resolver.class_word, opening)):  # fmt: skip
-            stripped.append(m[2])
-            styles.add(tuple(w for w in opening if is_style(w)))
-        else:
-            stripped.append(text)
-    domains = {resolver.domain_of(list(s)) for s in styles}  # one encoding per distinct style
-    return stripped, domains.pop() if len(domains) == 1 else None
+def _context(resolver: ClassResolver, parsed: Any) -> list[str]:
+    """The parsed description's mentions that are about the app (:func:`leftovers.context`),
+    none when fewer than two mentions would remain."""
+    named = sum(resolver.exact(m) is not None for m in parsed.mentions)
+    context = leftovers.context(resolver, parsed.clauses, parsed.asides | parsed.sources,
+                                parsed.wordy if named >= 2 else (),
+                                parsed.roles | {s for s in parsed.sources  # "fashion" sketches
+                                                if set(words(s)) <= GROUPS | SIZES | VENUES})
+    context = [c for c in context if not (c in parsed.listed and plural(c.split()[0]))]
+    return [] if context and len(parsed.mentions) - len(context) < 2 else context
 
 
 _OTHER = {"other", "others", "else", "rest", "remaining", "more", "further", "extra", "besides",
@@ -192,18 +135,6 @@ def _about_excluded(resolver: ClassResolver, mention: str, excluded: set[int]) -
         raise Problem(422, "ambiguous-classes", f"{mention!r} is both asked for and excluded; "
                       "name each class you want once")  # fmt: skip
     return bool(named)
-
-
-def _respelt(resolver: ClassResolver, text: str) -> str:
-    """A class name of up to three words with its misspelt words corrected ("sneekers"); a
-    computation that gives a digit the catalogue has, that digit ("half of eighteen" → "9");
-    a longer phrase is a definition, left to the encoder as written."""
-    digit = digit_in(text)
-    if digit is not None and resolver.exact(str(digit)) is not None:
-        return str(digit)
-    tokens = words(text)
-    fixed = [resolver.spell(t) for t in tokens] if len(tokens) <= 3 else tokens
-    return " ".join(fixed) if fixed != tokens else text
 
 
 def resolve_request(

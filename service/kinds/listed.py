@@ -1,0 +1,102 @@
+"""A ``classes`` request: each item one class, named or described.
+
+Unlike a description, a list needs no reading for context: each item is a mention, its
+misspelt words corrected when it is a short name ("sneekers"), a computation that gives a
+digit that digit ("half of eighteen"), a style opening read as the domain ("a pencil sketch
+of the animal that gives us wool" → sketch). An item that is code, negated ("not a cat") or
+empty is refused. Split from ``task_request.py`` at stop 33.
+"""
+
+from __future__ import annotations
+
+import re
+
+from service.kinds.chunks import is_style, negates
+from service.kinds.numbers import digit_in
+from service.kinds.parsing import parse
+from service.kinds.repeats import distinct
+from service.kinds.resolution import ClassResolver
+from service.kinds.tokens import words
+from service.kinds.vocabulary import FILLER
+
+# a listed definition that opens with how it is drawn: "a pencil sketch of the animal that …",
+# "in an old oil painting: the animal …", "a cartoon character: a baby grey animal …"
+_STYLED = re.compile(r"^\s*(?:in\s+)?(?:(?:a|an|the)\s+)?([a-z][a-z\s-]{0,40}?)\s*(?::|\bof\b)\s+"
+                     r"(\S.*)$", re.I | re.S)
+# kinds of image a style opening names (materials and idioms are not: "real leather", "canvas")
+_MEDIUM = {"sketch", "sketches", "drawing", "drawings", "doodle", "painting", "paintings", "photo",
+           "photos", "photograph", "picture", "pictures", "cartoon", "cartoons", "illustration",
+           "watercolour", "watercolor", "snapshot", "image", "images", "clipart"}
+# a definition's own negations: "nothing at all" (zero) asks for no absence, "anything but
+# dogs" does
+_ALL = {"anything", "everything", "all", "nothing", "none"}
+_BUT = {"but", "except", "excluding", "other", "apart", "besides", "save"}
+
+
+def listed(resolver: ClassResolver, classes: list[str]):
+    """``(mentions, domain, context, (listed, kept, declared))`` of a ``classes`` request, as
+    ``task_request`` reads a description: each item one mention, respelt, its style opening
+    read as the domain; 422 for an item that is code, negated or empty."""
+    from service.core.problems import Problem
+
+    for text in classes:
+        parsed = parse(text)
+        if parsed.refused or _negated(resolver, text) or not words(text):
+            why = ("contains quotes, markup or code" if parsed.refused else
+                   "is negated" if words(text) else "has no letters or digits to match")
+            raise Problem(422, "unreadable-classes",
+                          f"class {text!r} {why}; name each class you want, plainly")
+    texts, domain = _styled(resolver, classes)
+    phrases = distinct([_respelt(resolver, text) for text in texts])
+    return phrases, domain, [], (set(phrases), set(), None)
+
+
+def _negated(resolver: ClassResolver, text: str) -> bool:
+    """Whether a listed class asks for an absence ("not a cat", "anything but dogs", "bags are
+    out of scope"). A definition of four or more words may negate inside ("put on over
+    everything else", "any non-zero number", "nothing at all", "except each one is enormous":
+    14 refusals of the read outside sets), so there "anything", "everything", "except",
+    "nothing" and "none" negate only as "anything but …" or before a class ("except cats")."""
+    tokens = words(re.sub(r"\bnon-(?=\w)", "non", text, flags=re.I))  # "non-zero": one word
+    if len(tokens) < 4:
+        return negates(tokens, resolver.class_word)
+    for i, t in enumerate(tokens):
+        if t in _ALL and _BUT & set(tokens[i + 1 : i + 3]):
+            return True
+        if t in ("except", "excluding") and any(map(resolver.class_word, tokens[i + 1 : i + 4])):
+            return True
+    return negates([t for t in tokens if t not in _ALL], resolver.class_word, described=True)
+
+
+def _styled(resolver: ClassResolver, texts: list[str]) -> tuple[list[str], str | None]:
+    """Listed definitions without the style each opens with, and that style's domain when all
+    that have one agree ("a pencil sketch of the animal that gives us wool" → sketch; set 19's
+    writers labelled these with a domain). An opening is a style only if it names a kind of
+    image ("sketch", "painting", "cartoon", …; not "real leather:", "the art of knitting:"),
+    has at most one other content word and no class word, and leaves a definition of three or
+    more words ("an oil painting of a goat" stays whole: "a goat" alone was a sheep)."""
+    stripped, styles = [], set()
+    for text in texts:
+        m = _STYLED.match(text)
+        opening = words(m[1]) if m else []
+        other = [w for w in opening if not is_style(w) and w not in FILLER]
+        if m and _MEDIUM & set(opening) and len(other) <= 1 and len(words(m[2])) >= 3 \
+                and not any(map(resolver.class_word, opening)):  # fmt: skip
+            stripped.append(m[2])
+            styles.add(tuple(w for w in opening if is_style(w)))
+        else:
+            stripped.append(text)
+    domains = {resolver.domain_of(list(s)) for s in styles}  # one encoding per distinct style
+    return stripped, domains.pop() if len(domains) == 1 else None
+
+
+def _respelt(resolver: ClassResolver, text: str) -> str:
+    """A class name of up to three words with its misspelt words corrected ("sneekers"); a
+    computation that gives a digit the catalogue has, that digit ("half of eighteen" → "9");
+    a longer phrase is a definition, left to the encoder as written."""
+    digit = digit_in(text)
+    if digit is not None and resolver.exact(str(digit)) is not None:
+        return str(digit)
+    tokens = words(text)
+    fixed = [resolver.spell(t) for t in tokens] if len(tokens) <= 3 else tokens
+    return " ".join(fixed) if fixed != tokens else text
