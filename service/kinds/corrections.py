@@ -121,9 +121,8 @@ def dismissed(sentence: str) -> tuple[int, int] | None:
     """``(start, end)`` of the part of ``sentence`` whose classes it waves off (see
     ``_DISMISSING``): from the clause mark before the clause the dismissal closes up to it
     ("Also dogs, the cat in the barn shows up too, ignore it" waves off the cat, not the
-    dogs); else None. None
-    too when a negation is in that part ("no birds, we don't need those": the pronoun is the
-    birds)."""
+    dogs); None when there is none, or when a negation is in that part ("no birds, we don't
+    need those": the pronoun is the birds)."""
     found = next((m for m in _DISMISSING.finditer(sentence)
                   if _CLAUSE_END.match(sentence, m.end())), None)  # fmt: skip
     if found is None:

@@ -3,8 +3,8 @@
 People paste what they have: an email reply with its thread, a chat log, a Markdown task list
 or table, environment variables, a JSON or YAML config, a letter with greeting and signature.
 Each is turned into the plain sentences the reader understands ("- [x] cat" → "- cat", a
-thread oldest first, "CLASSES=cat,dog" → "classes: cat,dog"), and what was cut (quoted
-attributions, signatures, metadata fields) is kept for the response's notes. Text with
+reply without its quoted thread, "CLASSES=cat,dog" → "classes: cat,dog"), and what was cut
+(the thread, attributions, signatures, metadata fields) is kept for the response's notes. Text with
 markup, SQL or code syntax left after that is refused, as is a document whose meaning is more
 than a class list (:class:`service.kinds.structured.Unreadable`).
 """

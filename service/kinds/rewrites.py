@@ -87,8 +87,6 @@ def equated(text: str, class_word: Callable[[str], bool],
     def said(m: re.Match) -> str:
         rest = [w for w in words(m[2]) if class_word(w)]
         named = class_of(m[1].lower())
-        if named is None and not class_word(m[1]) and class_of(m[2].strip().lower()):
-            return m[2]  # "Pferd = horse": a word of another language, then the class
         same = named is not None and (not rest or class_of(" ".join(rest)) == named)
         return m[1] if same else m[0]
     return _MEANS.sub(said, text)

@@ -48,6 +48,7 @@ class Speller:
     def __init__(self, targets: Iterable[str], known: Iterable[str]) -> None:
         self.targets = {w for w in targets if w.isalpha()}
         self.known = set(known) | self.targets
+        self._vocabulary = bool(self.known - self.targets)  # an encoder's words to tell by
         self._cached = functools.lru_cache(maxsize=4096)(self._correct)
 
     def __call__(self, token: str) -> str:
@@ -67,7 +68,7 @@ class Speller:
     def foreign(self, token: str) -> bool:
         """A word of letters that is no known word nor inflected from one, when there is a
         vocabulary to tell ("gato", "Turnschuhe"; not "wolves", "hotdogs")."""
-        return token.isalpha() and self.known != self.targets and not self._real(token) \
+        return token.isalpha() and self._vocabulary and not self._real(token) \
             and not token.endswith(_ENGLISH_ENDINGS)  # "undecided (birds)": no translation
 
     def _real(self, token: str) -> bool:

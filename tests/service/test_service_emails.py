@@ -133,3 +133,18 @@ def test_a_group_left_out_spares_only_a_whole_sub_group(pacs):
 ])
 def test_pronouns_counts_and_what_a_sentence_drops(pacs, text, classes):
     assert _resolve(pacs, text)[0] == classes
+
+
+@pytest.mark.parametrize(("text", "classes"), [
+    ("Include: cats, dogs\nExclude: birds\nInclude: horses", ["cat", "dog", "horse"]),  # no chat
+    ("5000 images of cows and sheep, about 2500 each", ["cow", "sheep"]),  # an amount
+])
+def test_form_labels_are_no_speakers_and_amounts_no_classes(pacs, text, classes):
+    assert _resolve(pacs, text)[0] == classes
+
+
+def test_an_english_word_glossed_by_a_class_stays_unknown(pacs):
+    """Only a word the encoder's vocabulary lacks is a translation ("gato (cat)")."""
+    for text in ("wolves (dogs) and sheep", "hotdogs (dogs) and cats"):
+        with pytest.raises(Problem):
+            _resolve(pacs, text)
