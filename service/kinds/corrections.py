@@ -20,6 +20,7 @@ _MARKER = re.compile(r"\bno,?\s+wait\b,?|\bwait,?\s+no\b,?|\bsorry,?\s+i\s+mean(
                      r"(?:,|\ber\b|\bum\b|\buh\b),?\s*i\s+mean\b|"
                      r"\bno,\s+(?=(?:just|only|actually|instead)\b)|"  # "? no, just the even"
                      r"\b(?:actually|no|sorry|wait|oops),?\s+make\s+(?:that|it)\b,?|"  # not
+                     r"\bmake\s+(?:that|it)\s+(?=(?:just|only)\b)|"  # "make it just the cats"
                      # "make it fast", "make that one two"
                      r"\bon\s+second\s+thoughts?\b,?|\bchange\s+of\s+plans?\b[:,]?|"
                      r"\b(?:right|correct)\?\s*no\b(?=\s*[,.!;])[,.!;]?",  # "…, right? no, …"
@@ -45,6 +46,12 @@ _LEADING = {"please", "pls", "so", "but", "and", "just", "then", "i", "we", "you
 _NEGATING = {"no", "not", "except", "without", "excluding", "nor"}
 _NEVER_MIND = re.compile(r"\bnever\s+mind\b", re.I)
 _TAKE_BACK = re.compile(r"\b(?:actually|sorry),?\s+(?:not|no)\b", re.I)  # "Actually, not dogs"
+# "Not 3 actually.", "no horses actually": a negation that takes back, as "actually, not 3"
+_TAKEN_BACK_AFTER = re.compile(r"\b(?:not|no)\s+([^.!?,;]{1,40}?),?\s+actually\b(?=\s*[.!?;]|\s*$)",
+                               re.I)
+_INTERJECTIONS = {"hmm", "hm", "ok", "okay", "oh", "so", "um", "uh", "er", "ah", "well", "hmmm"}
+# "elephant... scratch elephant": an ellipsis between words is a pause that ends a sentence
+_ELLIPSIS = re.compile(r"(?<=[a-z])\s*(?:\.{3,}|…)\s+(?=[a-z])", re.I)
 _HEDGED = re.compile(r"(?<=\w)\s+(?:--|-|—|–)?\s*((?:actually|oh|wait|no),?\s+(?:scratch|drop|"
                      r"remove|forget|skip|scrap|cancel|ditch)\b)", re.I)
 # words that may open a retracting chunk before its verb ("but then actually drop …")
@@ -55,8 +62,10 @@ _LEAD = {"but", "then", "actually", "and", "also", "oh", "please", "pls", "ok", 
 def retract_before_markers(text: str) -> tuple[str, list[str]]:
     """``(text, taken back)``: for each correction marker, the text before it back to the
     start of its sentence (the sentence before, when the marker opens one) is dropped, unless
-    what follows adds ("no wait, also horses"). "Oh wait" is no marker: it adds more often
-    than it takes back ("Oh wait, the zoo also has sheep")."""
+    what follows adds or takes back its own (:func:`_keeps_before`; "Correction: no horses"
+    then reads "drop horses", not a clash with the horses asked before). "Oh wait" is no
+    marker: it adds more often than it takes back ("Oh wait, the zoo also has sheep")."""
+    text = _TAKEN_BACK_AFTER.sub(r"drop \1", _ELLIPSIS.sub(". ", text))
     dropped, text = [], _TAKE_BACK.sub("drop", _NEVER_MIND.sub("nvm", text))  # not a clash
     text = _WAIT_NO_ITEM.sub(_taken_back_item, text)  # "bear, bird, and— wait, no bird — horse"
     dropped += [m[0].strip() for m in _DECLINED.finditer(text)]
@@ -65,16 +74,30 @@ def retract_before_markers(text: str) -> tuple[str, list[str]]:
     while match := _MARKER.search(text):
         ends = [m.end() for m in _SENTENCE_END.finditer(text, 0, match.start())]
         start = ends[-1] if ends else 0
-        if _ADDING & set(words(text[match.end():])[:3]) or (  # "no wait, also horses" adds
-                RETRACTING & set(words(text[start:match.start()]))):  # "scratch the horses -
-            text = text[:match.start()] + " " + text[match.end():]  # make it bears, sheep"
+        if _keeps_before(words(text[match.end():]), words(text[start:match.start()])):
+            after = _OPENING_NO.sub(" drop", text[match.end():])  # "Correction: no horses"
+            text = text[:match.start()] + " " + after
             continue
-        if not words(text[start:match.start()]):  # the marker opens its sentence
+        if not set(words(text[start:match.start()])) - _INTERJECTIONS:  # the marker opens
+            # its sentence ("Hmm, make it just the cats")
             start = ends[-2] if len(ends) > 1 else 0
         dropped.append(text[start:match.end()].strip())
         rest = text[match.end():].lstrip()  # a sentence of its own: "Remove 0 and 1"
         text = text[:start] + " " + rest[:1].upper() + rest[1:]
     return text, dropped
+
+
+_OPENING_NO = re.compile(r"^\s*(?:no|not)\b", re.I)
+
+
+def _keeps_before(after: list[str], before: list[str]) -> bool:
+    """Whether a marker leaves what came before it (only the marker goes): what follows adds
+    ("no wait, also horses") or takes back its own ("on second thought, leave out horse",
+    "Correction: no horses"), or what came before already took back ("scratch the horses -
+    make it bears, sheep")."""
+    return bool(_ADDING & set(after[:3]) or retracted(after[:3]) is not None
+                or (after[:1] in (["no"], ["not"]) and len(after) > 1)
+                or RETRACTING & set(before))
 
 
 def _taken_back_item(m: re.Match) -> str:
@@ -115,6 +138,17 @@ _CLAUSE_END = re.compile(r"\s*(?:(?:recogni[sz]ed|detected|classified|tagged|lab
 # where the part waved off begins: after the last clause mark before the dismissal; a comma
 # counts unless "but" follows it ("a coat in every shot, but that's irrelevant")
 _CLAUSE_MARK = re.compile(r"[;:—–.]|,(?!\s*but\b)", re.I)
+
+
+_TAKING_BACK = re.compile(r"\b(?:drop|remove|skip|do\s*n[o']?t\s+(?:need|want))\b", re.I)
+
+
+def takes_back(sentence: str, scope: tuple[int, int]) -> bool:
+    """Whether a dismissal (``scope``: :func:`dismissed`) takes its classes back, even those
+    asked for before ("cats, dogs and horses. oh wait, the horses went to another team,
+    remove them"), rather than only leaving its own mentions out ("ignore it", "that's
+    irrelevant": the cat sticker on an envelope is no class unasked)."""
+    return bool(_TAKING_BACK.match(sentence, scope[1]))
 
 
 def dismissed(sentence: str) -> tuple[int, int] | None:

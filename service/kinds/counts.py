@@ -33,6 +33,8 @@ FACTS = [
     ("eye|ear", "face|person|human", 2), ("nose|mouth", "face", 1), ("string", "guitar", 6),
     ("string", "violin", 4), ("face|side", "die|dice|cube", 6), ("inning", "baseball game", 9),
     ("life|live", "cat", 9), ("wish", "genie", 3), ("side", "coin", 2),
+    ("month", "quarter", 3), ("leg", "snake|fish|worm", 0), ("primary colour|primary color",
+                                                             "painting|the world|art", 3),
     ("wonder", "world", 7), ("horn", "unicorn", 1),
 ]
 _ASK = (r"(?:(?:how many|the number of|number of|the count of|count of|count|counting|"
@@ -41,7 +43,7 @@ _HAVE = r"(?:(?:are|is|there are|i have|you have|we have|we|you)\s+)?"
 _OF = r"(?:(?:on|in|of|at|for)\s+)?"
 _DET = (r"(?:(?:a|an|the|one|your|each|every|my|our|typical|normal|standard|regulation|single|"
         r"human|usual|classic|drawn|ordinary)\s+)*")
-_OWNS = r"(?:\s+(?:has|have|has got|have got|does|do))?"
+_OWNS = r"(?:\s+(?:has|have|has got|have got|does|do|stands on|stand on|walks on|walk on))?"
 
 
 def _plural(alternatives: str) -> str:

@@ -13,7 +13,7 @@ from __future__ import annotations
 import functools
 import re
 
-from service.kinds import counts
+from service.kinds import arithmetic, counts, numerals
 
 # "how many wheels a bicycle has": a count is accepted only as a near paraphrase of a catalogue
 # fact (a description). The encoder answers counts by association: "the number of months in a
@@ -99,8 +99,8 @@ def value_of(phrase: str, cued: bool = False) -> float | None:
     year" → 12.0, which no digit class can be. Memoised: a request's mention is asked again
     while it is matched (``ClassResolver.similarities`` and ``_match``)."""
     text = _OPERATORS.sub(lambda m: _SPOKEN[m[0].strip()], phrase.lower())  # "10 - 8"
-    text = re.sub(r"[^0-9a-z+* ]+", " ", text.replace("half a dozen", "half of 12"))
-    text = re.sub(r"\s+", " ", text).strip()
+    signs = re.sub(r"[^0-9a-z+*/^() ]+", " ", text.replace("half a dozen", "half of 12"))
+    text = re.sub(r"\s+", " ", re.sub(r"[/^()]", " ", signs)).strip()
     if cued and not _CUED.search(text):
         return None
     text, facts = counts.rewrite(text)  # "months in a year" → 12
@@ -108,16 +108,26 @@ def value_of(phrase: str, cued: bool = False) -> float | None:
         match = pattern.match(text)
         if match:
             return float(fn(*(_value(g) for g in match.groups())))
-    return None
+    return arithmetic.evaluate(*counts.rewrite(signs))  # chains, powers, other lead-ins
 
 
 def digit_in(definition: str) -> int | None:
-    """The digit a definition computes in one of its clauses, the rest describing it in words:
-    "Fingers on one human hand; half of ten." → 5, "Half of four, or the count of shoes you put
-    on each morning" → 2. Clauses that compute different digits → None."""
-    whole = digit_of(definition)
-    if whole is not None:
-        return whole
-    clauses = re.split(r"[;.:!?]|,?\s+\bor\b|,\s+(?:also|and also)\b", definition, flags=re.I)
-    found = {d for c in clauses if (d := digit_of(c)) is not None}
+    """The digit a definition computes or names (:mod:`service.kinds.numerals`) in one of its
+    clauses, the rest describing it in words: "Fingers on one human hand; half of ten." → 5,
+    "Half of four, or the count of shoes you put on each morning" → 2, "the loneliest number"
+    → 1. A parenthesis may gloss it in another language ("the number after five (paanch ke
+    baad)"). Clauses that give different digits → None."""
+    bare = re.sub(r"\([^)]*\)", " ", definition)
+    for text in dict.fromkeys((definition, bare)):
+        if (whole := digit_of(text)) is not None:
+            return whole
+    clauses = re.split(r"[;.:!?]|,?\s+\bor\b|,\s+(?:also|and also)\b", bare, flags=re.I)
+    found = {d for c in clauses if (d := _computed_or_named(c)) is not None}
+    if not found and (named := numerals.digit_named(bare)) is not None:
+        found.add(named)
     return found.pop() if len(found) == 1 else None
+
+
+def _computed_or_named(clause: str) -> int | None:
+    computed = digit_of(clause)
+    return computed if computed is not None else numerals.digit_named(clause)

@@ -35,7 +35,7 @@ from service.kinds.chunks import (
     post_modifier,
     pre_clause,
 )
-from service.kinds.corrections import dismissed, retract_before_markers, retracted
+from service.kinds.corrections import dismissed, retract_before_markers, retracted, takes_back
 from service.kinds.counted import declared_count, without_counts
 from service.kinds.listing import asked, coordinated, list_items
 from service.kinds.numbers import digit_of
@@ -68,7 +68,8 @@ from service.kinds.wholes import group_of, parity_filter, spell_out
 # bags, coats and dresses stay": an outside review)
 _JOINED = {"and", "or", "nor", "&"}
 _KEEPING = {"too", "also", "well", "instead", "are", "is", "stay", "stays", "remain", "fine", "ok",
-            "okay", "keep", "add", "plus", "matter", "priority", "still"}
+            "okay", "keep", "add", "plus", "matter", "priority", "still", "only"}  # "no
+# horses, we only have sheep and cows"
 _LISTING = {",", "and", "or", "nor", "&", "n"}  # separators that continue a list
 _ROLE = (["as", "a"], ["as", "an"], ["im", "a"], ["im", "an"], ["i", "am"])  # "I'm a teacher"
 # "6-9 are next sprint, NOT this one": what is left out is not named (was read as all ten)
@@ -164,7 +165,7 @@ def _read_sentence(sentence: str, known: Known, parsed: Parsed) -> None:
             continue
         if excluding and (separator in (_LISTING if excluding is True else _JOINED)
                           or separator == "," and not _KEEPING & set(words("".join(pieces[i:])))) \
-                and words(pieces[i])[:1] not in (["just"], ["only"]) \
+                and not {"just", "only"} & set(words(pieces[i])) \
                 and (bare := _bare_class(pieces[i], known)):  # "…, just cats"; "and 1"
             (parsed.retracted if excluding == "retracted" else parsed.negated).append(bare)
             continue
@@ -193,7 +194,11 @@ def _read_sentence(sentence: str, known: Known, parsed: Parsed) -> None:
     if (scope := dismissed(sentence)) is not None:  # "… dogs and cats, but I don't need
         gone = {m for at, end, mentions in where if at < scope[1] and end > scope[0]
                 for m in mentions}  # the chunks in the part waved off
-        parsed.negated += [m for m in parsed.mentions[start:] if m in gone]  # those": not
+        if takes_back(sentence, scope):  # "the horses went to another team, remove them"
+            parsed.retracted += [" ".join(t for t in m.split() if known.class_word(t)) or m
+                                 for m in parsed.mentions[start:] if m in gone]
+        else:
+            parsed.negated += [m for m in parsed.mentions[start:] if m in gone]  # those": not
         parsed.mentions[start:] = [m for m in parsed.mentions[start:] if m not in gone]
 
 

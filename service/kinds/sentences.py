@@ -32,11 +32,14 @@ _ABBREVIATION = "".join(f"(?<!\\b{a})" for a in ("mr", "ms", "dr", "st", "vs", "
 # a short word of one case ends a sentence; a capitalised one is a name ("Ask Bo. He …")
 _SHORT = "|".join(f"(?<=\\b(?-i:[{c}]{{{n}}}))" for c in ("a-z", "A-Z") for n in (2, 3))
 SENTENCE = re.compile(r"(?<=[a-z]{4})\.(?=\s|$)|(?<=\d)\.(?=\s+(?-i:[A-Z]))|[!?]+(?=\s|$)|[()]"
+                      r"|(?<=\b\d)\.(?=\s+(?:we|i|also|please|pls|plus|oh|actually|but|thanks|thx)\b)"
                       rf"|(?:{_SHORT}){_ABBREVIATION}"
                       r"\.(?=\s+(?-i:[A-Z]))",
-                      re.I)  # "mixing up 6 and 9. Please rebuild": a digit ends one too
+                      re.I)  # "mixing up 6 and 9. Please rebuild": a digit ends one too, and
+# before a lower-case opener ("digits 1 to 5. we also need 6"; not "1. cats 2. dogs")
 # "pets: cat and dog", "paintings — …"; not a spaced range ("digits 1 - 4" was one, four)
 _HEADER = re.compile(r"^(.*)(?::|(?<!\d)\s[—–-]\s|\s[—–-]\s(?!\d))(.*)$", re.S)
+_UPDATE = {"update", "updated", "edit", "correction", "addendum", "ps", "p", "s", "also"}
 _NOT = {"not", "never", "dont", "doesnt", "shouldnt", "wont", "cannot", "cant"}  # in a header
 
 
@@ -48,6 +51,11 @@ def read_header(text: str, known: Known) -> tuple[list[str], str]:
     if not header or not words(header.group(2)):
         return [], text
     head, rest = header.group(1), header.group(2)
+    ends = [m.end() for m in SENTENCE.finditer(head)]  # "digits 1 to 5. Update: also 6":
+    if ends and _UPDATE >= set(words(head[ends[-1]:])) != set():  # "Update" heads what
+        # follows only
+        styles, text = read_header(head[ends[-1]:] + text[header.end(1):], known)
+        return styles, f"{head[:ends[-1]]} {text}"
     def names(part: str) -> bool:
         return any(known.names_a_class(content(words(c), known)) for c in SEPARATORS.split(part))
     if names(without_counts(head)) or (names_a_group(head, known.groups) and not names(rest)):

@@ -1,0 +1,86 @@
+"""Digits computed, named by a property or drawn in words, and corrections that take classes
+back (stop 34, issue 13), with the real bundled MiniLM over Tailor-PACS. Every case but the
+guards (marked) was a 422 or a wrong class set on the stop-33 resolver."""
+
+from __future__ import annotations
+
+import pytest
+from service_testkit import resolve_description
+
+from service.core.schemas import PersonalizeCreate
+from service.kinds.arithmetic import evaluate
+from service.kinds.numbers import digit_in, digit_of
+from service.kinds.numerals import digit_named
+from service.kinds.task_request import resolve_request
+
+
+@pytest.mark.parametrize(("phrase", "digit"), [
+    ("100 / 20", 5), ("two cubed", 8), ("2^3", 8), ("the digit you get from 3 x 3", 9),
+    ("the digit after the digit after seven", 9), ("a baker's dozen minus four", 9),
+    ("7 squared minus 42", 7), ("the numeral equal to 2+2", 4), ("The square of two.", 4),
+    ("the numeral you get after adding 3 and 4", 7),  # "after" a step, not one more
+    ("I come after two and before four", 3), ("I am the number of days in a week", 7),
+    ("the single-digit number just below two", 1), ("(2+1)*3", 9),
+    # guards: a list, a range, a bare number, words that are not arithmetic
+    ("8/2", None), ("10-8", None), ("six", None), ("two cats", None), ("the 3 of us", None),
+    ("after 4 and before 9", None), ("the number after ten", None),
+])
+def test_arithmetic_in_words(phrase, digit):
+    assert digit_of(phrase) == digit
+
+
+def test_an_expression_needs_an_operator_or_a_known_count():
+    assert evaluate("the number 3") is None and evaluate("7", facts=1) == 7.0
+    assert evaluate("3 + (4") is None and evaluate("4 / 0") is None
+
+
+@pytest.mark.parametrize(("definition", "digit"), [
+    ("the smallest prime number", 2), ("the only even prime", 2), ("the loneliest number", 1),
+    ("the multiplicative identity", 1), ("The additive identity.", 0),
+    ("the largest single digit", 9), ("the smallest odd digit", 1), ("a pair", 2),
+    ("the digit that looks like a snowman", 8), ("the digit that looks like a sailboat", 4),
+    ("a numeral made of two stacked circles", 8), ("the digit cero", 0),
+    ("the digit that, turned upside down, becomes 6", 9),
+    ("the number after five (paanch ke baad)", 6), ("class_id 1: the multiplicative identity", 1),
+    ("the number of months in a quarter", 3), ("how many legs a snake has, written as a digit", 0),
+    # guards: letters, shapes and compared properties are no digit, nor a pair of something
+    ("the lowercase letter l, a single vertical line", None), ("a circle shape", None),
+    ("an oval shape", None), ("The smallest prime greater than five.", None),
+    ("a warm-blooded, egg-laying vertebrate", None), ("a pair of trousers", None),
+    ("a bird shaped like a swan", None),
+])
+def test_digits_by_property_shape_or_another_language(definition, digit):
+    assert digit_in(definition) == digit
+
+
+def test_a_shape_is_read_only_when_the_definition_says_digit():
+    assert digit_named("looks like a snowman") is None
+    assert digit_named("the numeral that looks like a snowman") == 8
+
+
+def test_listed_digit_definitions_resolve(pacs):
+    request = PersonalizeCreate(classes=["the only even prime number", "two cubed",
+                                         "the square root of sixteen"])
+    matches, _ = resolve_request(pacs, request, pacs.domains)
+    assert [m.name for m in matches] == ["two", "eight", "four"]
+
+
+@pytest.mark.parametrize(("text", "classes"), [
+    ("cats, dogs and horses. oh wait, the horses went to another team, remove them.",
+     ["cat", "dog"]),  # was all three, at 200
+    ("cats and dogs please. hmm, make it just the cats and birds", ["cat", "bird"]),  # at 200
+    ("need zebra, giraffe, elephant... scratch elephant, add bird instead",
+     ["zebra", "giraffe", "bird"]),  # at 200
+    ("0, 1, 2, 3. Not 3 actually.", ["zero", "one", "two"]),  # at 200
+    ("digits 1 to 5. Update: we also need 6.",
+     ["one", "two", "three", "four", "five", "six"]),
+    ("classify cat vs dog vs horse. on second thought, leave out horse.", ["cat", "dog"]),
+    ("sheep, cows and horses. Correction: no horses, we only have sheep and cows.",
+     ["sheep", "cow"]),
+    # guards: "ignore it" leaves out its own clause's horse, not the horse asked for before
+    ("cats and horses. My logo is a horse, ignore it.", ["cat", "horse"]),
+    ("Digits 0-9. The envelopes have cat stickers on them, ignore those.",
+     ["zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine"]),
+])
+def test_corrections_take_classes_back(pacs, text, classes):
+    assert sorted(resolve_description(pacs, text)[0]) == sorted(classes)
