@@ -41,7 +41,7 @@ _SENTENCE_END = re.compile(r"[.!?]+\s+|\n")
 _ADDING = {"also", "too", "plus", "add", "additionally", "another", "more"}
 RETRACTING = {"drop", "skip", "scrap", "scratch", "forget", "remove", "omit", "cancel", "minus",
               "nvm", "nevermind",  # Slack's "edit 2: nvm dresses"
-              "ditch", "lose"}  # fmt: skip
+              "ditch", "lose", "ignore", "disregard"}  # fmt: skip
 _LEADING = {"please", "pls", "so", "but", "and", "just", "then", "i", "we", "you", "d", "ll"}
 _NEGATING = {"no", "not", "except", "without", "excluding", "nor"}
 _NEVER_MIND = re.compile(r"\bnever\s+mind\b", re.I)
@@ -65,7 +65,7 @@ def retract_before_markers(text: str) -> tuple[str, list[str]]:
     what follows adds or takes back its own (:func:`_keeps_before`; "Correction: no horses"
     then reads "drop horses", not a clash with the horses asked before). "Oh wait" is no
     marker: it adds more often than it takes back ("Oh wait, the zoo also has sheep")."""
-    text = _TAKEN_BACK_AFTER.sub(r"drop \1", _ELLIPSIS.sub(". ", text))
+    text = _TAKEN_BACK_AFTER.sub(r"drop \1", _ELLIPSIS.sub(". ", _swapped(text)))
     dropped, text = [], _TAKE_BACK.sub("drop", _NEVER_MIND.sub("nvm", text))  # not a clash
     text = _WAIT_NO_ITEM.sub(_taken_back_item, text)  # "bear, bird, and— wait, no bird — horse"
     dropped += [m[0].strip() for m in _DECLINED.finditer(text)]
@@ -85,6 +85,23 @@ def retract_before_markers(text: str) -> tuple[str, list[str]]:
         rest = text[match.end():].lstrip()  # a sentence of its own: "Remove 0 and 1"
         text = text[:start] + " " + rest[:1].upper() + rest[1:]
     return text, dropped
+
+
+# one class for another: "replace coats with shirts", "swap the birds for dogs", "use sheep
+# instead of dogs", "instead of cats, dogs": the one replaced is taken back in an aside of its
+# own, so that the retraction reaches no further ("dogs instead of cats, and horses")
+_ITEM = r"(?:the\s+|a\s+|an\s+)?([a-z0-9][\w'\- ]{0,30}?)"
+_SWAPS = [(re.compile(p, re.I), r) for p, r in [
+    (rf"\b(?:replace|swap|substitute|exchange|switch)\s+{_ITEM}\s+(?:with|for|by)\b", r" (drop \1) "),
+    (rf"\binstead\s+of\s+{_ITEM}(?=\s*(?:[,.;:!?)]|$))", r" (drop \1) "),
+    (rf"\binstead\s+of\s+{_ITEM}\s*,", r" (drop \1) "),
+]]
+
+
+def _swapped(text: str) -> str:
+    for pattern, repl in _SWAPS:
+        text = pattern.sub(repl, text)
+    return text
 
 
 _OPENING_NO = re.compile(r"^\s*(?:no|not)\b", re.I)
@@ -131,7 +148,11 @@ _DISMISSING = re.compile(
     r"(?:\b(?:do\s*n[o']?t|doesn'?t|won'?t)\s+(?:need|want|care\s+about)|\bignore|\bdrop|"
     r"\bremove|\bskip)\s+(?:those|"
     r"them|these|that|it|him|her)\b|\b(?:that'?s|that\s+is|it'?s|they'?re|those\s+are)\s+"
-    r"(?:irrelevant|not\s+(?:needed|relevant|important)|out\s+of\s+scope)\b", re.I)
+    r"(?:irrelevant|not\s+(?:needed|relevant|important)|out\s+of\s+scope)\b|"
+    r"(?<=,)\s*(?:(?:but|btw|and)\s+)?(?:irrelevant|unrelated)(?:\s+(?:to|for)\s+(?:this|the\s+"
+    r"task|it|us|the\s+model))?\b|"  # "our mascot is a zebra btw, irrelevant to this"
+    r"(?<=,)\s*(?:(?:so|but|and)\s+)?(?:please\s+|pls\s+)?ignore(?=\s*(?:[.;!?)]|$))",
+    re.I)  # "cat stickers on the envelopes, please ignore."
 _CLAUSE_END = re.compile(r"\s*(?:(?:recogni[sz]ed|detected|classified|tagged|labell?ed|anyway|"
                          r"for\s+now|for\s+this\s+(?:phase|release|version|sprint|project)|"
                          r"here|though|at\s+all|really)\s*)*(?:[.;:!?)]|$)", re.I)

@@ -38,10 +38,11 @@ _PRONOUN_ONE = re.compile(
     r"\b(?:these|those)\s+[2-9]\b(?!\s*(?:[,&]|and|or)\s*\d)|"  # "classifier for those 4"
     r"\b(?:[2-9]|two|three|four|five|six|seven|eight|nine|ten)\s+(?:in\s+total|total|in\s+all)\b|"
     r"\bone\s+of\s+(?:these|those|them|the\s+above|the\s+following)\b|"  # "isn't one of these"
-    r"\b(?:these|those|both|all)\s+"
+    r"\b(?:these|those|both|all|(?:the\s+)?other|(?:the\s+)?remaining)\s+"
     rf"(?:two|three|four|five|six)\b(?!\s*[,&]\s*{NUMBER}|\s+(?:and|or|&)\b|\s+{NUMBER}\b)",
     re.I)  # "make one for 4 vs 9", "even ones only", "just those two", "those two: cats,
-# dogs" are no digits; "those two, three and four" and "ones and sevens" are
+# dogs" and "just the other three" are no digits; "those two, three and four" and "ones and
+# sevens" are
 
 
 # how many images of each class, not a class: "about 2500 each", "~300 apiece", "40 per
@@ -59,6 +60,11 @@ def declared_count(text: str) -> int | None:
     return int(said.pop()) if len(said) == 1 else None
 
 
+# "a pig or two", "a horse or so": how many, not the digit two (stop 34, a read set)
+_OR_TWO = re.compile(r"\b((?:a|an)\s+[a-z]+)\s+or\s+(?:two|so)\b", re.I)
+
+
 def without_counts(text: str) -> str:
     """``text`` without counts of classes, pronoun "one"s, owned counts and amounts."""
-    return _AMOUNT.sub(" ", _OWNED.sub(" ", _PRONOUN_ONE.sub(" ", _COUNT.sub(" ", text))))
+    text = _OR_TWO.sub(r"\1", _PRONOUN_ONE.sub(" ", _COUNT.sub(" ", text)))
+    return _AMOUNT.sub(" ", _OWNED.sub(" ", text))
