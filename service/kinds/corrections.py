@@ -21,6 +21,7 @@ _MARKER = re.compile(r"\bno,?\s+wait\b,?|\bwait,?\s+no\b,?|\bsorry,?\s+i\s+mean(
                      r"\bno,\s+(?=(?:just|only|actually|instead)\b)|"  # "? no, just the even"
                      r"\b(?:actually|no|sorry|wait|oops),?\s+make\s+(?:that|it)\b,?|"  # not
                      r"\bmake\s+(?:that|it)\s+(?=(?:just|only)\b)|"  # "make it just the cats"
+                     r"\b(?:edit|update|upd)\s*\d*\s*:\s*actually\b,?|"  # "edit: actually …"
                      # "make it fast", "make that one two"
                      r"\bon\s+second\s+thoughts?\b,?|\bchange\s+of\s+plans?\b[:,]?|"
                      r"\b(?:right|correct)\?\s*no\b(?=\s*[,.!;])[,.!;]?",  # "…, right? no, …"
@@ -42,6 +43,8 @@ _ADDING = {"also", "too", "plus", "add", "additionally", "another", "more"}
 RETRACTING = {"drop", "skip", "scrap", "scratch", "forget", "remove", "omit", "cancel", "minus",
               "nvm", "nevermind",  # Slack's "edit 2: nvm dresses"
               "ditch", "lose", "ignore", "disregard"}  # fmt: skip
+# "ignore any animal that isn't one of these", "drop everything else": a filter, not a class
+_UNNAMED = {"any", "anything", "everything", "other", "others", "else", "rest", "all"}
 _LEADING = {"please", "pls", "so", "but", "and", "just", "then", "i", "we", "you", "d", "ll"}
 _NEGATING = {"no", "not", "except", "without", "excluding", "nor"}
 _NEVER_MIND = re.compile(r"\bnever\s+mind\b", re.I)
@@ -92,13 +95,19 @@ def retract_before_markers(text: str) -> tuple[str, list[str]]:
 # own, so that the retraction reaches no further ("dogs instead of cats, and horses")
 _ITEM = r"(?:the\s+|a\s+|an\s+)?([a-z0-9][\w'\- ]{0,30}?)"
 _SWAPS = [(re.compile(p, re.I), r) for p, r in [
-    (rf"\b(?:replace|swap|substitute|exchange|switch)\s+{_ITEM}\s+(?:with|for|by)\b", r" (drop \1) "),
+    (rf"\b(?:replace|swap|substitute|exchange|switch)\s+{_ITEM}\s+(?:with|for|by)\b",
+     r" (drop \1) "),
     (rf"\binstead\s+of\s+{_ITEM}(?=\s*(?:[,.;:!?)]|$))", r" (drop \1) "),
     (rf"\binstead\s+of\s+{_ITEM}\s*,", r" (drop \1) "),
 ]]
 
 
+# "ignore (birds), keep cats": the classes a retracting verb takes back, out of their brackets
+_BRACKETED = re.compile(r"\b(drop|skip|remove|ignore|omit|exclude|forget)\s*\(([^()]*)\)", re.I)
+
+
 def _swapped(text: str) -> str:
+    text = _BRACKETED.sub(r"\1 \2", text)
     for pattern, repl in _SWAPS:
         text = pattern.sub(repl, text)
     return text
@@ -133,6 +142,8 @@ def retracted(tokens: list[str]) -> list[str] | None:
     retracting verb or reads "leave … out" ("actually forget the birds" → ``["the",
     "birds"]``); else None."""
     content = [t for t in tokens if t not in _LEAD]
+    if content[1:2] and content[1] in _UNNAMED:
+        return None
     if content and (content[0] in RETRACTING or (content[0] == "leave" and "out" in content)):
         return [t for t in content[1:] if t != "out"]
     return None

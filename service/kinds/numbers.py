@@ -122,12 +122,12 @@ def digit_in(definition: str) -> int | None:
         if (whole := digit_of(text)) is not None:
             return whole
     clauses = re.split(r"[;.:!?]|,?\s+\bor\b|,\s+(?:also|and also)\b", bare, flags=re.I)
-    found = {d for c in clauses if (d := _computed_or_named(c)) is not None}
-    if not found and (named := numerals.digit_named(bare)) is not None:
-        found.add(named)
-    return found.pop() if len(found) == 1 else None
+    found = {d for c in clauses if (d := digit_of(c)) is not None}
+    named = numerals.digit_named(bare)  # the whole first: "a stroke …, with a diagonal or
+    if named is None:  # open corner" is a four, its first clause alone a seven
+        named = _one({numerals.digit_named(c) for c in clauses} - {None})
+    return _one(found | ({named} - {None}))
 
 
-def _computed_or_named(clause: str) -> int | None:
-    computed = digit_of(clause)
-    return computed if computed is not None else numerals.digit_named(clause)
+def _one(digits: set[int]) -> int | None:
+    return next(iter(digits)) if len(digits) == 1 else None

@@ -66,8 +66,8 @@ _SHAPES = [
     (r"\b(?:backwards?|reversed|flipped|mirrored) (?:capital |letter )?e\b|\be (?:backwards|"
      r"reversed|flipped)\b", 3),
     (r"\bflat (?:hat|cap|top)\b.*\bbelly\b", 5),
+    (r"^(?=.*\b(?:triangle|open angle|corner)\b)(?=.*\b(?:cross|vertical))", 4),
     (r"\b(?:horizontal|flat) (?:top|bar|line|stroke)\b.*\b(?:diagonal|slant)", 7),
-    (r"\b(?:triangle|open angle|corner)\b.*\b(?:cross|vertical)", 4),
     (r"\b(?:straight|vertical|upright|up and down) (?:vertical )?(?:line|stick|stroke)\b|"
      r"\bstick with (?:a )?(?:little |small )?flag\b", 1),
     (r"\b(?:circle|oval|egg|donut|doughnut|ring|letter o)\b", 0),

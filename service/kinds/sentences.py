@@ -33,10 +33,12 @@ _ABBREVIATION = "".join(f"(?<!\\b{a})" for a in ("mr", "ms", "dr", "st", "vs", "
 _SHORT = "|".join(f"(?<=\\b(?-i:[{c}]{{{n}}}))" for c in ("a-z", "A-Z") for n in (2, 3))
 SENTENCE = re.compile(r"(?<=[a-z]{4})\.(?=\s|$)|(?<=\d)\.(?=\s+(?-i:[A-Z]))|[!?]+(?=\s|$)|[()]"
                       r"|(?<=\b\d)\.(?=\s+(?:we|i|also|please|pls|plus|oh|actually|but|thanks|thx)\b)"
+                      rf"|(?<=\w){_ABBREVIATION}\.(?=\s+(?:ok|okay|so|oh|then|actually)\b)"
                       rf"|(?:{_SHORT}){_ABBREVIATION}"
                       r"\.(?=\s+(?-i:[A-Z]))",
                       re.I)  # "mixing up 6 and 9. Please rebuild": a digit ends one too, and
-# before a lower-case opener ("digits 1 to 5. we also need 6"; not "1. cats 2. dogs")
+# before a lower-case opener ("digits 1 to 5. we also need 6"; not "1. cats 2. dogs"), as any
+# word does before "ok", "so", "then" ("hippo? skip that too. ok just the first three")
 # "pets: cat and dog", "paintings — …"; not a spaced range ("digits 1 - 4" was one, four)
 _HEADER = re.compile(r"^(.*)(?::|(?<!\d)\s[—–-]\s|\s[—–-]\s(?!\d))(.*)$", re.S)
 _UPDATE = {"update", "updated", "edit", "correction", "addendum", "ps", "p", "s", "also"}

@@ -199,7 +199,7 @@ def _without_strays(resolver: ClassResolver, matches: list[Match], listed: set[s
     if not unknown or len({m.name for m in known}) < 2 \
             or not all(leftovers.within(m.phrase, listed) for m in known):  # fmt: skip
         return matches, []
-    strays = leftovers.strays(resolver, unknown, kept)
+    strays = leftovers.strays(resolver, unknown, kept, listed)
     return [m for m in matches if m.phrase not in strays], strays
 
 

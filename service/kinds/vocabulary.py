@@ -14,7 +14,8 @@ NEGATIONS = {"not", "no", "non", "never", "except", "excluding", "without", "but
 # "horses not needed", "bags are not supported": "not" before one of these negates the chunk
 NEEDED = {"needed", "required", "wanted", "necessary", "relevant", "included", "supported",
           "part"}  # "handbags are NOT part of this epic"
-EXCLUDING = {"except", "excluding", "anything", "everything"}  # negate wherever they stand
+# negate wherever they stand
+EXCLUDING = {"except", "excluding", "exclude", "anything", "everything"}
 DROPPED = {"excluded", "omitted", "removed", "skipped"}  # "(sheep excluded)": carried too
 # A chunk with one of these asks for something ("we would also like to see raccoons", "plus
 # wild boars"): its words are never read as context about the app
@@ -51,6 +52,7 @@ STYLE_WORDS = {
     "stills", "clipart", "studio", "impressionist", "icon", "icons", "sprite", "sprites", "emoji",
     "whiteboard", "whiteboards", "screenshot", "screenshots", "scans", "shots",  # not the verbs
     "graphics", "illustration", "illustrations", "sticker", "stickers",
+    "cartoony", "cartoonish", "toon", "toons", "painterly", "photoreal", "photorealistic",
 }  # fmt: skip
 # Words that say how the images were taken without being a style ("guests hold the phone up
 # to a painting"): they set the domain only when no style word does, and stay in mentions.

@@ -88,9 +88,9 @@ def spell_out(text: str, groups: Mapping[str, list[str]],
         bounded = _within(text, match, members)  # "even numbers 0-8"
         members, tail = bounded or (members, match.end())
         if not _asked(text, last, match, class_of, bounded is not None):
-            if _LEFT_OUT.search(text[last : match.start()]):  # "Exclude the even numbers."
-                excepted += members
-                out, last = out + [text[last : match.start()]], tail
+            if left := _LEFT_OUT.search(text[last : match.start()]):  # "Exclude the even
+                excepted += members  # numbers.": the verb goes too, else it reads on
+                out, last = out + [text[last : last + left.start()]], tail
             continue
         end, excluded = _exceptions(text, tail, class_of, members)
         if excluded is None or _PREDICATE.match(text[end:]):
