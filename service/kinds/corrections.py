@@ -165,7 +165,8 @@ _DISMISSING = re.compile(
     r"(?<=,)\s*(?:(?:so|but|and)\s+)?(?:please\s+|pls\s+)?ignore(?=\s*(?:[.;!?)]|$))",
     re.I)  # "cat stickers on the envelopes, please ignore."
 _CLAUSE_END = re.compile(r"\s*(?:(?:recogni[sz]ed|detected|classified|tagged|labell?ed|anyway|"
-                         r"for\s+now|for\s+this\s+(?:phase|release|version|sprint|project)|"
+                         r"for\s+now|for\s+this\s+(?:phase|release|version|sprint|project|model|"
+                         r"task|app|one)|"
                          r"here|though|at\s+all|really)\s*)*(?:[.;:!?)]|$)", re.I)
 # where the part waved off begins: after the last clause mark before the dismissal; a comma
 # counts unless "but" follows it ("a coat in every shot, but that's irrelevant")

@@ -38,7 +38,9 @@ _PRONOUN_ONE = re.compile(
     r"\b(?:these|those)\s+[2-9]\b(?!\s*(?:[,&]|and|or)\s*\d)|"  # "classifier for those 4"
     r"\b(?:[2-9]|two|three|four|five|six|seven|eight|nine|ten)\s+(?:in\s+total|total|in\s+all)\b|"
     r"\bone\s+of\s+(?:these|those|them|the\s+above|the\s+following)\b|"  # "isn't one of these"
-    r"\b(?:these|those|both|all|(?:the\s+)?other|(?:the\s+)?remaining)\s+"
+    r"\bthe\s+(?:two|three|four|five)\s+(?:that|which|who|we|i|you)\b[^,.;:!?]*|"  # "the
+    # three that always get mixed up", "just the two you wear most": a count and its clause
+    r"\b(?:these|those|both|all|(?:the\s+)?(?:other|remaining|first|last|latter|former))\s+"
     rf"(?:two|three|four|five|six)\b(?!\s*[,&]\s*{NUMBER}|\s+(?:and|or|&)\b|\s+{NUMBER}\b)",
     re.I)  # "make one for 4 vs 9", "even ones only", "just those two", "those two: cats,
 # dogs" and "just the other three" are no digits; "those two, three and four" and "ones and
@@ -60,6 +62,9 @@ def declared_count(text: str) -> int | None:
     return int(said.pop()) if len(said) == 1 else None
 
 
+# "yes count 0 as even": the verb goes, "0 as even" stays (stop 34, set 34); "should count
+# as a third class" keeps it, an extra class asked back
+_COUNT_AS = re.compile(r"\bcount(?:s|ed|ing)?\s+(?=\S+\s+as\b)", re.I)
 # "a pig or two", "a horse or so": how many, not the digit two (stop 34, a read set)
 _OR_TWO = re.compile(r"\b((?:a|an)\s+[a-z]+)\s+or\s+(?:two|so)\b", re.I)
 
@@ -67,4 +72,4 @@ _OR_TWO = re.compile(r"\b((?:a|an)\s+[a-z]+)\s+or\s+(?:two|so)\b", re.I)
 def without_counts(text: str) -> str:
     """``text`` without counts of classes, pronoun "one"s, owned counts and amounts."""
     text = _OR_TWO.sub(r"\1", _PRONOUN_ONE.sub(" ", _COUNT.sub(" ", text)))
-    return _AMOUNT.sub(" ", _OWNED.sub(" ", text))
+    return _COUNT_AS.sub("", _AMOUNT.sub(" ", _OWNED.sub(" ", text)))

@@ -35,7 +35,8 @@ PREFIX_MAX_SIMILARITY = 0.40
 STRAY_MAX_SIMILARITY = 0.45
 # "or maybe just the striped ones?", "horses, the sawhorse kind": about a class, not the app
 _HEDGES = {"maybe", "perhaps", "possibly", "probably", "kind", "kinds", "type", "types", "sort",
-           "sorts", "variety", "breed", "breeds", "species"}
+           "sorts", "variety", "breed", "breeds", "species", "class", "classes", "label",
+           "labels"}  # "should count as a third class": one more
 _DIGITS = re.compile(r"\d")
 _DIGIT_CLASS = re.compile(r"\d(?:s)?")  # "7", "7s"
 _BARE_NUMBER = re.compile(r"\d+s?")  # "12", "16s": maybe a class asked for, never a stray

@@ -40,7 +40,7 @@ from service.kinds.counted import declared_count, without_counts
 from service.kinds.listing import asked, coordinated, list_items
 from service.kinds.numbers import digit_of
 from service.kinds.pasted import as_prose
-from service.kinds.ranges import between, letter_range, numbers_spaced, span
+from service.kinds.ranges import between, bounded, letter_range, numbers_spaced, span
 from service.kinds.rewrites import (
     equated,
     glossed,
@@ -77,6 +77,9 @@ _POINTING = re.compile(r"\b(?:not|no)\s+(?:this|that|these|those)(?:\s+ones?)?\s
                        re.I | re.M)
 _EXCEPT = {"except", "excluding"}  # "every item in our shop except sandals, sneakers": not those
 _MORE = {"other", "others", "more", "additional", "etc", "rest", "further"}
+_YOU_CHOOSE = re.compile(r"\b(?:whatever|anything)\s+else\b(?!\s+(?:is|are|you|we|shows?|"
+                         r"appears?)\b)|\byou\s+(?:choose|pick|decide)\b|\bup\s+to\s+you\b|"
+                         r"\bwhatever\s+you\s+(?:think|like|want|prefer)\b", re.I)
 _PURPOSE = {"so"}  # "so the app can praise her" ("though ferrets would be nice" asks)
 # verbs after which "from" picks classes out ("recognise cats from llamas"), not a source
 _PICKING = {"recognise", "recognize", "identify", "pick", "filter", "sort", "detect",
@@ -123,7 +126,7 @@ def parse(text: str, known: Known = Known()) -> Parsed:  # noqa: B008 (immutable
     text = equated(text, known.class_word, known.class_of)  # "jumper = the knitted thing"
     text = glossed(text, known.foreign, known.class_of)  # "bag (handbag)", "gato (cat)"
     text = join_modifiers(compared_with(text, known), known)  # "1s with 7s": a pair
-    text = numbers_spaced(text)  # "one – five", "about 0, 2"
+    text = bounded(numbers_spaced(text))  # "one – five", "about 0, 2", "bigger than 6"
     header, text = read_header(one_line(text), known)
     style, hints = [w for w in header if is_style(w)], [w for w in header if w in STYLE_HINTS]
     text, doubt = between(text)
@@ -132,8 +135,10 @@ def parse(text: str, known: Known = Known()) -> Parsed:  # noqa: B008 (immutable
     text, excepted = spell_out(text, known.groups, known.class_of)  # "every animal but cows"
     text, filtered = parity_filter(text, known.groups)  # "2 to 8, but no odd ones"
     pointing = _POINTING.search(text)  # "NOT this one"
+    chooser = _YOU_CHOOSE.search(text)  # "cats, dogs, and whatever else, you choose"
     refused = letters or pointing and f"{pointing[0].strip(' .,;!?')!r} leaves open what is " \
-        "left out; name the classes you do not want" or doubt and (
+        "left out; name the classes you do not want" or chooser and (
+        f"{chooser[0]!r} leaves the classes to us; name each class you want") or doubt and (
         f"{doubt!r} could be a range, an open range or a pair here; list the digits you want, "
         "e.g. '3, 4 and 5'")  # fmt: skip
     if refused:
@@ -157,7 +162,7 @@ def _read_sentence(sentence: str, known: Known, parsed: Parsed) -> None:
     pieces = SPLIT.split(sentence)  # chunk, separator, chunk, …
     comparing = any(f in COMPARING | _PICKING for t in tokens for f in singular_forms(t))
     excluding, refusing, items, where = False, False, [], []
-    start = len(parsed.mentions)
+    start, styles = len(parsed.mentions), len(parsed.style)
     for i in range(0, len(pieces), 2):  # "tell cats from dogs", "picks out … from …"
         separator = pieces[i - 1].strip().lower() if i else ""
         if refusing and separator in ("or", "nor") and words(pieces[i]):
@@ -192,6 +197,9 @@ def _read_sentence(sentence: str, known: Known, parsed: Parsed) -> None:
     if NEGATIONS & set(tokens):  # "numbers 6-9 are next sprint, NOT this one"
         parsed.negating |= {m for _, mentions, _ in items for m in mentions}
     if (scope := dismissed(sentence)) is not None:  # "… dogs and cats, but I don't need
+        waved = set(words(sentence[scope[0]:scope[1]]))  # "(the world is cartoon animals,
+        parsed.style[styles:] = [w for w in parsed.style[styles:] if w not in waved]  # but
+        # that's irrelevant)": no style either
         gone = {m for at, end, mentions in where if at < scope[1] and end > scope[0]
                 for m in mentions}  # the chunks in the part waved off
         if takes_back(sentence, scope):  # "the horses went to another team, remove them"

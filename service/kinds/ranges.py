@@ -13,7 +13,7 @@ from collections.abc import Callable
 
 from service.kinds.chunks import POST as _POST
 from service.kinds.tokens import NUMERALS, words
-from service.kinds.vocabulary import COMPARING, DIGIT_CONTEXT, FILLER
+from service.kinds.vocabulary import COMPARING, DIGIT_CONTEXT, FILLER, NEGATIONS
 
 NUMBER = r"(?:\d|zero|one|two|three|four|five|six|seven|eight|nine)"
 _RANGE = re.compile(rf"\b({NUMBER})\s*(?:-|–|—|\bto\b|\bthrough\b|\bthru\b|\btill\b|"
@@ -76,6 +76,40 @@ def numbers_spaced(text: str) -> str:
     return _ABOUT_LIST.sub("on ", text)
 
 
+# digits bounded on one side: "the digits bigger than 6", "numbers five and above", "at least
+# 3"; only after a digit word earlier in the sentence, and not before a unit ("more than 3
+# classes", "under 5 px"): what follows must end the phrase
+_ABOVE = r"(?:bigger|greater|larger|higher|more|above|over)"
+_BELOW = r"(?:smaller|less|lower|fewer|below|under)"
+_END = r"(?=\s*(?:[,.;:!?)]|$|\b(?:and|or|but|only|please|pls|inclusive|for|on|in)\b))"
+_BOUNDS = [(re.compile(p, re.I), side) for p, side in [
+    (rf"\b{_ABOVE}\s+(?:than\s+)?({NUMBER}){_END}", "above"),
+    (rf"\b{_BELOW}\s+(?:than\s+)?({NUMBER}){_END}", "below"),
+    (rf"\b({NUMBER})\s+(?:and|or)\s+(?:above|up|upwards|higher|over|greater|bigger|more)\b",
+     "from"),
+    (rf"\b({NUMBER})\s+(?:and|or)\s+(?:below|under|lower|less|smaller|fewer|down)\b", "to"),
+    (rf"\bat\s+least\s+({NUMBER}){_END}", "from"),
+    (rf"\bat\s+most\s+({NUMBER}){_END}", "to"),
+]]
+_SPAN = {"above": lambda n: (n + 1, 9), "below": lambda n: (0, n - 1), "from": lambda n: (n, 9),
+         "to": lambda n: (0, n)}
+
+
+def bounded(text: str) -> str:
+    """Digits bounded on one side spelt as a range ("digits bigger than 6" → "digits 7 to
+    9"), after a digit word (``DIGIT_CONTEXT``) in the same sentence."""
+    for pattern, side in _BOUNDS:
+        def spelt(m: re.Match, side: str = side) -> str:
+            sentence = re.split(r"[.!?]\s", m.string[: m.start()])[-1]
+            lo, hi = _SPAN[side](_as_int(m[1]))
+            if not DIGIT_CONTEXT & set(words(sentence)) or not 0 <= lo < hi <= 9 \
+                    or NEGATIONS & set(words(sentence)[-2:]):  # "nothing above 4": asked back
+                return m[0]
+            return f" {lo} to {hi} "
+        text = pattern.sub(spelt, text)
+    return text
+
+
 def letter_range(text: str, names_a_class: Callable[[str], bool]) -> str | None:
     """Why a request is refused when it asks for a span of letters its catalogue lacks ("hex
     digits: 0-9 and A-F" answered the ten digits at 200, the letters unread), else None."""
@@ -99,7 +133,7 @@ def span(chunk: str, names_a_class: Callable[[str], bool]) -> list[str] | None:
     if before and before[-1] in DIGIT_CONTEXT:  # "digits 1 through 3 on scanned checks"
         after = after[: next((i for i, t in enumerate(after) if t in _POST), len(after))]
     cued = bool(before) and before[-1] in DIGIT_CONTEXT and all(t in FILLER for t in after)
-    if not cued and (after or any(t not in FILLER for t in before)):
+    if not cued and any(t not in FILLER for t in before + after):  # "0-3 is enough"
         return None
     lo, hi = (_as_int(match[i]) for i in (1, 2))
     if lo >= hi or not all(names_a_class(match[i].lower()) for i in (1, 2)):

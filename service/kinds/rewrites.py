@@ -134,6 +134,11 @@ def one_line(text: str) -> str:
         + (" " + lines[-1] if lines else "")  # fmt: skip
 
 
+# English words for a sub-group where it is left out ("no shoes of any kind"); elsewhere
+# "shoes" may be a class's ("running shoes"), so only after an excluding word
+_SUBGROUP_SYNONYMS = {"footwear": ("shoes", "shoe")}
+
+
 def spelt_subgroup_words(text: str, subgroups: Mapping[str, list[str]],
                          class_of: Callable[[str], str | None]) -> str:
     """A sub-group word where it asks or excludes, with the sub-group's classes in its place:
@@ -149,7 +154,13 @@ def spelt_subgroup_words(text: str, subgroups: Mapping[str, list[str]],
     named = {class_of(" ".join(tokens[i:i + n])) for n in (1, 2, 3)
              for i in range(len(tokens) - n + 1)}  # fmt: skip
     for word, members in subgroups.items():
+        for synonym in _SUBGROUP_SYNONYMS.get(word, ()):  # "no shoes of any kind" (the dev
+            text = re.sub(rf"\b(no|not|without)\s+(?:the\s+|any\s+)?{synonym}\b(?!\s+"
+                          rf"\w+ing\b)", rf"\1 {word}", text, flags=re.I)  # set asks "except
+            # shoes" back)
         w = re.escape(word) + "s?"
+        text = re.sub(rf"\bno\s+(?:the\s+|any\s+)?{w}\b", "no " + ", ".join(members),
+                      text, flags=re.I)  # "no footwear of any kind … sneakers": a clash
         asking = re.compile(
             rf"\b(?:(?:all|every|any)\s+(?:kinds?\s+of\s+)?(?:the\s+)?{w}"
             rf"|(?:the\s+)?{w}\s+(?:only|classes|categories|types|kinds)"

@@ -41,6 +41,7 @@ SENTENCE = re.compile(r"(?<=[a-z]{4})\.(?=\s|$)|(?<=\d)\.(?=\s+(?-i:[A-Z]))|[!?]
 # word does before "ok", "so", "then" ("hippo? skip that too. ok just the first three")
 # "pets: cat and dog", "paintings — …"; not a spaced range ("digits 1 - 4" was one, four)
 _HEADER = re.compile(r"^(.*)(?::|(?<!\d)\s[—–-]\s|\s[—–-]\s(?!\d))(.*)$", re.S)
+_LEAVES_OUT = re.compile(r"\b(?:no|without|except)\s+(?:the\s+|any\s+)?[a-z]{3,}", re.I)
 _UPDATE = {"update", "updated", "edit", "correction", "addendum", "ps", "p", "s", "also"}
 _NOT = {"not", "never", "dont", "doesnt", "shouldnt", "wont", "cannot", "cant"}  # in a header
 
@@ -64,4 +65,6 @@ def read_header(text: str, known: Known) -> tuple[list[str], str]:
         return [], f"{head}, {rest}"  # "cats: dogs", "even digits only (…): for a checker"
     if _NOT & set(words(head)):  # "The model shall not classify any of the following: cats"
         return [], f"not {rest}"
+    if _LEAVES_OUT.search(head):  # "Only clothing, no shoes of any kind - I need …": content
+        return [], f"{head}, {rest}"
     return [w for w in words(head) if is_style(w) or w in STYLE_HINTS], rest

@@ -30,7 +30,8 @@ _PHRASE = re.compile(
     rf"seven|six|five|four|three))(?P<fill>(?:\s+(?:{_FILL}|even|odd))*)\s+(?P<group>[a-z]+)\b"
     r"(?:\s+(?:items?|categor(?:y|ies)|class(?:es)?|things?|pieces?|articles?|kinds?|types?|"
     r"lists?|groups?|sections?|"
-    r"in\s+(?:your|the)\s+(?:list|catalogue|catalog|set)|(?:that\s+)?you\s+(?:have|offer|"
+    r"(?:in|on|from|of)\s+(?:your|the)\s+(?:list|catalogue|catalog|set)|(?:that\s+)?you\s+"
+    r"(?:have|offer|"
     r"support|do|provide)|(?:that\s+)?you(?:'?ve|\s+have)?\s+got))*",
     re.I)  # "all the animals you have", "every animal you've got"  # fmt: skip
 # the group phrase is about the images, not the task: "all animals in the photos are cats",

@@ -1,12 +1,14 @@
-"""Digits computed, named by a property or drawn in words, and corrections that take classes
-back (stop 34, issue 13), with the real bundled MiniLM over Tailor-PACS. Every case but the
-guards (marked) was a 422 or a wrong class set on the stop-33 resolver."""
+"""Digits computed, named by a property or drawn in words, bounds ("bigger than 6"), counts,
+corrections that take classes back, and leftovers read as context (stop 34, issue 13), with
+the real bundled MiniLM over Tailor-PACS. Every case but the guards (marked) was a 422 or a
+wrong class set on the stop-33 resolver."""
 
 from __future__ import annotations
 
 import pytest
 from service_testkit import resolve_description
 
+from service.core.problems import Problem
 from service.core.schemas import PersonalizeCreate
 from service.kinds.arithmetic import evaluate
 from service.kinds.numbers import digit_in, digit_of
@@ -84,3 +86,41 @@ def test_listed_digit_definitions_resolve(pacs):
 ])
 def test_corrections_take_classes_back(pacs, text, classes):
     assert sorted(resolve_description(pacs, text)[0]) == sorted(classes)
+
+
+@pytest.mark.parametrize(("text", "classes"), [
+    ("just the digits bigger than 6", ["seven", "eight", "nine"]),
+    ("the handwritten numbers five and above", ["five", "six", "seven", "eight", "nine"]),
+    ("digits 0-5. wait no, 0-3 is enough", ["zero", "one", "two", "three"]),  # 0, 3 at 200
+    ("kitties, puppies and bunnies? oh wait, scratch the bunnies, just the first two",
+     ["cat", "dog"]),  # "two" at 200
+    ("pullover, coat, shirt - the three that always get mixed up",
+     ["pullover", "coat", "shirt"]),  # "three" at 200
+    ("even digits, and yes count 0 as even", ["zero", "two", "four", "six", "eight"]),
+    ("every animal on your list except the horse and the cow",
+     ["bear", "bird", "cat", "dog", "elephant", "giraffe", "sheep", "zebra"]),
+    ("exclude cats, include dogs and birds", ["dog", "bird"]),  # all three at 200
+    ("cats, dogs and horses, ignore the horses", ["cat", "dog"]),  # all three at 200
+    ("dresses and coats, replace coats with shirts", ["dress", "shirt"]),
+    ("I want dogs instead of cats, and horses", ["dog", "horse"]),
+    ("Digits 0-9. Our company mascot is a zebra btw, irrelevant to this.",
+     ["zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine"]),
+    # guards: bounds before a unit or after a negation stay as they were
+    ("I need more than 2 animals: cats, dogs, cows", ["cat", "dog", "cow"]),
+])
+def test_bounds_counts_and_leftovers(pacs, text, classes):
+    assert sorted(resolve_description(pacs, text)[0]) == sorted(classes)
+
+
+@pytest.mark.parametrize("text", [
+    "animals in impressionist paintings - cats, dogs, and whatever else, you choose",  # at 200
+    "Only clothing, no shoes of any kind - I need t-shirts, dresses and sneakers.",  # at 200
+    "no footwear of any kind. I need t-shirts, dresses and sneakers.",  # at 200
+    "Give me the digits 3 to 6, but nothing above 4 and nothing below 5.",  # guard
+    "cows and horses, and also cows, the sea kind (manatees)",  # guard: a hedge is no context
+    "dogs and horses, and horses, the sawhorse kind for carpentry",  # guard: a compound
+    "cats and dogs, half of 10",  # guard: a computed number
+])
+def test_open_or_contradictory_requests_are_asked_back(pacs, text):
+    with pytest.raises(Problem):
+        resolve_description(pacs, text)
