@@ -32,7 +32,7 @@ _PHRASES = [
     (r"\b(?:divided by|shared between)\b", " / "), (r"\bto the power of\b", " ^ "),
     (r"\b(?:plus|added to)\b", " + "), (r"\b(?:minus|take away|subtract|less)\b", " - "),
     (r"\b(?:half(?: of)?|halfway to)\b", " half "), (r"\b(?:double|twice)\b", " double "),
-    (r"\b(?:one more than|(?:comes? )?(?:right |just |immediately )?after|following|next to)\b",
+    (r"\b(?:one more than|(?:comes? )?(?:right |just |immediately )?after|following)\b",
      " after "),
     (r"\b(?:one less than|(?:comes? )?(?:right |just |immediately )?(?:before|below))\b",
      " before "),

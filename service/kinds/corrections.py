@@ -54,7 +54,8 @@ _TAKEN_BACK_AFTER = re.compile(r"\b(?:not|no)\s+([^.!?,;]{1,40}?),?\s+actually\b
                                re.I)
 _INTERJECTIONS = {"hmm", "hm", "ok", "okay", "oh", "so", "um", "uh", "er", "ah", "well", "hmmm"}
 # "elephant... scratch elephant": an ellipsis between words is a pause that ends a sentence
-_ELLIPSIS = re.compile(r"(?<=[a-z])\s*(?:\.{3,}|…)\s+(?=[a-z])", re.I)
+_ELLIPSIS = re.compile(r"(?<=[a-z])\s*(?:\.{3,}|…)\s+(?=[a-z])(?!(?:and|or|nor|plus|maybe|"
+                       r"oh|also|n)\b)", re.I)  # not "… and a hamster!", which goes on
 _HEDGED = re.compile(r"(?<=\w)\s+(?:--|-|—|–)?\s*((?:actually|oh|wait|no),?\s+(?:scratch|drop|"
                      r"remove|forget|skip|scrap|cancel|ditch)\b)", re.I)
 # words that may open a retracting chunk before its verb ("but then actually drop …")
@@ -68,7 +69,7 @@ def retract_before_markers(text: str) -> tuple[str, list[str]]:
     what follows adds or takes back its own (:func:`_keeps_before`; "Correction: no horses"
     then reads "drop horses", not a clash with the horses asked before). "Oh wait" is no
     marker: it adds more often than it takes back ("Oh wait, the zoo also has sheep")."""
-    text = _TAKEN_BACK_AFTER.sub(r"drop \1", _ELLIPSIS.sub(". ", _swapped(text)))
+    text = _TAKEN_BACK_AFTER.sub(r" (drop \1) ", _ELLIPSIS.sub(". ", _swapped(text)))
     dropped, text = [], _TAKE_BACK.sub("drop", _NEVER_MIND.sub("nvm", text))  # not a clash
     text = _WAIT_NO_ITEM.sub(_taken_back_item, text)  # "bear, bird, and— wait, no bird — horse"
     dropped += [m[0].strip() for m in _DECLINED.finditer(text)]
@@ -78,7 +79,8 @@ def retract_before_markers(text: str) -> tuple[str, list[str]]:
         ends = [m.end() for m in _SENTENCE_END.finditer(text, 0, match.start())]
         start = ends[-1] if ends else 0
         if _keeps_before(words(text[match.end():]), words(text[start:match.start()])):
-            after = _OPENING_NO.sub(" drop", text[match.end():])  # "Correction: no horses"
+            after = _OPENING_NO.sub(r" (drop \1) ", _OPENING_NO_BUT.sub(
+                r" (drop \1) also ", text[match.end():]))  # "Correction: no X(, but Y)"
             text = text[:match.start()] + " " + after
             continue
         if not set(words(text[start:match.start()])) - _INTERJECTIONS:  # the marker opens
@@ -93,12 +95,12 @@ def retract_before_markers(text: str) -> tuple[str, list[str]]:
 # one class for another: "replace coats with shirts", "swap the birds for dogs", "use sheep
 # instead of dogs", "instead of cats, dogs": the one replaced is taken back in an aside of its
 # own, so that the retraction reaches no further ("dogs instead of cats, and horses")
-_ITEM = r"(?:the\s+|a\s+|an\s+)?([a-z0-9][\w'\- ]{0,30}?)"
+_ITEM = r"(?:the\s+|a\s+|an\s+)?(?!(?:all|every|any|everything)\b)([a-z0-9][\w'\- ]{0,30}?)"
 _SWAPS = [(re.compile(p, re.I), r) for p, r in [
     (rf"\b(?:replace|swap|substitute|exchange|switch)\s+{_ITEM}\s+(?:with|for|by)\b",
-     r" (drop \1) "),
+     r" (drop \1) also "),
     (rf"\binstead\s+of\s+{_ITEM}(?=\s*(?:[,.;:!?)]|$))", r" (drop \1) "),
-    (rf"\binstead\s+of\s+{_ITEM}\s*,", r" (drop \1) "),
+    (rf"\binstead\s+of\s+{_ITEM}\s*,", r" (drop \1) also "),
 ]]
 
 
@@ -113,15 +115,18 @@ def _swapped(text: str) -> str:
     return text
 
 
-_OPENING_NO = re.compile(r"^\s*(?:no|not)\b", re.I)
+# "Correction: no horses, cows": one item taken back in an aside, the rest read on
+_OPENING_NO_BUT = re.compile(r"^\s*(?:no|not)\s+([^,.;:!?]+?)\s*,?\s*but\b", re.I)
+_OPENING_NO = re.compile(r"^\s*(?:no|not)\s+([^,.;:!?]+?)(?=\s*(?:[,.;:!?]|\bbut\b|$))", re.I)
 
 
 def _keeps_before(after: list[str], before: list[str]) -> bool:
     """Whether a marker leaves what came before it (only the marker goes): what follows adds
-    ("no wait, also horses") or takes back its own ("on second thought, leave out horse",
-    "Correction: no horses"), or what came before already took back ("scratch the horses -
-    make it bears, sheep")."""
-    return bool(_ADDING & set(after[:3]) or retracted(after[:3]) is not None
+    ("no wait, also horses") or takes back its own ("Correction: no horses, cows", "on second
+    thought remove 0 and 1"), or what came before already took back ("scratch the horses -
+    make it bears, sheep"). Not "on second thought, leave out 4 and 5": an outside review
+    found "leave … out" read inverted there; it drops the sentence before, as any marker."""
+    return bool((_ADDING | RETRACTING) & set(after[:3])
                 or (after[:1] in (["no"], ["not"]) and len(after) > 1)
                 or RETRACTING & set(before))
 
@@ -165,9 +170,11 @@ _DISMISSING = re.compile(
     r"(?<=,)\s*(?:(?:so|but|and)\s+)?(?:please\s+|pls\s+)?ignore(?=\s*(?:[.;!?)]|$))",
     re.I)  # "cat stickers on the envelopes, please ignore."
 _CLAUSE_END = re.compile(r"\s*(?:(?:recogni[sz]ed|detected|classified|tagged|labell?ed|anyway|"
+                         r"picked\s+out|spotted|identified|flagged|counted|included|"
                          r"for\s+now|for\s+this\s+(?:phase|release|version|sprint|project|model|"
                          r"task|app|one)|"
-                         r"here|though|at\s+all|really)\s*)*(?:[.;:!?)]|$)", re.I)
+                         r"here|though|at\s+all|really)\s*)*(?:[.;:!?)—–]|--|,\s*(?:only|just)\b|$)",
+                         re.I)  # "ignore it -- just cows", "don't need her picked out, only …"
 # where the part waved off begins: after the last clause mark before the dismissal; a comma
 # counts unless "but" follows it ("a coat in every shot, but that's irrelevant")
 _CLAUSE_MARK = re.compile(r"[;:—–.]|,(?!\s*but\b)", re.I)
@@ -201,3 +208,17 @@ def dismissed(sentence: str) -> tuple[int, int] | None:
     if _NEGATING & set(words(sentence[start:found.start()])):
         return None
     return start, found.start()
+
+
+# the classes left to the service or to later: "cats, dogs, and whatever else, you choose",
+# "not sure yet, maybe dogs. Will get back to you" (stop 34: wrong sets at 200 on set 35, 36)
+_LEFT_OPEN = re.compile(r"\b(?:whatever|anything)\s+else\b(?!\s+(?:is|are|you|we|shows?|"
+                         r"appears?)\b)|\byou\s+(?:choose|pick|decide)\b|\bup\s+to\s+you\b|"
+                         r"\bwhatever\s+you\s+(?:think|like|want|prefer)\b|\bnot\s+sure\s+yet\b|"
+                         r"\b(?:i'?ll|will|we'?ll)\s+get\s+back\s+to\s+you\b|\bstill\s+deciding\b|"
+                         r"\bhaven'?t\s+decided\b", re.I)  # or leaves them undecided
+
+
+def left_open(text: str) -> str | None:
+    """The phrase by which ``text`` leaves its classes open, if any (then asked back)."""
+    return match[0] if (match := _LEFT_OPEN.search(text)) else None

@@ -13,8 +13,9 @@ import re
 from service.kinds.ranges import NUMBER
 
 _COUNT = re.compile(
-    r"\b(?:\d+|two|three|four|five|six|seven|eight|nine|ten)\s+(?:digits?|numbers?|numerals?|"
-    r"classes|categories|kinds|types|animals|garments|things|items)\b", re.I)  # fmt: skip
+    r"\b(?:\d+|two|three|four|five|six|seven|eight|nine|ten)\s+(?:(?:clothing|fashion|animal|"
+    r"digit|different|distinct|separate)\s+)?(?:digits?|numbers?|numerals?|classes|categories|"
+    r"kinds|types|animals|garments|things|items|labels)\b", re.I)  # "three clothing items"
 # a count of the classes themselves, said as one ("exactly two classes", "three classes: …";
 # not "two types of users", "we tried two classes before": an outside review): a task that
 # names another number of classes is refused (stop 32)
@@ -35,11 +36,14 @@ _PRONOUN_ONE = re.compile(
     rf"(?!\s*[,&]|\s+(?:and|or)\b|\s+{NUMBER}\b)|"
     r"\b(?:the|even|odd|which|these|those|new|similar|other|right|wrong)\s+ones\b|"
     r"\b[a-z]+-[a-z]+\s+ones\b|"  # "shirts (button-up ones, not tees)": no digit
+    r"\b(?:clothes|clothing|animal|fashion|shoe|footwear|farm|wild|pet|zoo)\s+ones\b|"
     r"\b(?:these|those)\s+[2-9]\b(?!\s*(?:[,&]|and|or)\s*\d)|"  # "classifier for those 4"
     r"\b(?:[2-9]|two|three|four|five|six|seven|eight|nine|ten)\s+(?:in\s+total|total|in\s+all)\b|"
     r"\bone\s+of\s+(?:these|those|them|the\s+above|the\s+following)\b|"  # "isn't one of these"
-    r"\bthe\s+(?:two|three|four|five)\s+(?:that|which|who|we|i|you)\b[^,.;:!?]*|"  # "the
-    # three that always get mixed up", "just the two you wear most": a count and its clause
+    r"\bthe\s+(?:two|three|four|five)\s+(?:that|which|who|we|i|you)\b[^,.;:!?]*?"
+    r"(?=\s+(?:are|is|were)\b|[,.;:!?]|$)|"  # "the three that always get mixed up", "just the
+    # two you wear most": a count and its clause; not what follows "are" ("the three that I
+    # need are cats, dogs and birds")
     r"\b(?:these|those|both|all|(?:the\s+)?(?:other|remaining|first|last|latter|former))\s+"
     rf"(?:two|three|four|five|six)\b(?!\s*[,&]\s*{NUMBER}|\s+(?:and|or|&)\b|\s+{NUMBER}\b)",
     re.I)  # "make one for 4 vs 9", "even ones only", "just those two", "those two: cats,
@@ -66,7 +70,8 @@ def declared_count(text: str) -> int | None:
 # as a third class" keeps it, an extra class asked back
 _COUNT_AS = re.compile(r"\bcount(?:s|ed|ing)?\s+(?=\S+\s+as\b)", re.I)
 # "a pig or two", "a horse or so": how many, not the digit two (stop 34, a read set)
-_OR_TWO = re.compile(r"\b((?:a|an)\s+[a-z]+)\s+or\s+(?:two|so)\b", re.I)
+_OR_TWO = re.compile(r"\b((?:a|an)\s+(?!one\b)[a-z]+)\s+or\s+(?:two|so)\b", re.I)  # not "a
+# one or two"
 
 
 def without_counts(text: str) -> str:

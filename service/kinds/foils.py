@@ -24,6 +24,8 @@ from typing import Any
 import numpy as np
 import torch
 
+from service.kinds.tokens import singular_forms, words
+
 # a foil whose name is this close to a class's name or alias is that class under another
 # name ("jumper" beside "sweater"), not something the catalogue lacks
 SYNONYM_SIMILARITY = 0.8
@@ -209,6 +211,10 @@ FOILS = {
 }
 
 
+_IRREGULAR = {"mice": "mouse", "geese": "goose", "oxen": "ox", "wolves": "wolf",
+              "calves": "calf", "knives": "knife", "leaves": "leaf", "teeth": "tooth"}
+
+
 class Foils:
     """The foils a catalogue lacks, encoded: each is seen by its name and its definition."""
 
@@ -219,7 +225,23 @@ class Foils:
         if len(class_terms):  # … or with "sweater" (no "jumper" foil then)
             keep &= _dot(views[:n], class_terms).max(axis=1) < SYNONYM_SIMILARITY
         self.names = [name for name, k in zip(names, keep, strict=True) if k]
+        self._names = set(self.names)
         self._views = np.concatenate([views[:n][keep], views[n:][keep]]) if keep.any() else None
+
+    def named(self, phrase: str) -> str | None:
+        """The foil a short mention names outright, whole or by one of its words ("goats",
+        "mountain goats", "hamsters detected"): the encoder puts "goats" 0.77 from sheep,
+        above any name threshold (an outside review found "horses and goats" answered horse,
+        sheep at 200)."""
+        tokens = words(phrase)
+        if not tokens or len(tokens) > 3:
+            return None
+        for candidate in (" ".join(tokens), *tokens):  # "hamsters detected", "guinea pig"
+            *head, last = candidate.split()
+            for form in (*singular_forms(last), _IRREGULAR.get(last, last)):
+                if (name := " ".join([*head, form])) in self._names:
+                    return name
+        return None
 
     def nearest(self, embeddings: np.ndarray) -> tuple[list[str | None], np.ndarray]:
         """(nearest foil, its cosine similarity) per row of ``embeddings``; (None, -1) when

@@ -18,7 +18,7 @@ import numpy as np
 from service.kinds.numbers import value_of
 from service.kinds.resolution import ClassResolver
 from service.kinds.tokens import compound_tail, is_number, plural, words
-from service.kinds.vocabulary import FILLER, GENERIC, GROUPS, NEGATIONS
+from service.kinds.vocabulary import DIGIT_CONTEXT, FILLER, GENERIC, GROUPS, NEGATIONS
 
 # Words before a numeral that lean to no class are about something else ("a child holds up a
 # card showing" 3: 0.21). Chosen when names could end such a mention too: on the tuning pool
@@ -34,9 +34,13 @@ PREFIX_MAX_SIMILARITY = 0.40
 # outside review's probe, a wrong class set at 200.
 STRAY_MAX_SIMILARITY = 0.45
 # "or maybe just the striped ones?", "horses, the sawhorse kind": about a class, not the app
+_ASKING = {"plus", "also", "too", "additionally", "another"}  # "add": _asked_outright
+_IRREGULAR = {"mice", "geese", "oxen", "feet", "teeth", "people", "children", "fish", "deer",
+              "moose", "sheep", "cattle"}
 _HEDGES = {"maybe", "perhaps", "possibly", "probably", "kind", "kinds", "type", "types", "sort",
            "sorts", "variety", "breed", "breeds", "species", "class", "classes", "label",
-           "labels"}  # "should count as a third class": one more
+           "labels", "letter", "letters", "symbol", "symbols", "sign", "signs", "character",
+           "characters", "point"}  # "should count as a third class", "also the letter X"
 _DIGITS = re.compile(r"\d")
 _DIGIT_CLASS = re.compile(r"\d(?:s)?")  # "7", "7s"
 _BARE_NUMBER = re.compile(r"\d+s?")  # "12", "16s": maybe a class asked for, never a stray
@@ -120,14 +124,24 @@ def strays(resolver: ClassResolver, phrases: list[str], kept: set[str],
     422s would have been right without them)."""
     candidates = [p for p in phrases if not within(p, listed)
                   and (_measured(p) or not _BARE_NUMBER.fullmatch(p))  # "F-16s": a class?
-                  and not (NEGATIONS | _HEDGES) & set(words(p))
+                  and not NEGATIONS & set(words(p))
+                  and (_measured(p) or not _HEDGES & set(words(p)))  # "v0.1" is no point
                   and not any(_names_a_class(resolver, w) for w in words(p))
+                  and not resolver.names_foil(p)  # "PS: and the guinea pig"
                   and value_of(p) is None]  # "cats and dogs, half of 10": which digit?
     if not candidates:
         return []
     best = resolver.similarities(candidates, core=True).max(axis=1)
-    return [c for c, b in zip(candidates, best, strict=True)
-            if _measured(c) or _stray(words(c), float(b), within(c, kept))]
+    return [c for c, b in zip(candidates, best, strict=True) if _measured(c) or (
+        not _asked_outright(words(c)) and _stray(words(c), float(b), within(c, kept)))]
+
+
+def _asked_outright(tokens: list[str]) -> bool:
+    """"plus the letter Z", "also a beanie", "add hamsters later", "add field mice": a
+    mention that asks in its own words; "add" only before a plural or an irregular one (not
+    "feat: add farm …", "add more later")."""
+    return bool(_ASKING & set(tokens)) or "add" in tokens and any(
+        t != "add" and (plural(t) or t in _IRREGULAR) for t in tokens)
 
 
 def _names_a_class(resolver: ClassResolver, word: str) -> bool:
@@ -140,15 +154,17 @@ def _names_a_class(resolver: ClassResolver, word: str) -> bool:
 def _stray(tokens: list[str], similarity: float, asked: bool) -> bool:
     """Whether an unknown mention outside the lists is context. Alone, a word is a class
     asked for when it leans to a class (``STRAY_MAX_SIMILARITY``) or stands in a chunk that
-    asks ("Also tigers."); a phrase of two or more words is context unless it asks, and even
-    then when it leans to no class ("we also need to read amounts": 0.29) and does not end in
-    a plural ("also add lions": 0.39). Stop 34 measured these bounds on the read pool
-    (docs/results-resolution.md); the stop-33 rule dropped only unasked words below 0.45."""
+    asks ("Also tigers."); a phrase of two or more words is context unless it asks (or a
+    plural in it leans to a class), and one that asks only with three or more words that lean
+    to no class ("we also need to read amounts": 0.29) and end in no plural ("also add lions":
+    0.39; "also the letter X" is two words, a class). Stop 34 chose these bounds on the read
+    pool and an outside review; the stop-33 rule dropped only unasked words below 0.45."""
     if len(tokens) == 1:
         return not asked and similarity < STRAY_MAX_SIMILARITY
     if not asked:  # "Hi rabbits lovers": a plural that leans to a class may be one
         return similarity < STRAY_MAX_SIMILARITY or not any(map(plural, tokens))
-    return similarity < (0.5 if len(tokens) >= 3 else 0.45) and not plural(tokens[-1])
+    return len(tokens) >= 3 and similarity < 0.45 and not plural(tokens[-1])  # "we also
+    # need field mice", "also the letter X": two words asked are a class (an outside review)
 
 
 def _measured(phrase: str) -> bool:
@@ -157,6 +173,8 @@ def _measured(phrase: str) -> bool:
     be a class asked for ("3s, 7s and 10s", "iPhone 15s", "4x4 trucks": an outside review's
     wrong 200s when it counted there too), and "half of 10" computes a digit."""
     tokens = words(phrase)
+    if (DIGIT_CONTEXT | _ASKING | {"add"}) & set(tokens):  # "the number 22", "add 10": asked
+        return False
     numbers = [t for t in tokens if _DIGITS.search(t) and not _DIGIT_CLASS.fullmatch(t)]
     return bool(numbers) and (len(tokens) > 1 or not _BARE_NUMBER.fullmatch(numbers[0])) \
         and value_of(phrase) is None  # "half of 10" computes a number: asked back

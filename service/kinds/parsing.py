@@ -20,6 +20,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from service.kinds import corrections
 from service.kinds.chunks import (
     CONTEXT_WORDS,
     POST,
@@ -77,9 +78,6 @@ _POINTING = re.compile(r"\b(?:not|no)\s+(?:this|that|these|those)(?:\s+ones?)?\s
                        re.I | re.M)
 _EXCEPT = {"except", "excluding"}  # "every item in our shop except sandals, sneakers": not those
 _MORE = {"other", "others", "more", "additional", "etc", "rest", "further"}
-_YOU_CHOOSE = re.compile(r"\b(?:whatever|anything)\s+else\b(?!\s+(?:is|are|you|we|shows?|"
-                         r"appears?)\b)|\byou\s+(?:choose|pick|decide)\b|\bup\s+to\s+you\b|"
-                         r"\bwhatever\s+you\s+(?:think|like|want|prefer)\b", re.I)
 _PURPOSE = {"so"}  # "so the app can praise her" ("though ferrets would be nice" asks)
 # verbs after which "from" picks classes out ("recognise cats from llamas"), not a source
 _PICKING = {"recognise", "recognize", "identify", "pick", "filter", "sort", "detect",
@@ -135,10 +133,10 @@ def parse(text: str, known: Known = Known()) -> Parsed:  # noqa: B008 (immutable
     text, excepted = spell_out(text, known.groups, known.class_of)  # "every animal but cows"
     text, filtered = parity_filter(text, known.groups)  # "2 to 8, but no odd ones"
     pointing = _POINTING.search(text)  # "NOT this one"
-    chooser = _YOU_CHOOSE.search(text)  # "cats, dogs, and whatever else, you choose"
+    chooser = corrections.left_open(text)  # "cats, dogs, and whatever else, you choose"
     refused = letters or pointing and f"{pointing[0].strip(' .,;!?')!r} leaves open what is " \
         "left out; name the classes you do not want" or chooser and (
-        f"{chooser[0]!r} leaves the classes to us; name each class you want") or doubt and (
+        f"{chooser!r} leaves the classes open; name each class you want") or doubt and (
         f"{doubt!r} could be a range, an open range or a pair here; list the digits you want, "
         "e.g. '3, 4 and 5'")  # fmt: skip
     if refused:
@@ -229,7 +227,9 @@ def _aside(tokens: list[str], known: Known) -> bool:
     "We'd also like raccoons.", "Thanks, and rabbits." and "P.S. the tortoise as well" ask;
     "Night shots too." is about the images."""
     pairs = list(zip(tokens, tokens[1:], strict=False))
-    adds = {"ps", "also", "plus"} & set(tokens) or ("p", "s") in pairs or ("as", "well") in pairs
+    adds = {"ps", "also", "plus"} & set(tokens) or ("p", "s") in pairs or ("as", "well") in pairs \
+        or tokens[:1] == ["add"] and len(tokens) <= 4 and "classifier" not in tokens  # "(drop
+    # horses), add a donkey": a swap's new class; not "feat: add farm animal classifier"
     asks = (REQUESTING - {"too"}) & set(tokens) and any(map(plural, tokens))
     listed = any(a in ("and", "or") and plural(b) and not known.class_word(known.fix(b))
                  for a, b in pairs)  # "Thanks, and rabbits.", "Oh, and lions if you can."

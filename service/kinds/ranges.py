@@ -76,38 +76,59 @@ def numbers_spaced(text: str) -> str:
     return _ABOUT_LIST.sub("on ", text)
 
 
-# digits bounded on one side: "the digits bigger than 6", "numbers five and above", "at least
-# 3"; only after a digit word earlier in the sentence, and not before a unit ("more than 3
-# classes", "under 5 px"): what follows must end the phrase
+# digits bounded on one side: "the digits bigger than 6", "numbers five and above"; only
+# right after a digit word ("digits, more than 5 please" and "digits 8 and 9, some written by
+# kids under 5" stay as they are), one bound to a sentence ("bigger than 2 and smaller than
+# 6" is asked back, not joined), never after a number ("one less than 8" computes) or a
+# negation, nor before an exception ("more than 6, except 8"); an outside review's probes
 _ABOVE = r"(?:bigger|greater|larger|higher|more|above|over)"
 _BELOW = r"(?:smaller|less|lower|fewer|below|under)"
-_END = r"(?=\s*(?:[,.;:!?)]|$|\b(?:and|or|but|only|please|pls|inclusive|for|on|in)\b))"
+_LEAD_IN = r"(?:(?:digits?|numbers?|numerals?)\s+(?:(?:that\s+are|which\s+are|that\s+is)\s+)?)"
+_END = r"(?=\s*(?:[,.;:!?)]|$|\b(?:only|please|pls|inclusive)\b))"
 _BOUNDS = [(re.compile(p, re.I), side) for p, side in [
-    (rf"\b{_ABOVE}\s+(?:than\s+)?({NUMBER}){_END}", "above"),
-    (rf"\b{_BELOW}\s+(?:than\s+)?({NUMBER}){_END}", "below"),
-    (rf"\b({NUMBER})\s+(?:and|or)\s+(?:above|up|upwards|higher|over|greater|bigger|more)\b",
-     "from"),
-    (rf"\b({NUMBER})\s+(?:and|or)\s+(?:below|under|lower|less|smaller|fewer|down)\b", "to"),
-    (rf"\bat\s+least\s+({NUMBER}){_END}", "from"),
-    (rf"\bat\s+most\s+({NUMBER}){_END}", "to"),
+    (rf"\b{_LEAD_IN}{_ABOVE}\s+(?:than\s+)?({NUMBER}){_END}", "above"),
+    (rf"\b{_LEAD_IN}{_BELOW}\s+(?:than\s+)?({NUMBER}){_END}", "below"),
+    (rf"\b{_LEAD_IN}({NUMBER})\s+(?:and|or)\s+(?:above|up|upwards|higher|over|greater|bigger|"
+     rf"more){_END}", "from"),
+    (rf"\b{_LEAD_IN}({NUMBER})\s+(?:and|or)\s+(?:below|under|lower|less|smaller|fewer|down)"
+     rf"{_END}", "to"),
 ]]
 _SPAN = {"above": lambda n: (n + 1, 9), "below": lambda n: (0, n - 1), "from": lambda n: (n, 9),
          "to": lambda n: (0, n)}
+_BOUND_WORD = re.compile(rf"\b(?:{_ABOVE}|{_BELOW})\s+(?:than\s+)?{NUMBER}\b|\b{NUMBER}\s+(?:and|"
+                         rf"or)\s+(?:{_ABOVE}|{_BELOW}|up|upwards|down)\b|\b(?:at\s+(?:least|"
+                         rf"most)|up\s+to)\s+{NUMBER}\b", re.I)  # bounds with a number only
 
 
 def bounded(text: str) -> str:
-    """Digits bounded on one side spelt as a range ("digits bigger than 6" → "digits 7 to
-    9"), after a digit word (``DIGIT_CONTEXT``) in the same sentence."""
+    """Digits bounded on one side spelt as a range ("the digits bigger than 6" → "the digits
+    7 to 9"; see ``_BOUNDS``); a sentence with another bound word or a negation is left."""
+    parts = re.split(r"((?<=[.!?])\s+)", text)  # separators kept: line breaks mean lists
+    return "".join(p if i % 2 else _bounded_sentence(p) for i, p in enumerate(parts))
+
+
+_BETWEEN_BOUNDS = re.compile(
+    rf"\b{_LEAD_IN}(?:(?P<above>{_ABOVE})|{_BELOW})\s+(?:than\s+)?(?P<a>{NUMBER})\s*(?:,|and|but)?"
+    rf"\s*(?(above){_BELOW}|{_ABOVE})\s+(?:than\s+)?(?P<b>{NUMBER}){_END}", re.I)
+
+
+def _bounded_sentence(sentence: str) -> str:
+    if NEGATIONS & set(words(sentence)):
+        return sentence
+    if (both := _BETWEEN_BOUNDS.search(sentence)) and len(_BOUND_WORD.findall(sentence)) == 2:
+        a, b = _as_int(both["a"]), _as_int(both["b"])  # "bigger than 2 and smaller than 6"
+        lo, hi = (a + 1, b - 1) if both["above"] else (b + 1, a - 1)
+        if 0 <= lo < hi <= 9:
+            return f"{sentence[:both.start()]}digits {lo} to {hi}{sentence[both.end():]}"
+    if len(_BOUND_WORD.findall(sentence)) != 1:
+        return sentence
     for pattern, side in _BOUNDS:
-        def spelt(m: re.Match, side: str = side) -> str:
-            sentence = re.split(r"[.!?]\s", m.string[: m.start()])[-1]
-            lo, hi = _SPAN[side](_as_int(m[1]))
-            if not DIGIT_CONTEXT & set(words(sentence)) or not 0 <= lo < hi <= 9 \
-                    or NEGATIONS & set(words(sentence)[-2:]):  # "nothing above 4": asked back
-                return m[0]
-            return f" {lo} to {hi} "
-        text = pattern.sub(spelt, text)
-    return text
+        match = pattern.search(sentence)
+        if match:
+            lo, hi = _SPAN[side](_as_int(match[1]))
+            if 0 <= lo < hi <= 9:
+                return f"{sentence[:match.start()]}digits {lo} to {hi}{sentence[match.end():]}"
+    return sentence
 
 
 def letter_range(text: str, names_a_class: Callable[[str], bool]) -> str | None:

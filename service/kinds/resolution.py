@@ -192,6 +192,11 @@ class ClassResolver(Lexicon):
         out[described] += lexical  # word overlap with the class's texts (:mod:`.lexical`)
         return out, foils, lead
 
+    def names_foil(self, phrase: str) -> bool:
+        """Whether a short mention names something the catalogue lacks outright ("guinea
+        pig", "goats"; :meth:`service.kinds.foils.Foils.named`)."""
+        return self._foils.named(phrase) is not None
+
     def match_many(self, phrases: list[str], listed: bool = False) -> list[Match]:
         """Resolve distinct mentions jointly (k mentions → k distinct classes); unknown ones
         come back with ``name=None`` and suggestions. ``listed``: the phrases are the items of
@@ -215,7 +220,9 @@ class ClassResolver(Lexicon):
         assigned[rows] = cols
         matches = [self._match(p, scores[i], int(assigned[i]), exact[i] is not None, listed)
                    for i, p in enumerate(phrases)]  # fmt: skip
-        for i, m in enumerate(matches):  # a description nearer a foil than its class: refused
+        for i, m in enumerate(matches):  # a description nearer a foil than its class, or a
+            if m.index is not None and not exact[i] and (named := self._foils.named(m.phrase)):
+                foils[i], lead[i, m.index] = named, np.inf  # foil named outright: refused
             if m.index is not None and foils[i] and lead[i, m.index] > FOIL_MARGIN:
                 matches[i] = Match(m.phrase, None, None, m.score,
                                    [{"name": self.names[m.index], "score": m.score},

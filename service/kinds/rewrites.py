@@ -154,10 +154,10 @@ def spelt_subgroup_words(text: str, subgroups: Mapping[str, list[str]],
     named = {class_of(" ".join(tokens[i:i + n])) for n in (1, 2, 3)
              for i in range(len(tokens) - n + 1)}  # fmt: skip
     for word, members in subgroups.items():
-        for synonym in _SUBGROUP_SYNONYMS.get(word, ()):  # "no shoes of any kind" (the dev
-            text = re.sub(rf"\b(no|not|without)\s+(?:the\s+|any\s+)?{synonym}\b(?!\s+"
-                          rf"\w+ing\b)", rf"\1 {word}", text, flags=re.I)  # set asks "except
-            # shoes" back)
+        for synonym in _SUBGROUP_SYNONYMS.get(word, ()):  # "no shoes of any kind"; not "no
+            text = re.sub(rf"\b(no|not|without)\s+(?:the\s+|any\s+)?{synonym}\b(?!\s+"  # shoes
+                          rf"(?:\w+ing|with|that|which|like)\b)", rf"\1 {word}", text,  # with
+                          flags=re.I)  # heels" (the dev set asks "except shoes" back)
         w = re.escape(word) + "s?"
         text = re.sub(rf"\bno\s+(?:the\s+|any\s+)?{w}\b", "no " + ", ".join(members),
                       text, flags=re.I)  # "no footwear of any kind … sneakers": a clash

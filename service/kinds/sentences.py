@@ -33,7 +33,8 @@ _ABBREVIATION = "".join(f"(?<!\\b{a})" for a in ("mr", "ms", "dr", "st", "vs", "
 _SHORT = "|".join(f"(?<=\\b(?-i:[{c}]{{{n}}}))" for c in ("a-z", "A-Z") for n in (2, 3))
 SENTENCE = re.compile(r"(?<=[a-z]{4})\.(?=\s|$)|(?<=\d)\.(?=\s+(?-i:[A-Z]))|[!?]+(?=\s|$)|[()]"
                       r"|(?<=\b\d)\.(?=\s+(?:we|i|also|please|pls|plus|oh|actually|but|thanks|thx)\b)"
-                      rf"|(?<=\w){_ABBREVIATION}\.(?=\s+(?:ok|okay|so|oh|then|actually)\b)"
+                      rf"|(?<=\w){_ABBREVIATION}\.(?=\s+(?:ok|okay|so|oh|then|actually|that'?s|"
+                      r"thats|nothing|thanks|thx|please|pls|we|i)\b)"
                       rf"|(?:{_SHORT}){_ABBREVIATION}"
                       r"\.(?=\s+(?-i:[A-Z]))",
                       re.I)  # "mixing up 6 and 9. Please rebuild": a digit ends one too, and

@@ -100,8 +100,8 @@ def _excluded(resolver: ClassResolver, negated: list[str], asked: set[int] = fro
     all … include sneakers" still clashes."""
     found = set()
     for text in negated:
-        content = _content(text).split()
-        idx = resolver.term(" ".join(content)) if content else None
+        content = _content(text).split()  # a bare number word is a stop word: "three"
+        idx = resolver.term(" ".join(content)) if content else resolver.exact(text)
         if idx is not None:
             found.add(idx)
         ws = words(text)

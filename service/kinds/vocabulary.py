@@ -153,3 +153,4 @@ FILLER |= ABOUT_APP
 # Stop words a class may still be named by ("one", "top", "fire truck") are kept where they do.
 FILLER |= ENGLISH_STOP_WORDS - NEGATIONS
 FILLER |= {"included", "incl"}  # "Footwear and bag also included", "incl. the bag"
+FILLER |= {"instead"}  # "no cows, goats instead": goats, not a phrase near sheep (a review)

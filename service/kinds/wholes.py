@@ -28,7 +28,7 @@ _FILL = (r"the|of|your|our|a|single|possible|handwritten|written|printed|availab
 _PHRASE = re.compile(
     rf"\b(?:(?P<total>{_TOTAL})|(?P<parity>even|odd)|(?:the\s+)?(?P<count>\d+|ten|nine|eight|"
     rf"seven|six|five|four|three))(?P<fill>(?:\s+(?:{_FILL}|even|odd))*)\s+(?P<group>[a-z]+)\b"
-    r"(?:\s+(?:items?|categor(?:y|ies)|class(?:es)?|things?|pieces?|articles?|kinds?|types?|"
+    r"(?:\s+(?:items?|categor(?:y|ies)|class(?:es)?|things?|pieces?|articles?|kinds?|types?|ones|"
     r"lists?|groups?|sections?|"
     r"(?:in|on|from|of)\s+(?:your|the)\s+(?:list|catalogue|catalog|set)|(?:that\s+)?you\s+"
     r"(?:have|offer|"
@@ -97,6 +97,9 @@ def spell_out(text: str, groups: Mapping[str, list[str]],
         if excluded is None or _PREDICATE.match(text[end:]):
             continue  # "all digits except those that look alike": which ones is unclear
         kept = [m for m in members if m not in excluded]
+        if (narrowed := _narrowed(text, end, class_of)) is not None:  # "the even digits,
+            excepted += [n for n in narrowed[0] if n not in kept]  # specifically 2, 3 and 8":
+            kept, end = [], narrowed[1]  # the list after it is the request, 3 a clash
         excepted += sorted(excluded)
         spelt = ", ".join(kept)
         if text[match.start()].isupper():  # "cat. Every digit": still a sentence of its own
@@ -196,6 +199,34 @@ def group_of(word: str, groups: Mapping[str, list[str]]) -> str | None:
     return None
 
 
+_NAMELY = re.compile(r"^\s*[,:(]?\s*(?:specifically|namely|i\.?\s?e\.?|that\s+is|in\s+"
+                     r"particular)\b[,:]?", re.I)
+
+
+def _narrowed(text: str, at: int, class_of: Callable[[str], str | None]
+              ) -> tuple[list[str], int] | None:  # fmt: skip
+    """``(classes, where the list starts)`` of a "specifically"/"namely"/"i.e." list right
+    after a group phrase, up to the end of its sentence (stop 34, set 36); None when no such
+    list follows."""
+    lead = _NAMELY.match(text[at:])
+    if not lead:
+        return None
+    rest = re.split(r"[.!?;\n]", text[at + lead.end():])[0]
+    tokens, found, i = words(rest), [], 0
+    while i < len(tokens):
+        n, name = next(((n, class_of(" ".join(tokens[i:i + n]))) for n in (3, 2, 1)
+                        if class_of(" ".join(tokens[i:i + n]))), (1, None))
+        found += [name] if name else []
+        i += n
+    return found, at + lead.end()
+
+
+def _names_next(text: str, at: int, class_of: Callable[[str], str | None]) -> bool:
+    """Whether the words right after ``at`` (after "the") name a class."""
+    tokens = [t for t in words(text[at:])[:4] if t != "the"]
+    return any(class_of(" ".join(tokens[:n])) for n in (1, 2, 3))
+
+
 def _exceptions(text: str, start: int, class_of: Callable[[str], str | None],
                 members: list[str]) -> tuple[int, set[str] | None]:
     """``(end, classes)``: the excluding clause right after a group phrase ("except zero and
@@ -204,8 +235,9 @@ def _exceptions(text: str, start: int, class_of: Callable[[str], str | None],
     a class of another group ("except cows, and sneakers too"), "the ones …", or a class with
     a post-modifier ("except birds of prey"). It ends at the first other word."""
     lead = _EXCLUDING.match(text[start:])
-    if not lead:
-        return start, set()  # no exceptions
+    bare_but = bool(lead) and lead[0].strip(" ,").lower() == "but"
+    if not lead or bare_but and not _names_next(text, start + lead.end(), class_of):
+        return start, set()  # no exceptions; "all the animals but leave the numbers out"
     base, excluded = start + lead.end(), set()
     if span := _RANGE_AT.match(text[base:]):  # "except 1-3": the whole range
         lo, hi = (int(g) if g.isdigit() else _COUNTS[g.lower()] for g in span.groups())
