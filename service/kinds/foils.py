@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from service.kinds.tokens import singular_forms, words
+from service.kinds.tokens import IRREGULAR_PLURALS, singular_forms, words
 
 # a foil whose name is this close to a class's name or alias is that class under another
 # name ("jumper" beside "sweater"), not something the catalogue lacks
@@ -211,10 +211,6 @@ FOILS = {
 }
 
 
-_IRREGULAR = {"mice": "mouse", "geese": "goose", "oxen": "ox", "wolves": "wolf",
-              "calves": "calf", "knives": "knife", "leaves": "leaf", "teeth": "tooth"}
-
-
 class Foils:
     """The foils a catalogue lacks, encoded: each is seen by its name and its definition."""
 
@@ -238,7 +234,7 @@ class Foils:
             return None
         for candidate in (" ".join(tokens), *tokens):  # "hamsters detected", "guinea pig"
             *head, last = candidate.split()
-            for form in (*singular_forms(last), _IRREGULAR.get(last, last)):
+            for form in (*singular_forms(last), IRREGULAR_PLURALS.get(last, last)):
                 if (name := " ".join([*head, form])) in self._names:
                     return name
         return None

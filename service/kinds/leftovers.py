@@ -17,7 +17,7 @@ import numpy as np
 
 from service.kinds.numbers import value_of
 from service.kinds.resolution import ClassResolver
-from service.kinds.tokens import compound_tail, is_number, plural, words
+from service.kinds.tokens import IRREGULAR_PLURALS, compound_tail, is_number, plural, words
 from service.kinds.vocabulary import DIGIT_CONTEXT, FILLER, GENERIC, GROUPS, NEGATIONS
 
 # Words before a numeral that lean to no class are about something else ("a child holds up a
@@ -33,10 +33,9 @@ PREFIX_MAX_SIMILARITY = 0.40
 # Stop 34 tried 0.5: two more read requests right, and "(manatees)" (0.49) dropped from an
 # outside review's probe, a wrong class set at 200.
 STRAY_MAX_SIMILARITY = 0.45
-# "or maybe just the striped ones?", "horses, the sawhorse kind": about a class, not the app
 _ASKING = {"plus", "also", "too", "additionally", "another"}  # "add": _asked_outright
-_IRREGULAR = {"mice", "geese", "oxen", "feet", "teeth", "people", "children", "fish", "deer",
-              "moose", "sheep", "cattle"}
+_SAME_PLURAL = {"fish", "deer", "moose", "sheep", "cattle"}  # "add deer": a plural asked for
+# "or maybe just the striped ones?", "horses, the sawhorse kind": about a class, not the app
 _HEDGES = {"maybe", "perhaps", "possibly", "probably", "kind", "kinds", "type", "types", "sort",
            "sorts", "variety", "breed", "breeds", "species", "class", "classes", "label",
            "labels", "letter", "letters", "symbol", "symbols", "sign", "signs", "character",
@@ -141,7 +140,8 @@ def _asked_outright(tokens: list[str]) -> bool:
     mention that asks in its own words; "add" only before a plural or an irregular one (not
     "feat: add farm …", "add more later")."""
     return bool(_ASKING & set(tokens)) or "add" in tokens and any(
-        t != "add" and (plural(t) or t in _IRREGULAR) for t in tokens)
+        t != "add" and (plural(t) or t in IRREGULAR_PLURALS or t in _SAME_PLURAL)
+        for t in tokens)
 
 
 def _names_a_class(resolver: ClassResolver, word: str) -> bool:

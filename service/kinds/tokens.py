@@ -24,6 +24,11 @@ def is_number(token: str) -> bool:
     return any(f in NUMERALS or f in NUMERALS.values() for f in singular_forms(token))
 
 
+# plurals the suffix rules of :func:`singular_forms` cannot undo ("calves" they can)
+IRREGULAR_PLURALS = {"mice": "mouse", "geese": "goose", "oxen": "ox", "teeth": "tooth",
+                     "feet": "foot", "people": "person", "children": "child"}
+
+
 def singular_forms(word: str) -> list[str]:
     """``word`` and what it may be the plural of (cats, ponies, calves, boxes, 3s, zeroes)."""
     forms = [word]
