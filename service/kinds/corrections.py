@@ -53,7 +53,8 @@ _TAKE_BACK = re.compile(r"\b(?:actually|sorry),?\s+(?:not|no)\b", re.I)  # "Actu
 _TAKEN_BACK_AFTER = re.compile(r"\b(?:not|no)\s+([^.!?,;]{1,40}?),?\s+actually\b(?=\s*[.!?;]|\s*$)",
                                re.I)
 _INTERJECTIONS = {"hmm", "hm", "ok", "okay", "oh", "so", "um", "uh", "er", "ah", "well", "hmmm"}
-# "elephant... scratch elephant": an ellipsis between words is a pause that ends a sentence
+# "elephant... scratch elephant": an ellipsis between words ends a sentence, unless what
+# follows goes on with the list
 _ELLIPSIS = re.compile(r"(?<=[a-z])\s*(?:\.{3,}|…)\s+(?=[a-z])(?!(?:and|or|nor|plus|maybe|"
                        r"oh|also|n)\b)", re.I)  # not "… and a hamster!", which goes on
 _HEDGED = re.compile(r"(?<=\w)\s+(?:--|-|—|–)?\s*((?:actually|oh|wait|no),?\s+(?:scratch|drop|"
@@ -66,9 +67,10 @@ _LEAD = {"but", "then", "actually", "and", "also", "oh", "please", "pls", "ok", 
 def retract_before_markers(text: str) -> tuple[str, list[str]]:
     """``(text, taken back)``: for each correction marker, the text before it back to the
     start of its sentence (the sentence before, when the marker opens one) is dropped, unless
-    what follows adds or takes back its own (:func:`_keeps_before`; "Correction: no horses"
-    then reads "drop horses", not a clash with the horses asked before). "Oh wait" is no
-    marker: it adds more often than it takes back ("Oh wait, the zoo also has sheep")."""
+    what follows adds or takes back its own (:func:`_keeps_before`; "Correction: no horses,
+    cows" then reads "(drop horses), cows", not a clash with the horses asked before). "Oh
+    wait" is no marker: it adds more often than it takes back ("Oh wait, the zoo also has
+    sheep")."""
     text = _TAKEN_BACK_AFTER.sub(r" (drop \1) ", _ELLIPSIS.sub(". ", _swapped(text)))
     dropped, text = [], _TAKE_BACK.sub("drop", _NEVER_MIND.sub("nvm", text))  # not a clash
     text = _WAIT_NO_ITEM.sub(_taken_back_item, text)  # "bear, bird, and— wait, no bird — horse"

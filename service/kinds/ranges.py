@@ -78,9 +78,10 @@ def numbers_spaced(text: str) -> str:
 
 # digits bounded on one side: "the digits bigger than 6", "numbers five and above"; only
 # right after a digit word ("digits, more than 5 please" and "digits 8 and 9, some written by
-# kids under 5" stay as they are), one bound to a sentence ("bigger than 2 and smaller than
-# 6" is asked back, not joined), never after a number ("one less than 8" computes) or a
-# negation, nor before an exception ("more than 6, except 8"); an outside review's probes
+# kids under 5" stay as they are), one bound to a sentence or two that meet ("bigger than 2
+# and smaller than 6" is 3 to 5, ``_BETWEEN_BOUNDS``; a review found them joined), never
+# after a number ("one less than 8" computes) or a negation, nor before an exception ("more
+# than 6, except 8"); an outside review's probes
 _ABOVE = r"(?:bigger|greater|larger|higher|more|above|over)"
 _BELOW = r"(?:smaller|less|lower|fewer|below|under)"
 _LEAD_IN = r"(?:(?:digits?|numbers?|numerals?)\s+(?:(?:that\s+are|which\s+are|that\s+is)\s+)?)"
@@ -101,8 +102,9 @@ _BOUND_WORD = re.compile(rf"\b(?:{_ABOVE}|{_BELOW})\s+(?:than\s+)?{NUMBER}\b|\b{
 
 
 def bounded(text: str) -> str:
-    """Digits bounded on one side spelt as a range ("the digits bigger than 6" → "the digits
-    7 to 9"; see ``_BOUNDS``); a sentence with another bound word or a negation is left."""
+    """Digits bounded on one side or both spelt as a range ("the digits bigger than 6" →
+    "the digits 7 to 9"; see ``_BOUNDS``); a sentence with a negation or a third bound is
+    left as it is."""
     parts = re.split(r"((?<=[.!?])\s+)", text)  # separators kept: line breaks mean lists
     return "".join(p if i % 2 else _bounded_sentence(p) for i, p in enumerate(parts))
 
