@@ -62,11 +62,12 @@ def run_one(tag: str, seed: int, args: argparse.Namespace) -> None:
                 "--size", args.size, "--out", str(res / f"{name}-plain.json")])
 
 
-def launch(tag: str, seed: int, args: argparse.Namespace) -> int:
-    """One run as a child process (its own CUDA context), its log beside the results."""
+def launch(tag: str, seed: int, args: argparse.Namespace, argv: list[str]) -> int:
+    """One run as a child process (its own CUDA context) given this call's own arguments, its
+    log beside the results."""
     log = Path(args.out) / "logs" / f"{tag}-s{seed}.log"
     log.parent.mkdir(parents=True, exist_ok=True)
-    cmd = [sys.executable, __file__, "--one", tag, str(seed), *sys.argv[1:]]
+    cmd = [sys.executable, __file__, "--one", tag, str(seed), *argv]
     with log.open("w") as fh:
         return subprocess.call(cmd, stdout=fh, stderr=subprocess.STDOUT)
 
@@ -81,8 +82,8 @@ def _stat(values: list[float]) -> dict:
 
 
 def collect(out: Path, tags: list[str], seeds: list[int]) -> dict:
-    """Per variant, over the seeds that ran: task accuracies (test, val, k = 5 dynamic table,
-    cross-group table) and plain-scan accuracies per class group and view."""
+    """Per variant, over the seeds that ran: task accuracies (test, val, the dynamic table's row
+    at the config's k, the cross-group table) and plain-scan accuracies per class group and view."""
     rows = {}
     for tag in tags:
         names = [f"{tag}-s{s}" for s in seeds if _done(out, f"{tag}-s{s}")]
@@ -95,7 +96,7 @@ def collect(out: Path, tags: list[str], seeds: list[int]) -> dict:
             tasks[method] = {
                 "test": _stat([r["main"][method]["mean"] for r in runs]),
                 "val": _stat([r["val"][method]["mean"] for r in runs]),
-                "k5": _stat([r["dynamic"]["5"][method]["mean"] for r in runs]),
+                "k": _stat([r["dynamic"][str(r["k"])][method]["mean"] for r in runs]),
                 "cross": _stat([r["cross_group"][method]["mean"] for r in runs])}
         groups = plains[0]["scores"]["rendered"].keys()
         plain = {view: {g: _stat([p["scores"][view][g]["within_group"] / 100 for p in plains])
@@ -112,13 +113,13 @@ def _cell(s: dict) -> str:
 def table(rows: dict) -> str:
     """Two markdown tables: task accuracy per variant, then plain scans per group."""
     lines = ["| variant | seeds | selection test | TAPER test | selection val | TAPER val | "
-             "TAPER k=5 | cross-group: selection / TAPER |", "|---" * 8 + "|"]
+             "TAPER, config's k | cross-group: selection / TAPER |", "|---" * 8 + "|"]
     for tag, r in rows.items():
         t = r["tasks"]
         lines.append(f"| {tag} ({', '.join(r['settings'])}) | {r['seeds']} | "
                      f"{_cell(t['selection']['test'])} | {_cell(t['taper']['test'])} | "
                      f"{_cell(t['selection']['val'])} | {_cell(t['taper']['val'])} | "
-                     f"{_cell(t['taper']['k5'])} | {_cell(t['selection']['cross'])} / "
+                     f"{_cell(t['taper']['k'])} | {_cell(t['selection']['cross'])} / "
                      f"{_cell(t['taper']['cross'])} |")  # fmt: skip
     lines += ["", "generic model, test split, accuracy % within the class group",
               "| variant | group | " + " | ".join(VIEWS) + " |", "|---" * (2 + len(VIEWS)) + "|"]
@@ -166,6 +167,7 @@ def main(argv: list[str] | None = None) -> dict:
     p.add_argument("--out", default="benchmarks/results/taper_grid")
     p.add_argument("--collect", action="store_true", help="only tabulate what --out holds")
     p.add_argument("--one", nargs=2, metavar=("VARIANT", "SEED"), help=argparse.SUPPRESS)
+    argv = sys.argv[1:] if argv is None else list(argv)
     args = p.parse_args(argv)
     if args.one:
         run_one(args.one[0], int(args.one[1]), args)
@@ -181,7 +183,7 @@ def main(argv: list[str] | None = None) -> dict:
 
         build_pacs(args.data_dir, size=args.size)
         with ThreadPoolExecutor(max(1, args.jobs)) as pool:
-            codes = list(pool.map(lambda ts: launch(*ts, args), todo))
+            codes = list(pool.map(lambda ts: launch(*ts, args, argv), todo))
         print(f"{sum(c == 0 for c in codes)} of {len(todo)} runs finished (logs: {out}/logs)")
     rows = collect(out, tags, seeds)
     if not rows:

@@ -13,7 +13,7 @@ def _write(res, name, acc, plain=True):
     """A run's two files in the shapes `tailor train taper` and plain_images.py write."""
     per = {"mean": acc, "std": 0.0, "n": 1}
     summary = {"main": {"selection": per, "taper": per}, "val": {"selection": per, "taper": per},
-               "dynamic": {"5": {"selection": per, "taper": per}},
+               "k": 5, "dynamic": {"5": {"selection": per, "taper": per}},
                "cross_group": {"selection": per, "taper": per}, "runtime": "cpu"}
     (res / f"{name}-summary.json").write_text(json.dumps(summary))
     if plain:
