@@ -41,11 +41,13 @@ from service.kinds.counted import declared_count, without_counts
 from service.kinds.listing import asked, coordinated, list_items
 from service.kinds.numbers import digit_of
 from service.kinds.pasted import as_prose
-from service.kinds.ranges import between, bounded, letter_range, numbers_spaced, span
+from service.kinds.ranges import between, bounded, letter_range, multiples, numbers_spaced, span
 from service.kinds.rewrites import (
     equated,
     glossed,
     one_line,
+    restyled,
+    sounded,
     spelt_subgroup_words,
     spelt_subgroups,
     split_compounds,
@@ -117,14 +119,14 @@ def parse(text: str, known: Known = Known()) -> Parsed:  # noqa: B008 (immutable
         text, cut = as_prose(text, known)  # a thread, a chat, a config, a letter
     except Unreadable as exc:
         return Parsed([], refused=f"{exc}; e.g. 'classify cats and dogs'")
-    text, taken_back = retract_before_markers(text)  # "sneakers, no wait, ankle boots"
+    text, taken_back = retract_before_markers(restyled(text, is_style))  # "no wait, …"
     declared = declared_count(text)  # "exactly two classes: …", before any header goes
     letters = letter_range(text, known.names_a_class)  # "hex digits: 0-9 and A-F"
-    text = split_compounds(without_chatter(text), known.class_word)
+    text = split_compounds(sounded(without_chatter(text), known.class_word), known.class_word)
     text = equated(text, known.class_word, known.class_of)  # "jumper = the knitted thing"
     text = glossed(text, known.foreign, known.class_of)  # "bag (handbag)", "gato (cat)"
     text = join_modifiers(compared_with(text, known), known)  # "1s with 7s": a pair
-    text = bounded(numbers_spaced(text))  # "one – five", "about 0, 2", "bigger than 6"
+    text = bounded(numbers_spaced(multiples(text)))  # "one – five", "about 0, 2", "bigger than 6"
     header, text = read_header(one_line(text), known)
     style, hints = [w for w in header if is_style(w)], [w for w in header if w in STYLE_HINTS]
     text, doubt = between(text)

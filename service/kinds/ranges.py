@@ -167,3 +167,30 @@ def span(chunk: str, names_a_class: Callable[[str], bool]) -> list[str] | None:
 def _as_int(number: str) -> int:
     number = number.lower()
     return int(number) if number.isdigit() else list(NUMERALS.values()).index(number)
+
+
+# "multiples of 3", "the multiples of two between 1 and 9": the positive multiples up to 9
+# (what a school reader means; held-out set 39 read "multiples of 3, between 1 and 9" as three,
+# one, nine at 200), cut by a span right after it
+_MULTIPLES = re.compile(
+    rf"\b(?:digits?\s+|numbers?\s+)?(?:(?:that|which)\s+are\s+)?(?:the\s+)?multiples\s+of\s+"
+    rf"(?P<n>{NUMBER})\b(?:\s*,?\s*(?:(?:that\s+are\s+|which\s+are\s+)?between\s+"
+    rf"(?P<a>{NUMBER})\s+and\s+(?P<b>{NUMBER})|from\s+(?P<c>{NUMBER})\s+(?:to|through|thru)\s+"
+    rf"(?P<d>{NUMBER}))\b)?", re.I)
+
+
+_ASKS_DIGITS = re.compile(r"(?:^|[,:;.!?(\n]|\b(?:digits?|numbers?|numerals?|only|just|all|"
+                          r"want|need|classify|detect|recogni[sz]e))\s*(?:the\s+)?$", re.I)
+
+
+def multiples(text: str) -> str:
+    """"the multiples of 3" as "3, 6, 9" (bounded by a span after it: "…, between 4 and 9"
+    is 6, 9); a multiple with no digit, or an empty span, is left as it is."""
+    def spelt(m: re.Match) -> str:
+        if not _ASKS_DIGITS.search(text[:m.start()]):  # "cats in multiples of 2 per image"
+            return m[0]
+        n = _as_int(m["n"])
+        lo, hi = sorted(_as_int(x) for x in (m["a"] or m["c"] or "0", m["b"] or m["d"] or "9"))
+        kept = [k for k in range(n, 10, n) if lo <= k <= hi] if n else []
+        return ", ".join(map(str, kept)) if len(kept) > 1 else m[0]
+    return _MULTIPLES.sub(spelt, text)

