@@ -18,7 +18,6 @@ the text encoder.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
 
 from service.kinds import corrections
 from service.kinds.chunks import (
@@ -40,6 +39,7 @@ from service.kinds.corrections import dismissed, retract_before_markers, retract
 from service.kinds.counted import declared_count, without_counts
 from service.kinds.listing import asked, coordinated, list_items
 from service.kinds.numbers import digit_of
+from service.kinds.parsed import Parsed
 from service.kinds.pasted import as_prose
 from service.kinds.ranges import between, bounded, letter_range, multiples, numbers_spaced, span
 from service.kinds.rewrites import (
@@ -84,35 +84,6 @@ _PURPOSE = {"so"}  # "so the app can praise her" ("though ferrets would be nice"
 # verbs after which "from" picks classes out ("recognise cats from llamas"), not a source
 _PICKING = {"recognise", "recognize", "identify", "pick", "filter", "sort", "detect",
             "classify", "label", "spot", "find", "separate", "select", "flag", "tag", "mark"}
-@dataclass
-class Parsed:
-    """A description, read: its class mentions (request order), style words, or why refused.
-    Mentions that may be context about the app rather than a class: ``clauses`` came from a
-    chunk of five or more words, ``asides`` from a sentence of three or more words that has no
-    class word at all ("We run a wildlife NGO.")."""
-
-    mentions: list[str]
-    style: list[str] = field(default_factory=list)
-    refused: str | None = None
-    clauses: set[str] = field(default_factory=set)
-    asides: set[str] = field(default_factory=set)
-    negated: list[str] = field(default_factory=list)  # "not horses": no horse anywhere
-    retracted: list[str] = field(default_factory=list)  # "drop the horses" (corrections.py)
-    # from a chunk of four or more words, not at its end, that asks for nothing: context
-    # when the request names two classes outright (leftovers.context)
-    wordy: set[str] = field(default_factory=set)
-    fields: list[str] = field(default_factory=list)  # field values about the app (fields.py)
-    more: set[str] = field(default_factory=set)  # from a chunk saying "other", "more", "etc"
-    hints: list[str] = field(default_factory=list)  # "phone": a domain when no style word
-    runs: set[str] = field(default_factory=set)  # words side by side in the text: "bears birds"
-    listed: set[str] = field(default_factory=set)  # a list's items: "cows, sheep and goats"
-    asked: set[str] = field(default_factory=set)  # from a chunk that asks: "also raccoons"
-    sources: set[str] = field(default_factory=set)  # "trail" cameras: context, see chunks
-    roles: set[str] = field(default_factory=set)  # "As a birdwatcher": context, see leftovers
-    negating: set[str] = field(default_factory=set)  # in a sentence that says "not": no strays
-    declared: int | None = None  # "exactly two classes: …": how many classes the text says
-
-
 def parse(text: str, known: Known = Known()) -> Parsed:  # noqa: B008 (immutable default)
     """Split ``text`` into class mentions and style words (see the module docstring)."""
     try:
@@ -185,11 +156,7 @@ def _read_sentence(sentence: str, known: Known, parsed: Parsed) -> None:
         where.append((len("".join(pieces[:i])), len("".join(pieces[:i + 1])),
                       parsed.mentions[before:]))
         refusing = len(parsed.negated) > negated
-        excluding = len(parsed.negated) > negated and known.class_word(
-            (words(parsed.negated[-1]) or [""])[-1]) or (  # "except bears", not "NOT part of it"
-            _EXCEPT & set(raw) and known.class_word(raw[-1]) and len(parsed.mentions) == before) \
-            or len(parsed.retracted) > taken and sum(map(known.class_word, words(
-                parsed.retracted[-1]))) == 1 and "retracted"  # "Remove 0 and 1"
+        excluding = _excludes_next(parsed, known, raw, (negated, before, taken))
     parsed.listed |= list_items(items, comparing)
     parsed.asked |= asked(items)
     joined = coordinated(items)  # "cats, dogs and guinea pig photos": items, not sources
@@ -197,17 +164,39 @@ def _read_sentence(sentence: str, known: Known, parsed: Parsed) -> None:
     if NEGATIONS & set(tokens):  # "numbers 6-9 are next sprint, NOT this one"
         parsed.negating |= {m for _, mentions, _ in items for m in mentions}
     if (scope := dismissed(sentence)) is not None:  # "… dogs and cats, but I don't need
-        waved = set(words(sentence[scope[0]:scope[1]]))  # "(the world is cartoon animals,
-        parsed.style[styles:] = [w for w in parsed.style[styles:] if w not in waved]  # but
-        # that's irrelevant)": no style either
-        gone = {m for at, end, mentions in where if at < scope[1] and end > scope[0]
-                for m in mentions}  # the chunks in the part waved off
-        if takes_back(sentence, scope):  # "the horses went to another team, remove them"
-            parsed.retracted += [" ".join(t for t in m.split() if known.class_word(t)) or m
-                                 for m in parsed.mentions[start:] if m in gone]
-        else:
-            parsed.negated += [m for m in parsed.mentions[start:] if m in gone]  # those": not
-        parsed.mentions[start:] = [m for m in parsed.mentions[start:] if m not in gone]
+        _wave_off(sentence, scope, known, parsed, (start, styles), where)  # those": not
+
+
+def _excludes_next(parsed: Parsed, known: Known, raw: list[str],
+                   counts: tuple[int, int, int]) -> bool | str:
+    """Whether the bare class names listed after a chunk are excluded too: True after "not
+    horses" or "except bears" (not "NOT part of it"), "retracted" after "Remove 0" ("Remove 0
+    and 1"). ``counts``: negated, mentions and retracted before the chunk was read."""
+    negated, before, taken = counts
+    return len(parsed.negated) > negated and known.class_word(
+        (words(parsed.negated[-1]) or [""])[-1]) or (
+        _EXCEPT & set(raw) and known.class_word(raw[-1]) and len(parsed.mentions) == before) \
+        or len(parsed.retracted) > taken and sum(map(known.class_word, words(
+            parsed.retracted[-1]))) == 1 and "retracted"
+
+
+def _wave_off(sentence: str, scope: tuple[int, int], known: Known, parsed: Parsed,
+              since: tuple[int, int], where: list) -> None:
+    """The part of a sentence waved off (``corrections.dismissed``): its mentions negated,
+    or taken back when the sentence says so ("the horses went to another team, remove
+    them"), and its style words gone ("(the world is cartoon animals, but that's
+    irrelevant)")."""
+    start, styles = since
+    waved = set(words(sentence[scope[0]:scope[1]]))
+    parsed.style[styles:] = [w for w in parsed.style[styles:] if w not in waved]
+    gone = {m for at, end, mentions in where if at < scope[1] and end > scope[0]
+            for m in mentions}  # the chunks in the part waved off
+    if takes_back(sentence, scope):
+        parsed.retracted += [" ".join(t for t in m.split() if known.class_word(t)) or m
+                             for m in parsed.mentions[start:] if m in gone]
+    else:
+        parsed.negated += [m for m in parsed.mentions[start:] if m in gone]
+    parsed.mentions[start:] = [m for m in parsed.mentions[start:] if m not in gone]
 
 
 _REPLACING = {"make", "instead", "replace", "keep", "add"}  # "scratch the horses - make it bears"
