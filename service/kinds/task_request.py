@@ -11,11 +11,12 @@ from typing import Any
 
 from service.kinds import leftovers
 from service.kinds.corrections import RETRACTING
+from service.kinds.foils import NAMED_ONLY
 from service.kinds.listed import listed
 from service.kinds.parsing import parse
 from service.kinds.repeats import distinct, exact_clashes, in_context, kinds_of_one
 from service.kinds.resolution import ClassResolver, Match
-from service.kinds.tokens import plural, words
+from service.kinds.tokens import plural, singular_forms, words
 from service.kinds.vocabulary import (
     DROPPED,
     FILLER,
@@ -76,8 +77,16 @@ def _context(resolver: ClassResolver, parsed: Any) -> list[str]:
                                 parsed.wordy if named >= 2 else (),
                                 parsed.roles | {s for s in parsed.sources  # "fashion" sketches
                                                 if set(words(s)) <= GROUPS | SIZES | VENUES})
-    context = [c for c in context if not (c in parsed.listed and plural(c.split()[0]))]
+    context = [c for c in context if not (c in parsed.listed and plural(c.split()[0]))
+               and not (c in parsed.listed | parsed.asked and _animal_foil(c.split()[0]))]
     return [] if context and len(parsed.mentions) - len(context) < 2 else context
+
+
+def _animal_foil(word: str) -> bool:
+    """An animal named beside the catalogue's (``foils.NAMED_ONLY``): a list item opening with
+    one is asked for, not context ("and also the donkey which carries the water", set 33:
+    cow and sheep at 200). Not any foil: "house door", "Sunflower group" are context."""
+    return any(form in NAMED_ONLY for form in singular_forms(word))
 
 
 _OTHER = {"other", "others", "else", "rest", "remaining", "more", "further", "extra", "besides",

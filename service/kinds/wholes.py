@@ -223,8 +223,9 @@ def group_of(word: str, groups: Mapping[str, list[str]]) -> str | None:
     return None
 
 
-_NAMELY = re.compile(r"^\s*[,:(]?\s*(?:specifically|namely|i\.?\s?e\.?|that\s+is|in\s+"
-                     r"particular|(?P<so>so|meaning))\b[,:]?", re.I)  # "so" only before a class
+_NAMELY = re.compile(r"^\s*(?:only\b)?\s*[,:(]?\s*(?:(?:specifically|namely|that\s+is|in\s+"
+                     r"particular|(?P<so>so|meaning))\b|i\.?\s?e\b\.?)[,:]?",
+                     re.I)  # "so" only before a class; "i.e." whole (its dot ended the list)
 
 
 def _narrowed(text: str, at: int, class_of: Callable[[str], str | None]
@@ -242,7 +243,7 @@ def _narrowed(text: str, at: int, class_of: Callable[[str], str | None]
                         if class_of(" ".join(tokens[i:i + n]))), (1, None))
         found += [name] if name else []
         i += n
-    return found, at + lead.end()
+    return (found, at + lead.end()) if found else None
 
 
 def _names_next(text: str, at: int, class_of: Callable[[str], str | None]) -> bool:

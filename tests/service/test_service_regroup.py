@@ -45,6 +45,7 @@ DIGITS = ["zero", "one", "two", "three", "four", "five", "six", "seven", "eight"
      ["coat", "dress", "shirt"], "art_painting"),
     ("fashion stuff: only the shoes and the bag", ["sandal", "sneaker", "ankle boot", "bag"],
      None),
+    ("the even digits only, i.e. 2 and 4", ["two", "four"], None),
     # guards: what read right before still does
     ("all the animals except the zebra", ANIMALS[:-1], None),
     ("all the digits except 3 and also cats", [d for d in DIGITS if d != "three"] + ["cat"],
@@ -64,6 +65,9 @@ def test_read(pacs, text, classes, domain):
     "dogs and wolves", "cats, dogs and hamsters", "horses and donkeys",  # guards: refused
     # before by the threshold, now because the foil is named
     "Just the even digits, so 1, 3 and 5",  # a clash, was eight digits at 200
+    "Need it to recognize the even numbers only, i.e. 3 and 5.",  # "i.e." lost its list
+    "I wish that the machine knows my animals: the cows, the sheeps, and also the donkey "
+    "which carries the water.",  # an item opening with an animal foil is asked for
     "Make it detect handwritten plus and minus signs along with the digits 0-9",  # guard
     "cats and dogs in multiples of 2 per image",  # not about digits
 ])
