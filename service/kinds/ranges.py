@@ -174,7 +174,7 @@ def _as_int(number: str) -> int:
 # one, nine at 200), cut by a span right after it
 _MULTIPLES = re.compile(
     rf"\b(?:digits?\s+|numbers?\s+)?(?:(?:that|which)\s+are\s+)?(?:the\s+)?multiples\s+of\s+"
-    rf"(?P<n>{NUMBER})\b(?:\s*,?\s*(?:(?:that\s+are\s+|which\s+are\s+)?between\s+"
+    rf"(?P<n>{NUMBER})\b(?!\s*(?:,|and|or|&)\s*{NUMBER}\b)(?:\s*,?\s*(?:(?:that\s+are\s+|which\s+are\s+)?between\s+"
     rf"(?P<a>{NUMBER})\s+and\s+(?P<b>{NUMBER})|from\s+(?P<c>{NUMBER})\s+(?:to|through|thru)\s+"
     rf"(?P<d>{NUMBER}))\b)?", re.I)
 

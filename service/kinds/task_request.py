@@ -78,14 +78,15 @@ def _context(resolver: ClassResolver, parsed: Any) -> list[str]:
                                 parsed.roles | {s for s in parsed.sources  # "fashion" sketches
                                                 if set(words(s)) <= GROUPS | SIZES | VENUES})
     context = [c for c in context if not (c in parsed.listed and plural(c.split()[0]))
-               and not (c in parsed.listed | parsed.asked and _animal_foil(c.split()[0]))]
+               and not (c in parsed.asked and _animal_foil(c.split()[0]))]
     return [] if context and len(parsed.mentions) - len(context) < 2 else context
 
 
 def _animal_foil(word: str) -> bool:
-    """An animal named beside the catalogue's (``foils.NAMED_ONLY``): a list item opening with
-    one is asked for, not context ("and also the donkey which carries the water", set 33:
-    cow and sheep at 200). Not any foil: "house door", "Sunflower group" are context."""
+    """An animal named beside the catalogue's (``foils.NAMED_ONLY``): an item that asks and
+    opens with one is asked for, not context ("and also the donkey which carries the water", set 33:
+    cow and sheep at 200). Not any foil ("house door", "Sunflower group"), nor an item that
+    does not ask ("sheep and cows, the wolf is just in the background")."""
     return any(form in NAMED_ONLY for form in singular_forms(word))
 
 
