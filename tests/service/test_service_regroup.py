@@ -46,6 +46,9 @@ DIGITS = ["zero", "one", "two", "three", "four", "five", "six", "seven", "eight"
     ("fashion stuff: only the shoes and the bag", ["sandal", "sneaker", "ankle boot", "bag"],
      None),
     ("the even digits only, i.e. 2 and 4", ["two", "four"], None),
+    # held-out sets 40 and 41, read after their unread score at this stop's end
+    ("all clothing classes except bags and shoes", CLOTHES, None),
+    ("tell apart a 6 from a 9, users sometimes upload them upside down", ["six", "nine"], None),
     # guards: what read right before still does
     ("all the animals except the zebra", ANIMALS[:-1], None),
     ("all the digits except 3 and also cats", [d for d in DIGITS if d != "three"] + ["cat"],
