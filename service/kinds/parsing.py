@@ -90,7 +90,7 @@ def parse(text: str, known: Known = Known()) -> Parsed:  # noqa: B008 (immutable
         text, cut = as_prose(text, known)  # a thread, a chat, a config, a letter
     except Unreadable as exc:
         return Parsed([], refused=f"{exc}; e.g. 'classify cats and dogs'")
-    text, taken_back = retract_before_markers(restyled(text, is_style))  # "no wait, …"
+    text, taken_back = retract_before_markers(restyled(text, is_style, known.class_word))
     declared = declared_count(text)  # "exactly two classes: …", before any header goes
     letters = letter_range(text, known.names_a_class)  # "hex digits: 0-9 and A-F"
     text = split_compounds(sounded(without_chatter(text), known.class_word), known.class_word)

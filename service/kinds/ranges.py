@@ -176,11 +176,13 @@ _MULTIPLES = re.compile(
     rf"\b(?:digits?\s+|numbers?\s+)?(?:(?:that|which)\s+are\s+)?(?:the\s+)?multiples\s+of\s+"
     rf"(?P<n>{NUMBER})\b(?!\s*(?:,|and|or|&)\s*{NUMBER}\b)(?:\s*,?\s*(?:(?:that\s+are\s+|which\s+are\s+)?between\s+"
     rf"(?P<a>{NUMBER})\s+and\s+(?P<b>{NUMBER})|from\s+(?P<c>{NUMBER})\s+(?:to|through|thru)\s+"
-    rf"(?P<d>{NUMBER}))\b)?", re.I)
+    rf"(?P<d>{NUMBER}))\b)?(?!\s*,?\s*(?:under|below|less|fewer|over|above|greater|more|up\s+to|at\s+"
+    r"(?:most|least)|that|which|other|but|odd|even|images?|photos?|pictures?|pics|samples?|"
+    r"frames?|shots?|per|each|of\s+each)\b)", re.I)  # "multiples of 3 under 7": unread
 
 
-_ASKS_DIGITS = re.compile(r"(?:^|[,:;.!?(\n]|\b(?:digits?|numbers?|numerals?|only|just|all|"
-                          r"want|need|classify|detect|recogni[sz]e))\s*(?:the\s+)?$", re.I)
+_ASKS_DIGITS = re.compile(r"(?:^|\b(?:digits?|numbers?|numerals?|only|just|all|classify|detect|"
+                          r"recogni[sz]e))\s*(?:the\s+)?$", re.I)  # not "Batch size: multiples"
 
 
 def multiples(text: str) -> str:

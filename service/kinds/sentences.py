@@ -17,8 +17,15 @@ from service.kinds.wholes import names_a_group
 
 # List separators, not inside a hyphenated compound ("black-and-white"). Not a spaced dash:
 # tried at stop 29, it split "pets — cats and dogs" and "Fashion-MNIST style – bags" apart.
+# "plus" between two numbers is arithmetic ("the digit 3 plus 4"), not a list
+_NUMBER_BEFORE = "".join(rf"(?<!\b{n}\s)" for n in ("zero", "one", "two", "three", "four",
+                                                      "five", "six", "seven", "eight", "nine"))
+_NUMBER_BEFORE += r"(?<!\d\s)(?<!\d)"
 SEPARATORS = re.compile(
-    r",|;|&|\+|/|(?<![-\w])(?:and|or|nor|n|vs\.?|versus|from|plus(?!\s+(?:sizes?|signs?|symbols?|(?:and|or)\s+minus)\b)|"
+    r",|;|&|\+|/|(?<![-\w])(?:and|or|nor|n|vs\.?|versus|from|" + _NUMBER_BEFORE
+    + r"plus(?!\s+(?:sizes?|signs?|symbols?|(?:and|or)\s+minus|some|a\s+few|more|"
+    r"others?|any\w*|the\s+(?:odd|even|rest|others?)|(?:the\s+)?(?:digits?|numbers?|numerals?|"
+    r"animals?|clothes|clothing|garments?|apparel|fashion))\b)|"
     r"but(?=\s+(?:not|no|never)\b))"
     r"(?![-\w])", re.I)  # "cats n dogs", "horses but not the dogs we discussed"
 SPLIT = re.compile(f"({SEPARATORS.pattern})", re.I)  # the same, separators kept
@@ -35,14 +42,16 @@ _SHORT = "|".join(f"(?<=\\b(?-i:[{c}]{{{n}}}))" for c in ("a-z", "A-Z") for n in
 SENTENCE = re.compile(r"(?<=[a-z]{4})\.(?=\s|$)|(?<=\d)\.(?=\s+(?-i:[A-Z]))|[!?]+(?=\s|$)|[()]"
                       r"|(?<=\b\d)\.(?=\s+(?:we|i|also|please|pls|plus|oh|actually|but|thanks|thx)\b)"
                       rf"|(?<=\w){_ABBREVIATION}\.(?=\s+(?:ok|okay|so|oh|then|actually|that'?s|"
-                      r"thats|nothing|thanks|thx|please|pls|we|i|drop|remove|scratch|skip|delete|"
-                      r"forget|ditch|nix|lose|exclude|minus|replace|swap|no|not)\b)"
+                      r"thats|nothing|thanks|thx|please|pls|we|i)\b)"
+                      rf"|(?<=[a-z]){_ABBREVIATION}(?<!\betc)\.(?=\s+(?:drop|remove|scratch|skip|"
+                      r"delete|forget|ditch|nix|lose|minus|replace|swap)\b)"
                       rf"|(?:{_SHORT}){_ABBREVIATION}"
                       r"\.(?=\s+(?-i:[A-Z]))",
                       re.I)  # "mixing up 6 and 9. Please rebuild": a digit ends one too, and
 # before a lower-case opener ("digits 1 to 5. we also need 6"; not "1. cats 2. dogs"), as any
 # word does before "ok", "so", "then" ("hippo? skip that too. ok just the first three") and
-# before a word that takes back ("zebra, cat. scratch the cat": was "cat scratch cat")
+# before a word that takes back after a word ("zebra, cat. scratch the cat": was "cat scratch
+# cat"; not "1. drop the old model", a numbered list; not "no": "cat. no, dog" corrects)
 # "pets: cat and dog", "paintings — …"; not a spaced range ("digits 1 - 4" was one, four)
 _HEADER = re.compile(r"^(.*)(?::|(?<!\d)\s[—–-]\s|\s[—–-]\s(?!\d))(.*)$", re.S)
 _LEAVES_OUT = re.compile(r"\b(?:no|without|except)\s+(?:the\s+|any\s+)?[a-z]{3,}", re.I)

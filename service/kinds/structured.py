@@ -63,7 +63,11 @@ _STYLE_PARTS = {"style", "styles", "domain", "domains", "medium", "look"}
 def _style_field(field: str) -> bool:
     """A style field by name, or by a part of its name ("input_style": held-out set 38)."""
     parts = re.sub(r"([a-z])([A-Z])", r"\1_\2", field).lower().split("_")
-    return field.lower() in _STYLE_FIELDS or bool(_STYLE_PARTS & set(parts))
+    return field.lower() in _STYLE_FIELDS or len(parts) == 2 and parts[1] in _STYLE_PARTS \
+        and parts[0] in _OF_IMAGES  # not "forbidden_styles", "old_style", "domain_owner"
+
+
+_OF_IMAGES = {"input", "image", "images", "img", "picture", "pictures", "photo", "art", "visual"}
 
 
 _FREE_TEXT = {"notes", "note", "comment", "comments", "reason", "description"}

@@ -127,7 +127,7 @@ STORY_VERBS = {
     "containing", "depict", "depicts", "depicting", "view", "viewed", "learn", "learning",
     "given", "return", "returns", "output", "outputs", "predict", "predicts", "predicted",
     "recognised", "recognized", "sell", "sells",
-    "shot", "snapped", "filmed", "photographed",  # "shirts vs t-shirts, shot on my iPhone"
+    "snapped", "filmed", "photographed",  # "shirts vs t-shirts, shot on my iPhone": rewrites
     "reliably", "correctly", "quickly", "easily", "properly", "robustly",  # and adverbs
 }  # fmt: skip
 FILLER |= STORY_VERBS | {"counts", "counted"}  # "(yes, 0 counts as even)": no class

@@ -30,7 +30,7 @@ _PHRASE = re.compile(
     rf"\b(?:(?P<total>{_TOTAL})|(?P<parity>even|odd)|(?:the\s+)?(?P<count>\d+|ten|nine|eight|"
     rf"seven|six|five|four|three))(?P<fill>(?:\s+(?:{_FILL}|even|odd))*)\s+(?P<group>[a-z]+)\b"
     r"(?:\s+(?:items?|categor(?:y|ies)|class(?:es)?|things?|pieces?|articles?|kinds?|types?|ones|"
-    r"lists?|groups?|sections?|catalogue|catalog|collection|range|line|lineup|"
+    r"lists?|groups?|sections?|catalogue|catalog|collection|range|lineup|"
     r"(?:in|on|from|of)\s+(?:your|the)\s+(?:list|catalogue|catalog|set)|(?:that\s+)?you\s+"
     r"(?:have|offer|"
     r"support|do|provide)|(?:that\s+)?you(?:'?ve|\s+have)?\s+got))*",
@@ -73,7 +73,7 @@ _PARITY_ONES = re.compile(r",?\s*\b(?:but\s+)?(?:(?:no|not|without|skip|drop|exc
                           r"(?P<parity>even|odd)\s+ones\b|,?\s*\b(?:the\s+)?(?P<parity2>even|odd)"
                           r"\s+ones\s+(?P<only2>only)\b", re.I)  # fmt: skip
 _LIST_WORDS = {"and", "or", "nor", "the", "for", "s", "plus", "n",
-               "minus", "except", "excluding", "not"}  # "minus X and minus the bag"
+               "minus", "except", "excluding"}  # "minus X and minus the bag"
 _COUNTS = {w: int(d) for d, w in NUMERALS.items()} | {"ten": 10}
 
 
@@ -89,7 +89,10 @@ _NOT_BARE = {"all", "every", "whole", "entire", "complete", "full", "even", "odd
 def _whole_bare(text: str, groups: Mapping[str, list[str]]) -> str:
     """"digits, but skip 0" as "all digits, but skip 0" (see ``_BARE``)."""
     def whole(m: re.Match) -> str:
-        before = words(text[:m.start()])[-2:]  # "all the animals except …" is whole
+        clause = words(re.split(r"[.!?;:\n]", text[:m.start()])[-1])
+        if any(group_of(w, groups) for w in clause):  # "digits and animals except cats":
+            return m[0]  # which group the exception leaves, and the other, is unclear
+        before = clause[-2:]  # "all the animals except …" is whole
         plural = m["w"].lower() not in groups and m["w"].lower().endswith("s") or m[
             "w"].lower() in ("clothing", "apparel", "footwear")  # fmt: skip
         if not plural or group_of(m["w"].lower(), groups) is None or set(before) & _NOT_BARE \
@@ -121,7 +124,7 @@ def spell_out(text: str, groups: Mapping[str, list[str]],
         if excluded is None or _PREDICATE.match(text[end:]):
             continue  # "all digits except those that look alike": which ones is unclear
         kept = [m for m in members if m not in excluded]
-        if (narrowed := _narrowed(text, end, class_of)) is not None:  # "the even digits,
+        if (narrowed := _narrowed(text, end, class_of, kept)) is not None:  # "the even digits,
             excepted += [n for n in narrowed[0] if n not in kept]  # specifically 2, 3 and 8":
             kept, end = [], narrowed[1]  # the list after it is the request, 3 a clash
         excepted += sorted(excluded)
@@ -228,7 +231,7 @@ _NAMELY = re.compile(r"^\s*(?:only\b)?\s*[,:(]?\s*(?:(?:specifically|namely|that
                      re.I)  # "so" only before a class; "i.e." whole (its dot ended the list)
 
 
-def _narrowed(text: str, at: int, class_of: Callable[[str], str | None]
+def _narrowed(text: str, at: int, class_of: Callable[[str], str | None], kept: list[str]
               ) -> tuple[list[str], int] | None:  # fmt: skip
     """``(classes, where the list starts)`` of a "specifically"/"namely"/"i.e." list right
     after a group phrase, up to the end of its sentence (stop 34, set 36); None when no such
@@ -243,6 +246,8 @@ def _narrowed(text: str, at: int, class_of: Callable[[str], str | None]
                         if class_of(" ".join(tokens[i:i + n]))), (1, None))
         found += [name] if name else []
         i += n
+    if lead["so"] and set(found) <= set(kept):  # "odd digits, so 7 and 9 included": the
+        return None  # group restated; only a listed class outside it clashes
     return (found, at + lead.end()) if found else None
 
 
@@ -283,7 +288,9 @@ def _exceptions(text: str, start: int, class_of: Callable[[str], str | None],
             end = base + ends[i + n - 1]
         elif tokens[i] in _POST and excluded:
             return start, None  # "except birds of prey"
-        elif tokens[i] not in _LIST_WORDS and tokens[i] not in ",&":
+        elif tokens[i] not in _LIST_WORDS and tokens[i] not in ",&" and not (
+                tokens[i] == "not" and i and tokens[i - 1] in ("and", "or")):  # "and not
+            # birds"; not "except 6, not 9", a correction
             break
         i += n
     return (end, excluded) if excluded and None not in excluded else (start, None)

@@ -49,6 +49,8 @@ DIGITS = ["zero", "one", "two", "three", "four", "five", "six", "seven", "eight"
     # held-out sets 40 and 41, read after their unread score at this stop's end
     ("all clothing classes except bags and shoes", CLOTHES, None),
     ("tell apart a 6 from a 9, users sometimes upload them upside down", ["six", "nine"], None),
+    ("mooing and neighing animals", ["cow", "horse"], None),
+    ("odd digits, so 7 and 9 included", ["one", "three", "five", "seven", "nine"], None),
     # guards: what read right before still does
     ("all the animals except the zebra", ANIMALS[:-1], None),
     ("all the digits except 3 and also cats", [d for d in DIGITS if d != "three"] + ["cat"],
@@ -75,6 +77,14 @@ def test_read(pacs, text, classes, domain):
     "which carries the water.",  # an item opening with an animal foil is asked for
     "Make it detect handwritten plus and minus signs along with the digits 0-9",  # guard
     "cats and dogs in multiples of 2 per image",  # not about digits
+    # an outside review of this stop's first rules: each was a wrong answer at 200 then
+    "digits and animals except cats",  # which group "except" leaves is unclear
+    "Todo: 1. drop the cat class 2. add cow and horse",  # a numbered list, not "1"
+    "the digit 3 plus 4", "multiples of 3 under 7", "cat. no, dog", "dog. no, sorry, cat",
+    '{"classes": ["cat", "dog"], "style": "photo", "alt_style": "sketch"}',
+    '{"classes": ["cat", "dog"], "unsupported_styles": "cartoon"}',
+    "cats, dogs and a shot of espresso", "all digits except 6, not 9",
+    "sketches of cats, no wait make it photos of dogs",
 ])
 def test_refused(pacs, text):
     with pytest.raises(Problem):
