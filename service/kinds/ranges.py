@@ -174,11 +174,12 @@ def _as_int(number: str) -> int:
 # one, nine at 200), cut by a span right after it
 _MULTIPLES = re.compile(
     rf"\b(?:digits?\s+|numbers?\s+)?(?:(?:that|which)\s+are\s+)?(?:the\s+)?multiples\s+of\s+"
-    rf"(?P<n>{NUMBER})\b(?!\s*(?:,|and|or|&)\s*{NUMBER}\b)(?:\s*,?\s*(?:(?:that\s+are\s+|which\s+are\s+)?between\s+"
-    rf"(?P<a>{NUMBER})\s+and\s+(?P<b>{NUMBER})|from\s+(?P<c>{NUMBER})\s+(?:to|through|thru)\s+"
-    rf"(?P<d>{NUMBER}))\b)?(?!\s*,?\s*(?:under|below|less|fewer|over|above|greater|more|up\s+to|at\s+"
-    r"(?:most|least)|that|which|other|but|odd|even|images?|photos?|pictures?|pics|samples?|"
-    r"frames?|shots?|per|each|of\s+each)\b)", re.I)  # "multiples of 3 under 7": unread
+    rf"(?P<n>{NUMBER})\b(?!\s*(?:,|and|or|&)\s*{NUMBER}\b)"  # not "multiples of 2 and 3"
+    rf"(?:\s*,?\s*(?:(?:that\s+are\s+|which\s+are\s+)?between\s+(?P<a>{NUMBER})\s+and\s+"
+    rf"(?P<b>{NUMBER})|from\s+(?P<c>{NUMBER})\s+(?:to|through|thru)\s+(?P<d>{NUMBER}))\b)?"
+    r"(?!\s*,?\s*(?:under|below|less|fewer|over|above|greater|more|up\s+to|at\s+(?:most|least)|"
+    r"that|which|other|but|odd|even|images?|photos?|pictures?|pics|samples?|frames?|shots?|per|"
+    r"each|of\s+each)\b)", re.I)  # "multiples of 3 under 7": unread
 
 
 _ASKS_DIGITS = re.compile(r"(?:^|\b(?:digits?|numbers?|numerals?|only|just|all|classify|detect|"

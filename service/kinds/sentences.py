@@ -11,16 +11,14 @@ import re
 
 from service.kinds.chunks import Known, content, is_style
 from service.kinds.counted import without_counts
-from service.kinds.tokens import words
+from service.kinds.tokens import NUMERALS, words
 from service.kinds.vocabulary import STYLE_HINTS
 from service.kinds.wholes import names_a_group
 
 # List separators, not inside a hyphenated compound ("black-and-white"). Not a spaced dash:
 # tried at stop 29, it split "pets — cats and dogs" and "Fashion-MNIST style – bags" apart.
 # "plus" between two numbers is arithmetic ("the digit 3 plus 4"), not a list
-_NUMBER_BEFORE = "".join(rf"(?<!\b{n}\s)" for n in ("zero", "one", "two", "three", "four",
-                                                      "five", "six", "seven", "eight", "nine"))
-_NUMBER_BEFORE += r"(?<!\d\s)(?<!\d)"
+_NUMBER_BEFORE = "".join(rf"(?<!\b{n}\s)" for n in NUMERALS.values()) + r"(?<!\d\s)(?<!\d)"
 SEPARATORS = re.compile(
     r",|;|&|\+|/|(?<![-\w])(?:and|or|nor|n|vs\.?|versus|from|" + _NUMBER_BEFORE
     + r"plus(?!\s+(?:sizes?|signs?|symbols?|(?:and|or)\s+minus|some|a\s+few|more|"
