@@ -57,6 +57,7 @@ DIGITS = ["zero", "one", "two", "three", "four", "five", "six", "seven", "eight"
      None),
     ("just the running shoes and coats", ["sneaker", "coat"], None),
     ("a fox terrier and a cat", ["dog", "cat"], None),
+    ("all animal line art", ANIMALS, "sketch"),  # "line" is no group suffix (review A)
     ("cats, dogs and a fish tank in the background", ["cat", "dog"], None),
     ("sneakers vs sandals, shot on a GoPro", ["sneaker", "sandal"], "photo"),  # not no domain
     ("fyi the team wants the digits one through five. they said the rest can wait till Q3. "
