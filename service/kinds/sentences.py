@@ -44,12 +44,14 @@ SENTENCE = re.compile(r"(?<=[a-z]{4})\.(?=\s|$)|(?<=\d)\.(?=\s+(?-i:[A-Z]))|[!?]
                       rf"|(?<=[a-z]){_ABBREVIATION}(?<!\betc)\.(?=\s+(?:drop|remove|scratch|skip|"
                       r"delete|forget|ditch|nix|lose|minus|replace|swap)\b)"
                       rf"|(?:{_SHORT}){_ABBREVIATION}"
-                      r"\.(?=\s+(?-i:[A-Z]))",
+                      r"\.(?=\s+(?-i:[A-Z]))"
+                      r"|,(?=\s*(?:those|these|they)\s+(?:are|were|will|get|go|have|already)\b)",
                       re.I)  # "mixing up 6 and 9. Please rebuild": a digit ends one too, and
 # before a lower-case opener ("digits 1 to 5. we also need 6"; not "1. cats 2. dogs"), as any
 # word does before "ok", "so", "then" ("hippo? skip that too. ok just the first three") and
 # before a word that takes back after a word ("zebra, cat. scratch the cat": was "cat scratch
-# cat"; not "1. drop the old model", a numbered list; not "no": "cat. no, dog" corrects)
+# cat"; not "1. drop the old model", a numbered list; not "no": "cat. no, dog" corrects), and
+# a comma before a pronoun and its verb ("except 0 and 1, those are handled by another module")
 # "pets: cat and dog", "paintings — …"; not a spaced range ("digits 1 - 4" was one, four)
 _HEADER = re.compile(r"^(.*)(?::|(?<!\d)\s[—–-]\s|\s[—–-]\s(?!\d))(.*)$", re.S)
 _LEAVES_OUT = re.compile(r"\b(?:no|without|except)\s+(?:the\s+|any\s+)?[a-z]{3,}", re.I)

@@ -58,7 +58,8 @@ STYLE_WORDS = {
 # Words that say how the images were taken without being a style ("guests hold the phone up
 # to a painting"): they set the domain only when no style word does, and stay in mentions.
 STYLE_HINTS = {"phone", "phones", "smartphone", "smartphones", "iphone", "iphones", "drone",
-               "drones", "webcam", "webcams", "cctv", "dslr", "gopro", "gopros"}  # fmt: skip
+               "drones", "webcam", "webcams", "cctv", "dslr", "gopro", "gopros", "cam", "cams",
+               "dashcam", "trailcam", "bodycam"}  # fmt: skip  # "ESP32-CAM", "bird feeder cam"
 # what a business or its app is ("a small shoe shop", "our pet insurance app"): the words before
 # one say what the business deals in, not a class asked for (chunks.modifies_style)
 VENUES = {"shop", "shops", "store", "stores", "boutique", "brand", "business", "company",

@@ -91,7 +91,7 @@ def test_bounded_ranges_and_included_numbers(pacs, text, classes):
 @pytest.mark.parametrize(("text", "classes", "context"), [
     ("As a kindergarten teacher I want the app to recognise when a child holds up a card "
      "showing 3, 5 or 8", ["three", "five", "eight"],
-     ["kindergarten teacher child holds card"]),
+     ["child holds card"]),  # since stop 36 the words before "recognise" are cut first
     ("the tablet should say when my toddler writes a 0, 1 or 2", ["zero", "one", "two"],
      ["tablet toddler writes"]),
 ])
