@@ -12,12 +12,11 @@ its own. A chunk that gives no mention does not break a list ("horses, Priority:
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
 
 from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
 
 from service.kinds.chunks import POST, is_style
-from service.kinds.tokens import plural, words
+from service.kinds.tokens import plural
 from service.kinds.vocabulary import DIGIT_CONTEXT, OBJECTS, REQUESTING
 
 # words that may stand between a list item and its separator: "cats, the dogs and maybe
@@ -127,18 +126,3 @@ def coordinated(items: list[Item]) -> set[str]:
 def _first(chunk: list[str]) -> str | None:
     """The chunk's first word after words of ``_AROUND`` and style words."""
     return next((w for w in chunk if w not in _AROUND and not is_style(w)), None)
-
-
-# "photos of wardrobe contents, i.e. coats, dresses and shirts": the list says what the words
-# before it mean (held-out set 42: "wardrobe contents" was an unknown class)
-_NAMELY = re.compile(r"(?P<head>[^.,;:!?()\n]+?)\s*,?\s*\(?\b(?:i\.\s?e\.?|ie|namely|that\s+is)"
-                     r"\s*[,:]?\s+", re.I)  # fmt: skip
-
-
-def namely(text: str, names: Callable[[str], bool]) -> str:
-    """"X, i.e. A, B and C" as "X: A, B and C", so that X reads as a header (its style words
-    count, its other words are no class), when X names nothing itself (``names``: a class,
-    group, number or parity word; "the even digits, i.e. 2 and 4" is left to the group
-    reader, which refuses a clash)."""
-    return _NAMELY.sub(lambda m: m[0] if any(map(names, words(m["head"])))
-                       else f"{m['head']}: ", text)  # fmt: skip

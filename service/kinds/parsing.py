@@ -37,7 +37,8 @@ from service.kinds.chunks import (
 )
 from service.kinds.corrections import dismissed, retract_before_markers, retracted, takes_back
 from service.kinds.counted import declared_count, without_counts
-from service.kinds.listing import asked, coordinated, list_items, namely
+from service.kinds.listing import asked, coordinated, list_items
+from service.kinds.namely import namely
 from service.kinds.numbers import digit_of
 from service.kinds.parsed import Parsed
 from service.kinds.pasted import as_prose

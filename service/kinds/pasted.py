@@ -12,12 +12,13 @@ than a class list (:class:`service.kinds.structured.Unreadable`).
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 from service.kinds.chunks import Known, is_style
 from service.kinds.emails import newest
 from service.kinds.fields import read_fields, tabular
 from service.kinds.letters import strip_letter
-from service.kinds.rewrites import checked, plain_numbers, without_speakers
+from service.kinds.rewrites import plain_numbers, without_speakers
 from service.kinds.structured import (
     BENIGN,
     INJECTION,
@@ -52,3 +53,26 @@ def as_prose(text: str, known: Known) -> tuple[str, list[str]]:
     text, fields = read_fields(text, known.class_word, is_style, words, REQUESTING)
     text, letter = strip_letter(text, known.class_word)  # "Dear support, …  Best, Maria"
     return text, quoted + fields + letter
+
+
+_TICKED = re.compile(r"^(\s*(?:[-*+]\s+)?)\[[xX✓✔]\]\s*", re.M)  # "- [x] cat"
+_UNTICKED = re.compile(r"^\s*(?:[-*+]\s+)?\[\s\]")  # "- [ ] dog"
+_BOX = re.compile(r"^\s*(?:[-*+]\s+)?\[[\sxX✓✔]\]")
+
+
+def checked(text: str, class_of: Callable[[str], str | None]) -> str:
+    """A Markdown task list that picks classes as the items ticked ("- [x] cat / - [ ] dog"
+    → "- cat"): an unticked box is an item not asked for (stop 33: set 31). Only a form: one
+    run of boxes, some ticked and some not, each box a class name and nothing else. A to-do
+    list ("- [x] login screen / - [ ] classifier: zebras vs horses", "- [x] label cats") ticks
+    what is done, and a list between headings ("Already have models for: - [x] cats … Need:
+    - [ ] birds") says what its ticks mean (an outside review: wrong 200s)."""
+    lines = text.splitlines()
+    boxes = [i for i, line in enumerate(lines) if _TICKED.match(line) or _UNTICKED.match(line)]
+    items = [_BOX.sub("", lines[i]).strip() for i in boxes]
+    if not any(_TICKED.match(lines[i]) for i in boxes) or boxes != list(
+            range(boxes[0], boxes[-1] + 1)) or None in map(class_of, map(str.lower, items)) \
+            or all(_TICKED.match(lines[i]) for i in boxes):  # fmt: skip
+        return text
+    return "\n".join(_TICKED.sub(r"\1", line) for line in text.splitlines()
+                     if not _UNTICKED.match(line))

@@ -59,7 +59,7 @@ STYLE_WORDS = {
 # to a painting"): they set the domain only when no style word does, and stay in mentions.
 STYLE_HINTS = {"phone", "phones", "smartphone", "smartphones", "iphone", "iphones", "drone",
                "drones", "webcam", "webcams", "cctv", "dslr", "gopro", "gopros", "cam", "cams",
-               "dashcam", "trailcam", "bodycam"}  # fmt: skip  # "ESP32-CAM", "bird feeder cam"
+               "dashcam", "trailcam", "bodycam"}  # fmt: skip  # "ESP32-CAM", "feeder cam"
 # what a business or its app is ("a small shoe shop", "our pet insurance app"): the words before
 # one say what the business deals in, not a class asked for (chunks.modifies_style)
 VENUES = {"shop", "shops", "store", "stores", "boutique", "brand", "business", "company",

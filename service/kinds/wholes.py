@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Mapping
 
+from service.kinds.namely import names_next, narrowed
 from service.kinds.tokens import NUMERALS, singular_forms, words
 from service.kinds.vocabulary import FILLER, NEGATIONS
 
@@ -102,6 +103,10 @@ _CHAIN = re.compile(rf"\b(?P<total>{_TOTAL})\s+(?:the\s+)?(?P<w>[a-z]+)\b", re.I
 _AND_NEXT = re.compile(r"\s*(?:,\s*(?:and\s+|&\s*|plus\s+)?|\s*&\s*|\s+(?:and|plus|as\s+well\s+as)"
                        r"\s+)(?:the\s+)?(?P<w>[a-z]+)\b", re.I)
 _COLLECTIVE = ("clothing", "apparel", "footwear")
+# what narrows the group word before it: a number ("and digits one to five"), examples ("and
+# clothes like coats"), brackets (an outside review of this rule: all ten digits at 200)
+_NARROWING = re.compile(rf"\s*(?:(?:the\s+)?{_DIGIT}\b|(?:like|such|e\.?g|including|"
+                        r"especially|mostly)\b|\()", re.I)
 
 
 _RELATED = re.compile(r"\b(?:everything|anything|all\s+things)\s+(?P<w>[a-z]+)[\s-]related\b", re.I)
@@ -116,8 +121,8 @@ def _related(text: str, groups: Mapping[str, list[str]]) -> str:
 def _distributed(text: str, groups: Mapping[str, list[str]]) -> str:
     """"all animals and digits" as "all animals and all digits": a word of totality before
     a list of group words covers each of them (the second group was dropped at 200: a
-    reviewer, stop 35). A group word followed by a bound ("and digits 1-5") keeps its own
-    reading."""
+    reviewer, stop 35). A group word followed by a bound, a number or examples ("and digits
+    1-5", "and digits one to five", "and clothes like coats") keeps its own reading."""
     out, last = [], 0
     for m in _CHAIN.finditer(text):
         if m.start() < last or group_of(m["w"].lower(), groups) is None:
@@ -125,7 +130,8 @@ def _distributed(text: str, groups: Mapping[str, list[str]]) -> str:
         at = m.end()
         while (n := _AND_NEXT.match(text, at)) and group_of(n["w"].lower(), groups) and (
                 n["w"].lower().endswith("s") or n["w"].lower() in _COLLECTIVE
-                or m["total"].lower() == "every") and not _BOUNDED.match(text[n.end():]):
+                or m["total"].lower() == "every") and not _BOUNDED.match(text[n.end():]) \
+                and not _NARROWING.match(text[n.end():]):
             out += [text[last:n.start("w")], "all "]
             last, at = n.start("w"), n.end()
     return "".join(out) + text[last:]
@@ -159,9 +165,9 @@ def spell_out(text: str, groups: Mapping[str, list[str]],
         if _PREDICATE.match(text[end:]):
             continue
         kept = [m for m in members if m not in excluded]
-        if (narrowed := _narrowed(text, end, class_of, kept)) is not None:  # "the even digits,
-            excepted += [n for n in narrowed[0] if n not in kept]  # specifically 2, 3 and 8":
-            kept, end = [], narrowed[1]  # the list after it is the request, 3 a clash
+        if (listed := narrowed(text, end, class_of, kept)) is not None:  # "the even digits,
+            excepted += [n for n in listed[0] if n not in kept]  # specifically 2, 3 and 8":
+            kept, end = [], listed[1]  # the list after it is the request, 3 a clash
         excepted += sorted(excluded)
         spelt = ", ".join(kept)
         if text[match.start()].isupper():  # "cat. Every digit": still a sentence of its own
@@ -245,37 +251,6 @@ def group_of(word: str, groups: Mapping[str, list[str]]) -> str | None:
     return None
 
 
-_NAMELY = re.compile(r"^\s*(?:only\b)?\s*[,:(]?\s*(?:(?:specifically|namely|that\s+is|in\s+"
-                     r"particular|(?P<so>so|meaning))\b|i\.?\s?e\b\.?)[,:]?",
-                     re.I)  # "so" only before a class; "i.e." whole (its dot ended the list)
-
-
-def _narrowed(text: str, at: int, class_of: Callable[[str], str | None], kept: list[str]
-              ) -> tuple[list[str], int] | None:  # fmt: skip
-    """``(classes, where the list starts)`` of a "specifically"/"namely"/"i.e." list right
-    after a group phrase, up to the end of its sentence (stop 34, set 36); None when no such
-    list follows."""
-    lead = _NAMELY.match(text[at:])
-    if not lead or lead["so"] and not _names_next(text, at + lead.end(), class_of):
-        return None  # "the even digits, so 1, 3 and 5" (set 38) clashes; "…, so we can" reads on
-    rest = re.split(r"[.!?;\n]", text[at + lead.end():])[0]
-    tokens, found, i = words(rest), [], 0
-    while i < len(tokens):
-        n, name = next(((n, class_of(" ".join(tokens[i:i + n]))) for n in (3, 2, 1)
-                        if class_of(" ".join(tokens[i:i + n]))), (1, None))
-        found += [name] if name else []
-        i += n
-    if lead["so"] and set(found) <= set(kept):  # "odd digits, so 7 and 9 included": the
-        return None  # group restated; only a listed class outside it clashes
-    return (found, at + lead.end()) if found else None
-
-
-def _names_next(text: str, at: int, class_of: Callable[[str], str | None]) -> bool:
-    """Whether the words right after ``at`` (after "the") name a class."""
-    tokens = [t for t in words(text[at:])[:4] if t != "the"]
-    return any(class_of(" ".join(tokens[:n])) for n in (1, 2, 3))
-
-
 def _exceptions(text: str, start: int, class_of: Callable[[str], str | None],
                 members: list[str]) -> tuple[int, set[str] | None]:
     """``(end, classes)``: the excluding clause right after a group phrase ("except zero and
@@ -285,7 +260,7 @@ def _exceptions(text: str, start: int, class_of: Callable[[str], str | None],
     a post-modifier ("except birds of prey"). It ends at the first other word."""
     lead = _EXCLUDING.match(text[start:])
     bare_but = bool(lead) and lead[0].strip(" ,").lower() == "but"
-    if not lead or bare_but and not _names_next(text, start + lead.end(), class_of):
+    if not lead or bare_but and not names_next(text, start + lead.end(), class_of):
         return start, set()  # no exceptions; "all the animals but leave the numbers out"
     base, excluded = start + lead.end(), set()
     if span := _RANGE_AT.match(text[base:]):  # "except 1-3": the whole range

@@ -9,7 +9,7 @@ from service_testkit import resolve_description as _resolve
 
 from service.core.problems import Problem
 from service.kinds.emails import newest
-from service.kinds.rewrites import checked
+from service.kinds.pasted import checked
 
 REPLY = """Hi all,
 

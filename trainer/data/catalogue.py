@@ -21,7 +21,10 @@ from trainer.data.descriptions import DESCRIPTIONS, MORE
 GROUPS = ("digit", "clothing", "animal")
 # Words that name several classes of one group and nothing else in the catalogue: the resolver
 # reads "footwear only" as these classes when none of them is named (docs/results-resolution)
-SUBGROUPS = {"footwear": ("sandal", "sneaker", "ankle boot")}
+SUBGROUPS = {"footwear": ("sandal", "sneaker", "ankle boot"),
+             # "mammals only, from the animal set" (four read outside rows, stop 36)
+             "mammal": ("bear", "cat", "cow", "dog", "elephant", "giraffe", "horse", "sheep",
+                        "zebra")}
 
 _DIGITS = {
     "zero": "The numeral for nothing at all, drawn as a closed oval.",
