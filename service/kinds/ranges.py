@@ -171,7 +171,7 @@ _LESS = re.compile(
     rf"excluding|other\s+than|apart\s+from|minus|without|skipping|leaving\s+out)\s+(?:the\s+)?"
     rf"(?P<out>{NUMBER}(?:(?:\s*(?:,|and|nor|&)\s*|\s+)(?:the\s+)?{NUMBER})*)\b"
     r"(?=\s*(?:[.;:!?()]|,(?!\s*(?:which|whichever|unless|if|as\s+long|so|but|though))|$)"
-    r"|\s+(?:in|as|on|from|for|with|because|since|cause|cos)\s)",  # "… but not 7 in sketches"
+    r"|\s+(?:in|because|since|cause|cos)\s)",  # "… but not 7 in sketches"
     re.I)  # fmt: skip  # the list of digits ends its clause: not "except 1 to 3", "except 7 and
 # 9 look alike", "except 0, which is optional" (an outside review: wrong sets at 200)
 
@@ -183,8 +183,12 @@ def range_less(text: str) -> str:
     def less(m: re.Match) -> str:
         lo, hi = _as_int(m["lo"]), _as_int(m["hi"])
         out = {_as_int(n) for n in re.findall(NUMBER, m["out"], re.I)}
-        if lo >= hi or not all(lo <= n <= hi for n in out):
-            return m[0]
+        before = re.split(r"[.;!?\n]", m.string[: m.start()])[-1]
+        after = re.split(r"[.;!?\n]", m.string[m.end() :])[0]
+        if lo >= hi or not all(lo <= n <= hi for n in out) or re.search(
+                r"\b(?:even|odd)", before, re.I) or re.search(rf"\b{NUMBER}\b", after, re.I):
+            return m[0]  # a parity before it, or another number after it in its sentence
+            # ("except 7, and 8 too"; "Even numbers only: digits 0 to 8 except 4")
         return f"{m['cue']} " + ", ".join(str(n) for n in range(lo, hi + 1) if n not in out)
     return _LESS.sub(less, text)
 

@@ -69,13 +69,13 @@ _SHOT = re.compile(r"\bshot\s+(?=(?:on|with|in|at|by|from|using)\b)", re.I)  # n
 
 _CLIP_ART = re.compile(r"\bclip[\s-]+art\b", re.I)  # one style word: "art" alone is paintings
 _WEBCOMIC = re.compile(r"\bweb(?=comics?\b)", re.I)  # "a webcomic" is a comic
-_CAM = re.compile(r"(?<=[a-z,] )Cam\b")  # a name ("ask Cam"), not a camera ("feeder cam")
+_CAM = re.compile(r"\b(?-i:Cam)\b")  # a name ("ask Cam", "Cam here"), not a "feeder cam"
 
 
 def without_chatter(text: str) -> str:
     """Handles as "team", hedges and hashtag marks out, "w/" as "with", "shot on" as
-    "filmed on", "clip art" as "clipart" (held-out set 42: read as paintings), "Cam" after a
-    lower-case word as a person ("ask Cam": a cam hints at photos)."""
+    "filmed on", "clip art" as "clipart" (held-out set 42: read as paintings), "Cam" as a person
+    ("ask Cam"; a lower-case or upper-case cam hints at photos)."""
     text = _CAM.sub("team", _CLIP_ART.sub("clipart", _SHOT.sub("filmed ", text)))
     text = _WEBCOMIC.sub("web ", text)
     return _HASHTAG.sub(", ", _HEDGE.sub(" ", _HANDLE.sub(" team ", _WITH.sub("with ", text))))
@@ -180,6 +180,11 @@ def glossed(text: str, foreign: Callable[[str], bool],
 # "the kinds of shoes you have (sandals, trainers, boots)": the brackets say which (set 42)
 _GENERIC_GLOSS = re.compile(r"\b(?P<g>[a-z]+)(?:\s+(?:you|we)\s+(?:have|offer|sell|carry))?\s*"
                             r"\((?P<inner>[^()]{1,80})\)", re.I)  # not "all animals (e.g. …)"
+# a negation or "any" before the word, or a verb after the brackets: what they list is not
+# simply asked ("no footwear (sandals) needed", "shoes (sandals) are out": an outside review)
+_GLOSS_SCOPE = re.compile(r"\b(?:no|not|without|any|except|excluding|skip|drop)\s+(?:\w+\s+){0,2}$",
+                          re.I)
+_GLOSS_SAID = re.compile(r"\s*(?:are|is|were|was|we|already|not|out|needed|aren|isn|don)\b", re.I)
 _TOTAL_BEFORE = re.compile(r"\b(?:all|every|any|whole|entire)\s+(?:the\s+|of\s+the\s+)?$", re.I)
 _EXAMPLES = re.compile(r"\b(?:e\.?\s?g|especially|mostly|say|such|like|including|etc)\b|\.\.\.|…",
                        re.I)  # brackets that give examples, not the classes
@@ -200,7 +205,9 @@ def spelt_subgroups(text: str, class_word: Callable[[str], bool]) -> str:
                          text)  # not "except for one case (we also need pullovers)"
     text = _GENERIC_GLOSS.sub(lambda m: m["inner"] if m["g"].lower() in GENERIC
                               and names(m["inner"]) and not _EXAMPLES.search(m["inner"])
-                              and not _TOTAL_BEFORE.search(m.string[:m.start()]) else m[0],
+                              and not _TOTAL_BEFORE.search(m.string[:m.start()])
+                              and not _GLOSS_SCOPE.search(m.string[:m.start()])
+                              and not _GLOSS_SAID.match(m.string[m.end():]) else m[0],
                               text)  # fmt: skip
     return _UNNEEDED.sub(lambda m: f"{m[1]}, except {m[2]}" if names(m[2]) else m[0],
                          text)  # "… we don't need, except bird, cat": both excluded

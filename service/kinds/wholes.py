@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Mapping
 
+from service.kinds.everything import whole_catalogue
 from service.kinds.namely import names_next, narrowed
 from service.kinds.tokens import NUMERALS, singular_forms, words
 from service.kinds.vocabulary import FILLER, NEGATIONS
@@ -105,6 +106,10 @@ _AND_NEXT = re.compile(r"\s*(?:,\s*(?:and\s+|&\s*|plus\s+)?|\s*&\s*|\s+(?:and|pl
 _COLLECTIVE = ("clothing", "apparel", "footwear")
 # what narrows the group word before it: a number ("and digits one to five"), examples ("and
 # clothes like coats"), brackets (an outside review of this rule: all ten digits at 200)
+# what may follow a group word that is the whole group: not "and numbers written on tags"
+_ENDS_GROUP = re.compile(r"\s*(?:[,.;:!?)]|$|(?:and|or|except|excluding|but|minus|please|pls|"
+                         r"too|in\s+(?:photos?|pictures?|sketches|drawings?|cartoons?|paintings?))"
+                         r"\b)", re.I)  # fmt: skip
 _NARROWING = re.compile(rf"\s*(?:(?:the\s+)?{_DIGIT}\b|(?:like|such|e\.?g|including|"
                         r"especially|mostly)\b|\()", re.I)
 
@@ -114,8 +119,11 @@ _RELATED = re.compile(r"\b(?:everything|anything|all\s+things)\s+(?P<w>[a-z]+)[\
 
 def _related(text: str, groups: Mapping[str, list[str]]) -> str:
     """"everything clothing-related" as "all clothing" (held-out set 42: a 422)."""
-    return _RELATED.sub(lambda m: f"all {m['w']}" if group_of(m["w"].lower(), groups) else m[0],
-                        text)
+    return _RELATED.sub(lambda m: f"all {m['w']}" if group_of(m["w"].lower(), groups)
+                        and _ENDS_GROUP.match(m.string[m.end():])
+                        and not _NARROWING.match(m.string[m.end():].lstrip(" ,"))
+                        and not re.match(r"[\s,]*(?:but\s+)?only\b", m.string[m.end():])
+                        else m[0], text)  # fmt: skip  # not "…-related but only 1-3"
 
 
 def _distributed(text: str, groups: Mapping[str, list[str]]) -> str:
@@ -131,7 +139,8 @@ def _distributed(text: str, groups: Mapping[str, list[str]]) -> str:
         while (n := _AND_NEXT.match(text, at)) and group_of(n["w"].lower(), groups) and (
                 n["w"].lower().endswith("s") or n["w"].lower() in _COLLECTIVE
                 or m["total"].lower() == "every") and not _BOUNDED.match(text[n.end():]) \
-                and not _NARROWING.match(text[n.end():]):
+                and not _NARROWING.match(text[n.end():].lstrip(" ,")) \
+                and _ENDS_GROUP.match(text[n.end():]):
             out += [text[last:n.start("w")], "all "]
             last, at = n.start("w"), n.end()
     return "".join(out) + text[last:]
@@ -146,7 +155,8 @@ def spell_out(text: str, groups: Mapping[str, list[str]],
     asked for whose exceptions are unclear ("all numbers, except zebras": dropped at 200
     before, stop 36), which the parser refuses."""
     out, last, excepted, unclear = [], 0, [], []
-    text = _whole_bare(_distributed(_related(text, groups), groups), groups)
+    text = _related(whole_catalogue(text, groups, class_of), groups)  # "the whole catalogue"
+    text = _whole_bare(_distributed(text, groups), groups)
     for match in _PHRASE.finditer(text):
         members = _members(match, groups)
         if members is None or match.start() < last:

@@ -1,0 +1,38 @@
+"""The whole catalogue asked for at once: "every class you have", "the full catalogue".
+
+A developer testing the service, or one whose app covers everything, asks for all of it
+rather than list 30 classes (read outside sets 36 and 38: "Give me the whole catalogue, every
+class across digits, clothes and animals"). The phrase is rewritten as one "all <group>" per
+catalogue group, which :mod:`service.kinds.wholes` spells out. Only where the request names
+no class itself: "cats and dogs from our whole catalogue of product photos" is about the
+user's catalogue, and "every class you have except cats" is left to a 422.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping
+
+from service.kinds.tokens import words
+
+_WHOLE = re.compile(
+    r"\b(?:(?:every|all)\s+(?:the\s+)?(?:single\s+)?(?:class(?:es)?|categor(?:y|ies)|labels?)\s+"
+    r"(?:you\s+(?:have|support|offer)|you'?ve\s+got|available|in\s+(?:the\s+|your\s+)?"
+    r"catalog(?:ue)?|across\s+[a-z, ]+?(?=[.;!?]|$|\s+but\b))"
+    r"|(?:the|your)\s+(?:whole|full|entire|complete)\s+catalog(?:ue)?"
+    r"(?!\s+of\b))", re.I)  # fmt: skip
+
+
+def whole_catalogue(text: str, groups: Mapping[str, list[str]],
+                    class_of: Callable[[str], str | None]) -> str:
+    """``text`` with a phrase asking for every class as "all <group>, all <group> and …",
+    when the text names no class itself."""
+    if not groups or not _WHOLE.search(text):
+        return text
+    tokens = words(text)
+    if any(class_of(" ".join(tokens[i:i + n])) for n in (1, 2, 3)
+           for i in range(len(tokens) - n + 1)):  # fmt: skip
+        return text
+    spelt = [f"all {g}" for g in groups]
+    return _WHOLE.sub(", ".join(spelt[:-1]) + f" and {spelt[-1]}" if len(spelt) > 1
+                      else spelt[0], text, count=1)
