@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Mapping
 
-from service.kinds.tokens import words
+from service.kinds.tokens import named_classes
 
 _WHOLE = re.compile(
     r"\b(?:(?:every|all)\s+(?:the\s+)?(?:single\s+)?(?:class(?:es)?|categor(?:y|ies)|labels?)\s+"
@@ -29,9 +29,7 @@ def whole_catalogue(text: str, groups: Mapping[str, list[str]],
     when the text names no class itself."""
     if not groups or not _WHOLE.search(text):
         return text
-    tokens = words(text)
-    if any(class_of(" ".join(tokens[i:i + n])) for n in (1, 2, 3)
-           for i in range(len(tokens) - n + 1)):  # fmt: skip
+    if named_classes(text, class_of):
         return text
     spelt = [f"all {g}" for g in groups]
     return _WHOLE.sub(", ".join(spelt[:-1]) + f" and {spelt[-1]}" if len(spelt) > 1

@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Mapping
 
-from service.kinds.tokens import words
+from service.kinds.tokens import named_classes, words
 from service.kinds.vocabulary import GENERIC
 
 _BULLET = re.compile(r"^\s*(?:[-*•·>]|\d{1,2}[.)]|\(?[a-h]\))\s+")  # "- cow", "1) giraffe", "(b)"
@@ -203,12 +203,12 @@ def spelt_subgroups(text: str, class_word: Callable[[str], bool]) -> str:
 
     text = _SUBGROUP.sub(lambda m: f"{m[1]} {m[2]}" if names(m[2]) else m[0],
                          text)  # not "except for one case (we also need pullovers)"
-    text = _GENERIC_GLOSS.sub(lambda m: m["inner"] if m["g"].lower() in GENERIC
-                              and names(m["inner"]) and not _EXAMPLES.search(m["inner"])
-                              and not _TOTAL_BEFORE.search(m.string[:m.start()])
-                              and not _GLOSS_SCOPE.search(m.string[:m.start()])
-                              and not _GLOSS_SAID.match(m.string[m.end():]) else m[0],
-                              text)  # fmt: skip
+    def gloss(m: re.Match) -> str:  # "shoes (sandals, boots)": not examples, not after
+        before, after = m.string[:m.start()], m.string[m.end():]  # "all"/"no", not "… are out"
+        plain = not (_EXAMPLES.search(m["inner"]) or _TOTAL_BEFORE.search(before)
+                     or _GLOSS_SCOPE.search(before) or _GLOSS_SAID.match(after))
+        return m["inner"] if m["g"].lower() in GENERIC and names(m["inner"]) and plain else m[0]
+    text = _GENERIC_GLOSS.sub(gloss, text)
     return _UNNEEDED.sub(lambda m: f"{m[1]}, except {m[2]}" if names(m[2]) else m[0],
                          text)  # "… we don't need, except bird, cat": both excluded
 
@@ -252,9 +252,7 @@ def spelt_subgroup_words(text: str, subgroups: Mapping[str, list[str]],
     found the word spelt out in every other place too (14 wrong sets at 200)."""
     if not subgroups:
         return _EVERYTHING_IN.sub("every ", text)
-    tokens = words(text)
-    named = {class_of(" ".join(tokens[i:i + n])) for n in (1, 2, 3)
-             for i in range(len(tokens) - n + 1)}  # fmt: skip
+    named = named_classes(text, class_of)
     for word, members in subgroups.items():
         for synonym in _SUBGROUP_SYNONYMS.get(word, ()):  # "no shoes of any kind"; not "no
             text = re.sub(rf"\b(no|not|without)\s+(?:the\s+|any\s+)?{synonym}\b(?!\s+"

@@ -60,8 +60,8 @@ def _mentions(resolver: ClassResolver, request: Any):
     covered = leftovers.groups(resolver, [m for m, _ in tails if m not in parsed.more])
     tails, context = [t for t in tails if t[0] not in covered], context + covered
     style = [w for w in parsed.style if w not in NO_DOMAIN]
-    domain = resolver.domain_of(style or ["camera"] * bool(parsed.hints))  # "snap them on
-    # their phones": every hint is a camera ("drone" alone leaned to no domain: set 37)
+    hinted = ["camera"] if parsed.hints else []  # every hint is a camera ("drone" alone
+    domain = resolver.domain_of(style or hinted)  # leaned to no domain: set 37)
     kept = parsed.listed | parsed.asked | parsed.more  # never strays ("and other zoo animals")
     kept |= parsed.negating  # "6-9 are next sprint, NOT this one"
     phrases = distinct([m for m, _ in tails])

@@ -19,6 +19,13 @@ def words(text: str) -> list[str]:
     return re.sub(r"[^0-9a-z]+", " ", folded.replace("'", "")).split()
 
 
+def named_classes(text: str, class_of: Callable[[str], str | None]) -> set[str]:
+    """The classes that a run of one to three of ``text``'s words names ("ankle boots")."""
+    tokens = words(text)
+    return {c for n in (1, 2, 3) for i in range(len(tokens) - n + 1)
+            if (c := class_of(" ".join(tokens[i:i + n]))) is not None}  # fmt: skip
+
+
 def is_number(token: str) -> bool:
     """A digit or number word, or the plural of one ("3s", "sevens")."""
     return any(f in NUMERALS or f in NUMERALS.values() for f in singular_forms(token))

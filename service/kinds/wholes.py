@@ -104,12 +104,12 @@ _CHAIN = re.compile(rf"\b(?P<total>{_TOTAL})\s+(?:the\s+)?(?P<w>[a-z]+)\b", re.I
 _AND_NEXT = re.compile(r"\s*(?:,\s*(?:and\s+|&\s*|plus\s+)?|\s*&\s*|\s+(?:and|plus|as\s+well\s+as)"
                        r"\s+)(?:the\s+)?(?P<w>[a-z]+)\b", re.I)
 _COLLECTIVE = ("clothing", "apparel", "footwear")
-# what narrows the group word before it: a number ("and digits one to five"), examples ("and
-# clothes like coats"), brackets (an outside review of this rule: all ten digits at 200)
 # what may follow a group word that is the whole group: not "and numbers written on tags"
 _ENDS_GROUP = re.compile(r"\s*(?:[,.;:!?)]|$|(?:and|or|except|excluding|but|minus|please|pls|"
                          r"too|in\s+(?:photos?|pictures?|sketches|drawings?|cartoons?|paintings?))"
                          r"\b)", re.I)  # fmt: skip
+# what narrows the group word before it: a number ("and digits one to five"), examples ("and
+# clothes like coats"), brackets (an outside review of this rule: all ten digits at 200)
 _NARROWING = re.compile(rf"\s*(?:(?:the\s+)?{_DIGIT}\b|(?:like|such|e\.?g|including|"
                         r"especially|mostly)\b|\()", re.I)
 
@@ -169,10 +169,10 @@ def spell_out(text: str, groups: Mapping[str, list[str]],
                 out, last = out + [text[last : last + left.start()]], tail
             continue
         end, excluded = _exceptions(text, tail, class_of, members)
-        if excluded is None and not _PREDICATE.match(text[end:]):
+        if _PREDICATE.match(text[end:]):  # "All animals except cows are out of scope"
+            continue
+        if excluded is None:  # "all digits except those that look alike": which ones?
             unclear.append(text[match.start():tail + 40].split(".")[0].strip(" ,;"))
-            continue  # "all digits except those that look alike": which ones is unclear
-        if _PREDICATE.match(text[end:]):
             continue
         kept = [m for m in members if m not in excluded]
         if (listed := narrowed(text, end, class_of, kept)) is not None:  # "the even digits,

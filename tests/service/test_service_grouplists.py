@@ -44,6 +44,10 @@ DIGITS = ["zero", "one", "two", "three", "four", "five", "six", "seven", "eight"
     ("all digits except 0 and 1, those are handled by a different module", DIGITS[2:], None),
     ("clasify snekers vs sandals vs ankel boots for shoe store listing",
      ["sneaker", "sandal", "ankle boot"], None),
+    # a verb of recognising, asked for, cuts what comes before it (read set 11)
+    ("User story: As a parent, I want my toddler's flashcard app to recognise cartoon pictures "
+     "of a puppy, a kitten and a pony, so she can learn their names.", ["dog", "cat", "horse"],
+     "cartoon"),
     # domains: a camera, clip art, picture books
     ("ESP32-CAM on my garden gate. I want to know if it's a cat, a dog or a bird.",
      ["cat", "dog", "bird"], "photo"),
