@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 
 from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
 
-from service.kinds.tokens import is_number, plural, singular_forms
+from service.kinds.tokens import NUMERALS, is_number, plural, singular_forms
 from service.kinds.vocabulary import (
     ABOUT_APP,
     COMPARING,
@@ -43,11 +43,13 @@ _PRE = {"into", "as", "between", "among", "including", "namely", "like",
         # pictures of a puppy" (read set 11); not "the prototype recognises bears" (a story:
         # an outside review)
         "recognise", "recognize", "recognising", "recognizing", "classify", "classifying",
-        "detect", "detecting", "identify", "identifying", "distinguish", "distinguishing"}
+        "detect", "detecting", "identify", "identifying", "distinguish", "distinguishing",
+        "selling", "sells", "stocking", "stocks"}  # "a tiny Etsy store selling tote bags"
 # A class word followed by one of these starts a post-modifier: "dogs near the feeder".
 POST = {"in", "on", "at", "near", "with", "by", "under", "behind", "beside", "inside", "outside",
          "around", "during", "into", "onto", "over", "across", "along", "through", "within", "of",
-         "that", "which", "who", "where", "when", "while", "per", "for"}
+         "that", "which", "who", "where", "when", "while", "per", "for",
+         "so"}  # "… into bags vs t-shirts so I can upload them faster" (set 45)
 # filler that still marks its chunk as about the project: it counts toward a clause's length
 # and labels a number next to it ("phase 2", "digit 5 comes in")
 CONTEXT_WORDS = ABOUT_APP | STORY_VERBS
@@ -108,7 +110,10 @@ def modifies_style(kept: str, raw: list[str], known: Known) -> bool:
     tokens = kept.split()
     if len(tokens) > 2 or any(known.class_word(t) and t not in GENERIC for t in tokens):
         return False  # "shoe" shop: a word for several classes
-    after = _followers(tokens, [t for t in raw if t not in _DETERMINERS])  # "my phone camera"
+    if len(tokens) > 1 and tokens[-1] in VENUES:  # "icons like in a shopping game" (set 43)
+        return True
+    after = _followers(tokens, [t for t in raw if t not in _DETERMINERS  # "my phone camera",
+                                and t not in STORY_VERBS])  # "a laundry sorting app"
     return any(is_style(w) or w in STYLE_HINTS or w in VENUES for w in after)  # "shoe shop"
 
 
@@ -146,15 +151,38 @@ def pre_clause(tokens: list[str], known: Known) -> list[str]:
 
 def post_modifier(tokens: list[str], known: Known) -> list[str]:
     """``tokens`` up to a post-modifier of the class word before it: "dogs near the feeder" →
-    "dogs"; kept whole when another class word follows ("cats with dogs") or none precedes."""
+    "dogs"; kept whole when another class word follows ("cats with dogs") or none precedes,
+    unless it is the business the request is for: "fish for the pet store app" → "fish", an
+    unknown (set 43: glued to the app, it was dropped as context and cats, dogs, birds came
+    back at 200)."""
     for p, token in enumerate(tokens):
-        if token in POST and any(known.class_word(t) for t in tokens[:p]):
-            after = tokens[p + 1 :]  # "for a shoe store": a business, no class (set 42)
+        if p and _participle(token, tokens[p - 1], known) and (  # "a sheepdog lying by the
+                p + 1 == len(tokens) or tokens[p + 1] in POST):  # gate"; not "dog walking service"
+            return tokens[:p]
+        after = tokens[p + 1 :]  # "for a shoe store": a business, no class (set 42)
+        venue = token == "for" and after and after[-1] in VENUES and any(  # "fish for the pet
+            t not in FILLER for t in tokens[:p])  # store app"; not "it is for our shop"
+        if token in POST and (venue or any(known.class_word(t) for t in tokens[:p])):
             if not any(known.class_word(t) and not set(after[i + 1 : i + 2]) & VENUES
                        for i, t in enumerate(after)):  # fmt: skip
                 return tokens[:p]
             break
     return tokens
+
+
+_ING_NOUNS = {"thing", "things", "king", "kings", "ring", "rings", "wing", "wings", "string",
+              "strings", "building", "buildings", "clothing", "evening", "morning", "ceiling",
+              "pudding", "spring", "sling", "sibling", "siblings", "stocking", "stockings",
+              "legging", "leggings", "earring", "earrings", "bunting", "viking", "duckling",
+              "ducklings", "gosling", "seedling", "icing", "filling", "lining", "bedding"}
+
+
+def _participle(token: str, before: str, known: Known) -> bool:
+    """A present participle right after a class word, starting what is said of it ("cows
+    grazing", "a sheepdog lying by the gate": set 43), not a noun in "-ing" ("cat bedding",
+    "dog clothing") nor a style word ("horse painting")."""
+    return len(token) >= 5 and token.endswith("ing") and known.class_word(before) \
+        and not known.class_word(token) and token not in _ING_NOUNS and not is_style(token)
 
 
 # verbs whose object may be a digit itself: "kids write 2, 4, 6 and 8" (stop 32: lost the 2)
@@ -174,8 +202,9 @@ def drop_numbers(tokens: list[str], known: Known) -> list[str]:
         ranged = before in _RANGE_WORDS and i > 1 and is_number(tokens[i - 2])  # "1 to 3"
         if ranged or before in _BOUNDS or after in _RANGE_WORDS or after in _COUNTED:
             return True
-        if after is not None and adverb(after):  # "wrote a seven correctly"
-            after = None
+        if after is not None and (adverb(after) or tokens[i] not in NUMERALS  # "wrote a seven
+                                  and tokens[i] not in NUMERALS.values()):  # correctly"; "9s
+            after = None  # keep getting mixed up": a plural digit counts nothing after it
         if after is not None and not is_number(after) and after not in DIGIT_CONTEXT and (
                 after not in FILLER or after in CONTEXT_WORDS
                 or (after.endswith("s") and after not in ENGLISH_STOP_WORDS)

@@ -20,11 +20,15 @@ _COUNT = re.compile(
 # not "two types of users", "we tried two classes before": an outside review): a task that
 # names another number of classes is refused (stop 32)
 _N = r"(2|3|4|5|6|7|8|9|10|two|three|four|five|six|seven|eight|nine|ten)"
+_TASK = r"(?:task|classifier|classification|model|problem|split|sort|sorter)\b"
 _DECLARED = re.compile(rf"\b(?:exactly|just|only)\s+{_N}\s+(?:different\s+|distinct\s+)?(?:classes|"
-                       rf"categories|labels)\b|\b{_N}\s+(?:classes|categories|labels)\s*:",
-                       re.I)  # fmt: skip
+                       rf"categories|labels)\b|\b{_N}\s+(?:classes|categories|labels)\s*:"
+                       rf"|\b{_N}[- ]way(?=\s+{_TASK})|\b(binary)\s+{_TASK}",
+                       re.I)  # fmt: skip  # "a ten-way classifier", "binary task" (set 45)
 _NUMBER_WORDS = {w: str(i) for i, w in enumerate(
     ("zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten"))}
+_NUMBER_WORDS["binary"] = "2"
+_WAY = re.compile(rf"\b{_N}[- ]way(?=\s+{_TASK})|\bbinary(?=\s+{_TASK})", re.I)  # a count
 # how many someone owns, closing a sentence: "Oh and cats, we have two." (no digit asked)
 _OWNED = re.compile(r"\b(?:we|i|they|she|he)\s+(?:have|own|got|keep)\s+(?:two|three|four|five|"
                     r"six|seven|eight|nine|[2-9])\b(?=\s*(?:[.!?]|$))", re.I)  # fmt: skip
@@ -58,12 +62,14 @@ _AMOUNT = re.compile(r"(?:\b(?:about|around|approx(?:imately)?|roughly|nearly|ov
                      r"\b\d{2,}\s+(?:each|apiece|per\s+class)\b", re.I)
 
 
-def declared_count(text: str) -> int | None:
-    """How many classes the text says it wants ("exactly two classes: …"), when it says one
-    number; None when it says none or several ("shows three classes. Expected: two")."""
+def declared_count(text: str) -> tuple[int | None, str]:
+    """(how many classes the text says it wants ("exactly two classes: …", "a ten-way
+    classifier") when it says one number, else None ("shows three classes. Expected: two");
+    the text without "ten-way" and "binary", which name no digit and stand in no group
+    phrase: "a ten-way classifier covering all of the apparel" lost its group, set 45)."""
     said = {_NUMBER_WORDS.get(n.lower(), n) for m in _DECLARED.finditer(text)
             for n in m.groups() if n}  # fmt: skip
-    return int(said.pop()) if len(said) == 1 else None
+    return (int(said.pop()) if len(said) == 1 else None), _WAY.sub(" ", text)
 
 
 # "yes count 0 as even": the verb goes, "0 as even" stays (stop 34, set 34); "should count

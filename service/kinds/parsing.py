@@ -37,19 +37,17 @@ from service.kinds.chunks import (
 )
 from service.kinds.corrections import dismissed, retract_before_markers, retracted, takes_back
 from service.kinds.counted import declared_count, without_counts
+from service.kinds.glosses import equated, glossed, spelt_subgroups
 from service.kinds.listing import asked, coordinated, list_items
 from service.kinds.namely import namely
 from service.kinds.numbers import digit_of
 from service.kinds.parsed import Parsed
 from service.kinds.pasted import as_prose
 from service.kinds.rewrites import (
-    equated,
-    glossed,
     one_line,
     restyled,
     sounded,
     spelt_subgroup_words,
-    spelt_subgroups,
     split_compounds,
     without_chatter,
 )
@@ -62,6 +60,7 @@ from service.kinds.vocabulary import (
     NEGATIONS,
     OBJECTS,
     REQUESTING,
+    SIZES,
     STYLE_HINTS,
 )
 from service.kinds.wholes import group_of, spell_out
@@ -91,7 +90,7 @@ def parse(text: str, known: Known = Known()) -> Parsed:  # noqa: B008 (immutable
     except Unreadable as exc:
         return Parsed([], refused=f"{exc}; e.g. 'classify cats and dogs'")
     text, taken_back = retract_before_markers(restyled(text, is_style, known.class_word))
-    declared = declared_count(text)  # "exactly two classes: …", before any header goes
+    declared, text = declared_count(text)  # "exactly two classes: …", before a header goes
     letters = ranges.letter_range(text, known.names_a_class)  # "hex digits: 0-9 and A-F"
     text = split_compounds(sounded(without_chatter(text), known.class_word), known.class_word)
     text = equated(text, known.class_word, known.class_of)  # "jumper = the knitted thing"
@@ -255,6 +254,7 @@ def _read_chunk(chunk: str, known: Known, parsed: Parsed, aside: bool,
     parsed.style += [t for t in raw if is_style(t) and not known.class_word(t)]
     parsed.hints += [t for t in raw if t in STYLE_HINTS]
     kept = content(drop_numbers(post_modifier(pre_clause(raw, known), known), known), known)
+    kept = "" if set(kept.split()) <= SIZES else kept  # "could a small model …" (set 43)
     if not kept:
         if len(raw) <= 4 and any(a in _MORE and group_of(b, known.groups)
                                  for a, b in zip(raw, raw[1:], strict=False)):  # fmt: skip

@@ -31,6 +31,7 @@ from service.kinds.structured import (
 from service.kinds.tokens import words
 from service.kinds.vocabulary import FILLER, REQUESTING
 
+_ABOUT_IMAGES = {"image", "images", "input", "inputs", "style", "domain", "source", "data"}
 _ARROW = re.compile(r"\s*(?:->|=>|→)\s*")  # "paintings -> bears, horses": a header, not code
 
 
@@ -44,7 +45,8 @@ def as_prose(text: str, known: Known) -> tuple[str, list[str]]:
     text = checked(text, known.class_of)  # "- [x] cat\n- [ ] dog"
     text = without_speakers(text, lambda w: w in FILLER or known.class_word(w) or is_style(w))
     text = tabular(environment(text))  # "CLASSES=cat,dog", Markdown tables, CSV
-    text = equals_as_means(text, known.class_word)  # "jumper = the knitted thing"
+    text = equals_as_means(text, known.class_word,  # "jumper = the knitted thing"
+                           lambda w: is_style(w) or w in _ABOUT_IMAGES)  # "images = phone"
     text = plain_numbers(BENIGN.sub(" ", UNDERLINE.sub(r"\1", text)))
     if INJECTION.search(text):
         raise Unreadable("the description contains markup, SQL or comment syntax; describe the "

@@ -17,7 +17,7 @@ from service.kinds.tokens import NUMERALS, words
 from service.kinds.vocabulary import COMPARING, DIGIT_CONTEXT, FILLER, NEGATIONS
 
 NUMBER = r"(?:\d|zero|one|two|three|four|five|six|seven|eight|nine)"
-_RANGE = re.compile(rf"\b({NUMBER})\s*(?:-|–|—|\bto\b|\bthrough\b|\bthru\b|\btill\b|"
+_RANGE = re.compile(rf"\b({NUMBER})\s*(?:-|–|—|\b(?:up\s+)?to\b|\bthrough\b|\bthru\b|\btill\b|"
                     rf"\buntil\b)\s*({NUMBER})\b", re.I)
 # "always between 0 and 5" bounds a range; after an instruction to compare ("tell apart
 # between 3 and 8", "confuses 1 and 7") it names a pair
@@ -86,13 +86,15 @@ def numbers_spaced(text: str) -> str:
 _ABOVE = r"(?:bigger|greater|larger|higher|more|above|over)"
 _BELOW = r"(?:smaller|less|lower|fewer|below|under)"
 _LEAD_IN = r"(?:(?:digits?|numbers?|numerals?)\s+(?:(?:that\s+are|which\s+are|that\s+is)\s+)?)"
+_LISTED = r"(?:(?:digits?|numbers?|numerals?),?\s+)"  # "the digits, five and above" (set 45)
 _END = r"(?=\s*(?:[,.;:!?)]|$|\b(?:only|please|pls|inclusive)\b))"
 _BOUNDS = [(re.compile(p, re.I), side) for p, side in [
     (rf"\b{_LEAD_IN}{_ABOVE}\s+(?:than\s+)?({NUMBER}){_END}", "above"),
     (rf"\b{_LEAD_IN}{_BELOW}\s+(?:than\s+)?({NUMBER}){_END}", "below"),
-    (rf"\b{_LEAD_IN}({NUMBER})\s+(?:and|or)\s+(?:above|up|upwards|higher|over|greater|bigger|"
-     rf"more){_END}", "from"),
-    (rf"\b{_LEAD_IN}({NUMBER})\s+(?:and|or)\s+(?:below|under|lower|less|smaller|fewer|down)"
+    (rf"\b(?:{_LEAD_IN}|{_LISTED})({NUMBER})\s+(?:and|or)\s+(?:above|up|upwards|higher|over|"
+     rf"greater|bigger|more){_END}", "from"),
+    (rf"\b(?:{_LEAD_IN}|{_LISTED})({NUMBER})\s+(?:and|or)\s+(?:below|under|lower|less|smaller|"
+     rf"fewer|down)"
      rf"{_END}", "to"),
 ]]
 _SPAN = {"above": lambda n: (n + 1, 9), "below": lambda n: (0, n - 1), "from": lambda n: (n, 9),

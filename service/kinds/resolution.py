@@ -101,7 +101,8 @@ class ClassResolver(Lexicon):
         self.described = described or (threshold, margin)
         views, owners, kinds = [], [], []  # kind: 0 one-word term, 1 longer term, 2 text
         for i, c in enumerate(classes):
-            terms = [c["name"], *c.get("aliases", [])]
+            terms = [c["name"], *(a for a in c.get("aliases", [])
+                                  if not self._compound_of_other(a, i))]
             for text, kind in [*((t, int(len(words(t)) > 1)) for t in terms),
                                (c.get("definition") or "", 2),
                                *((d, 3) for d in c.get("descriptions", []))]:
@@ -126,6 +127,15 @@ class ClassResolver(Lexicon):
         plurals = {w + ("es" if w.endswith(("s", "x", "ch", "sh")) else "s") for w in self._words}
         self.spell = Speller(self._words | plurals, getattr(encoder, "known_words", tuple)())
         self.known = self._known(classes, catalogue.get("subgroups") or {})
+
+    def _compound_of_other(self, alias: str, owner: int) -> bool:
+        """A one-word alias made of another class's name and its own ("sheepdog"): matched
+        exactly, but no view for the encoder, which reads it as that other class (stop 37:
+        with it, "farm" leaned to dog and "farm animals but NOT dogs" was refused). Not
+        "cattle", which only opens with "cat"."""
+        own = self.names[owner]
+        return " " not in alias and alias.endswith(own) and any(
+            alias.startswith(n) and alias != own for j, n in enumerate(self.names) if j != owner)
 
     def _known(self, classes: list[dict[str, Any]], subgroups: dict[str, list[str]]) -> Known:
         """What the parser needs to know of this catalogue (:class:`chunks.Known`)."""

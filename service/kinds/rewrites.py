@@ -11,7 +11,6 @@ import re
 from collections.abc import Callable, Mapping
 
 from service.kinds.tokens import named_classes, words
-from service.kinds.vocabulary import GENERIC
 
 _BULLET = re.compile(r"^\s*(?:[-*•·>]|\d{1,2}[.)]|\(?[a-h]\))\s+")  # "- cow", "1) giraffe", "(b)"
 # a chat log's "[10:42] Mehmet: " before each message (stop 32): who wrote it is no field
@@ -40,23 +39,12 @@ _WITH = re.compile(r"\bw/(?=\s)", re.I)  # "w/ tshirts"
 # "@dana can u …", "@ml-team": people, read as "team" (a word about the app, never a class)
 _HANDLE = re.compile(r"(?:^|(?<=[\s(]))@[\w-]+", re.I)
 _COMPOUND = re.compile(r"\b(\w+)-(and|or)-(\w+)\b", re.I)  # "cats-and-dogs", "black-and-white"
-# "except the footwear (sandals, sneakers, ankle boots)": the group left out, spelt out
-_ITEMS = re.compile(r",|\b(?:and|or)\b")
-_SUBGROUP = re.compile(r"\b(except(?:\s+for)?|excluding|other\s+than)\s+(?:the\s+|any\s+)?"
-                       r"[a-z][\w -]{0,30}?\s*\(([^()]+)\)", re.I)
-# "Smaller ones we don't need (bird, cat)": the brackets name what is not needed
-_UNNEEDED = re.compile(r"(\b(?:don'?t|do\s+not|doesn'?t|not)\s+(?:need|want|care\s+about)"
-                       r"(?:\s+(?:them|those|these|it))?)\s*\(([^()]+)\)", re.I)
 
 
 # "everything from the clothing category" is the whole group ("every clothing category"; the
 # group phrase takes the noun: wholes._PHRASE)
 _EVERYTHING_IN = re.compile(r"\beverything\s+(?:from|in|of)\s+(?:the\s+|your\s+|our\s+)?"
                             r"(?=[a-z]+\s+(?:category|categories|group|section|list)\b)", re.I)
-_GLOSS = re.compile(r"\b([a-z][\w-]*(?: [a-z][\w-]*)?)\s*\(\s*([a-z][\w -]{0,24}?)\s*\)", re.I)
-_MEANS = re.compile(r"\b([a-z][\w-]*)\s+means\s+([^.,;:!?()]*)", re.I)
-
-
 def plain_numbers(text: str) -> str:
     """"12,000" as one number; a decimal's dot as the word "point" ("0.1" → "0 point 1"), so
     that its parts count that word and name no digit (an outside set's "label smoothing 0.1"
@@ -72,10 +60,18 @@ _WEBCOMIC = re.compile(r"\bweb(?=comics?\b)", re.I)  # "a webcomic" is a comic
 _CAM = re.compile(r"\b(?-i:Cam)\b")  # a name ("ask Cam", "Cam here"), not a "feeder cam"
 
 
+# "sorted into ones with horses, ones with cows": a pronoun, no digit (set 45: one at 200)
+_PRONOUN_ONES = re.compile(r"\bones\s+(?:with|showing|containing|featuring|having)\s+", re.I)
+_OTHER_NUMBER = re.compile(r"\d|\b(?:zero|two|three|four|five|six|seven|eight|nine|digits?|"
+                           r"numbers?|numerals?|handwrit\w*)\b", re.I)
+
+
 def without_chatter(text: str) -> str:
     """Handles as "team", hedges and hashtag marks out, "w/" as "with", "shot on" as
     "filmed on", "clip art" as "clipart" (held-out set 42: read as paintings), "Cam" as a person
-    ("ask Cam"; a lower-case or upper-case cam hints at photos)."""
+    ("ask Cam"; a lower-case or upper-case cam hints at photos), "ones with pigs" as "pigs"
+    where nothing else is about numbers ("sevens and ones with a serif" keeps its digit)."""
+    text = text if _OTHER_NUMBER.search(text) else _PRONOUN_ONES.sub("", text)
     text = _CAM.sub("team", _CLIP_ART.sub("clipart", _SHOT.sub("filmed ", text)))
     text = _WEBCOMIC.sub("web ", text)
     return _HASHTAG.sub(", ", _HEDGE.sub(" ", _HANDLE.sub(" team ", _WITH.sub("with ", text))))
@@ -146,73 +142,6 @@ def split_compounds(text: str, class_word: Callable[[str], bool]) -> str:
     return _ARTICLED.sub(listed, text)
 
 
-def equated(text: str, class_word: Callable[[str], bool],
-            class_of: Callable[[str], str | None]) -> str:
-    """"jumpers means what you call sweaters" (a spaced "=" reads "means") as "jumpers": the
-    writer says what a class of theirs is, in words that name no class or the same one
-    (stop 32: three rows of the read sets, each a 422); "boots means the short ankle ones"
-    keeps its words, which tell which class."""
-    def said(m: re.Match) -> str:
-        rest = [w for w in words(m[2]) if class_word(w)]
-        named = class_of(m[1].lower())
-        same = named is not None and (not rest or class_of(" ".join(rest)) == named)
-        return m[1] if same else m[0]
-    return _MEANS.sub(said, text)
-
-
-def glossed(text: str, foreign: Callable[[str], bool],
-            class_of: Callable[[str], str | None]) -> str:
-    """"bag (handbag)", "jumpers (sweaters)" as the word outside the brackets when both name
-    the same class: a gloss, not a second mention of it (stop 32: a 422 on set 28). A word of
-    another language glossed by a class ("gato (cat)", "Turnschuhe (sneakers)": seven 422s of
-    stop 33's set 30) as the class; an English word stays ("wolves (dogs)", "exclude (cats)",
-    "maybe (birds)": an outside review's wrong 200s when read so)."""
-    def gloss(m: re.Match) -> str:
-        named, inner = class_of(m[1].lower()), class_of(m[2].lower())
-        word = m[1].split()[-1].lower()  # not a compound of a class ("hotdogs (dogs)")
-        if inner is not None and foreign(word) and not any(
-                class_of(word[i:]) for i in range(1, len(word) - 2)):  # fmt: skip
-            return " ".join([*m[1].split()[:-1], m[2]])  # "and inu (dog)" → "and dog"
-        return m[1] if named is not None and inner == named else m[0]
-    return _GLOSS.sub(gloss, text)
-
-
-# "the kinds of shoes you have (sandals, trainers, boots)": the brackets say which (set 42)
-_GENERIC_GLOSS = re.compile(r"\b(?P<g>[a-z]+)(?:\s+(?:you|we)\s+(?:have|offer|sell|carry))?\s*"
-                            r"\((?P<inner>[^()]{1,80})\)", re.I)  # not "all animals (e.g. …)"
-# a negation or "any" before the word, or a verb after the brackets: what they list is not
-# simply asked ("no footwear (sandals) needed", "shoes (sandals) are out": an outside review)
-_GLOSS_SCOPE = re.compile(r"\b(?:no|not|without|any|except|excluding|skip|drop)\s+(?:\w+\s+){0,2}$",
-                          re.I)
-_GLOSS_SAID = re.compile(r"\s*(?:are|is|were|was|we|already|not|out|needed|aren|isn|don)\b", re.I)
-_TOTAL_BEFORE = re.compile(r"\b(?:all|every|any|whole|entire)\s+(?:the\s+|of\s+the\s+)?$", re.I)
-_EXAMPLES = re.compile(r"\b(?:e\.?\s?g|especially|mostly|say|such|like|including|etc)\b|\.\.\.|…",
-                       re.I)  # brackets that give examples, not the classes
-
-
-def spelt_subgroups(text: str, class_word: Callable[[str], bool]) -> str:
-    """"except the footwear (sandals, sneakers, ankle boots)" as "except sandals, sneakers,
-    ankle boots" when the brackets name a class: the reader then excludes those classes (it
-    read the brackets as an aside, whose classes were asked for: a wrong set at 200). Likewise
-    "we don't need (bird, cat)" (stop 32), and a word for several classes glossed by its
-    classes ("shoes (sandals, boots)") is those classes."""
-    def names(inner: str) -> bool:  # every item a short class phrase: "sandals, sneakers"
-        items = [words(item) for item in _ITEMS.split(inner) if words(item)]
-        return bool(items) and all(any(map(class_word, item)) and len(item) <= 3
-                                   for item in items)  # fmt: skip
-
-    text = _SUBGROUP.sub(lambda m: f"{m[1]} {m[2]}" if names(m[2]) else m[0],
-                         text)  # not "except for one case (we also need pullovers)"
-    def gloss(m: re.Match) -> str:  # "shoes (sandals, boots)": not examples, not after
-        before, after = m.string[:m.start()], m.string[m.end():]  # "all"/"no", not "… are out"
-        plain = not (_EXAMPLES.search(m["inner"]) or _TOTAL_BEFORE.search(before)
-                     or _GLOSS_SCOPE.search(before) or _GLOSS_SAID.match(after))
-        return m["inner"] if m["g"].lower() in GENERIC and names(m["inner"]) and plain else m[0]
-    text = _GENERIC_GLOSS.sub(gloss, text)
-    return _UNNEEDED.sub(lambda m: f"{m[1]}, except {m[2]}" if names(m[2]) else m[0],
-                         text)  # "… we don't need, except bird, cat": both excluded
-
-
 def one_line(text: str) -> str:
     """A multi-line request as one line: bullets, quote marks ("> ") and list numbers dropped
     ("1) giraffe"), a line that ends without punctuation continued as a list item."""
@@ -254,6 +183,11 @@ def spelt_subgroup_words(text: str, subgroups: Mapping[str, list[str]],
         return _EVERYTHING_IN.sub("every ", text)
     named = named_classes(text, class_of)
     for word, members in subgroups.items():
+        text = re.sub(rf"\b({re.escape(word)}s?)\s+ones\b", r"\1", text,
+                      flags=re.I)  # "except the footwear ones" (set 45)
+        text = re.sub(rf"\b(except|excluding|from|without|minus|than)\s+(?:the\s+|any\s+)?(?:"
+                      rf"(?:two|three|\d)\s+)?(?:kinds?|types?|sorts?)\s+of\s+(?={word})", r"\1 ",
+                      text, flags=re.I)  # "apart from the three kinds of footwear" (set 43)
         for synonym in _SUBGROUP_SYNONYMS.get(word, ()):  # "no shoes of any kind"; not "no
             text = re.sub(rf"\b(no|not|without)\s+(?:the\s+|any\s+)?{synonym}\b(?!\s+"
                           rf"(?:\w+ing|with|that|which|like)\b)", rf"\1 {word}", text,  # with

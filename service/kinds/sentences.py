@@ -11,6 +11,7 @@ import re
 
 from service.kinds.chunks import Known, content, is_style
 from service.kinds.counted import without_counts
+from service.kinds.ranges import span
 from service.kinds.tokens import NUMERALS, words
 from service.kinds.vocabulary import STYLE_HINTS
 from service.kinds.wholes import names_a_group
@@ -72,8 +73,9 @@ def read_header(text: str, known: Known) -> tuple[list[str], str]:
         # follows only
         styles, text = read_header(head[ends[-1]:] + text[header.end(1):], known)
         return styles, f"{head[:ends[-1]]} {text}"
-    def names(part: str) -> bool:
-        return any(known.names_a_class(content(words(c), known)) for c in SEPARATORS.split(part))
+    def names(part: str) -> bool:  # a class, or a range of them ("… numbers 0 through 9 -
+        return any(known.names_a_class(content(words(c), known))  # all ten of them", set 45)
+                   or span(c, known.names_a_class) for c in SEPARATORS.split(part))
     if names(without_counts(head)) or (names_a_group(head, known.groups) and not names(rest)):
         return [], f"{head}, {rest}"  # "cats: dogs", "even digits only (…): for a checker"
     if _NOT & set(words(head)):  # "The model shall not classify any of the following: cats"

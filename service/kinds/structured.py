@@ -113,11 +113,16 @@ def environment(text: str) -> str:
         return text  # refused as an assignment
 
 
-def equals_as_means(text: str, class_word: Callable[[str], bool]) -> str:
+def equals_as_means(text: str, class_word: Callable[[str], bool],
+                    style: Callable[[str], bool] = lambda w: False) -> str:
     """A spaced "=" between a class word and a gloss as "means" ("jumper = the knitted thing",
-    "Sweater = pullover"); any other "=" stays, refused as an assignment ("cats = wanted",
-    "current = cats, dogs": an outside review)."""
+    "Sweater = pullover"), and a note's "images = phone camera" (a style word, then no class
+    word: set 43, refused as code) as "images: phone camera"; any other "=" stays, refused
+    as an assignment ("cats = wanted", "current = cats, dogs": an outside review)."""
     def gloss(m: re.Match) -> str:
+        if style(m[1].lower()) and not class_word(m[1].lower()) and not any(
+                map(class_word, re.findall(r"[a-z]+", m.string[m.end():].split("\n")[0].lower()))):
+            return f"{m[1]}: "  # fmt: skip
         return f"{m[1]} means " if class_word(m[1].lower()) and (
             m[2].lower() in _GLOSSING or class_word(m[2].lower())) else m[0]
     return _SPACED_EQUALS.sub(gloss, text)
