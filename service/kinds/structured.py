@@ -113,6 +113,12 @@ def environment(text: str) -> str:
         return text  # refused as an assignment
 
 
+# values that set a style on or off, not say what it is: "cartoon = no" stays refused (an
+# outside review: it read as cartoon)
+_FLAGS = {"no", "yes", "false", "true", "none", "null", "off", "on", "n", "y", "not", "never",
+          "nope", "nah", "maybe"}
+
+
 def equals_as_means(text: str, class_word: Callable[[str], bool],
                     style: Callable[[str], bool] = lambda w: False) -> str:
     """A spaced "=" between a class word and a gloss as "means" ("jumper = the knitted thing",
@@ -120,7 +126,8 @@ def equals_as_means(text: str, class_word: Callable[[str], bool],
     word: set 43, refused as code) as "images: phone camera"; any other "=" stays, refused
     as an assignment ("cats = wanted", "current = cats, dogs": an outside review)."""
     def gloss(m: re.Match) -> str:
-        if style(m[1].lower()) and not class_word(m[1].lower()) and not any(
+        if style(m[1].lower()) and not class_word(m[1].lower()) and m[2].lower() not in _FLAGS \
+                and not any(
                 map(class_word, re.findall(r"[a-z]+", m.string[m.end():].split("\n")[0].lower()))):
             return f"{m[1]}: "  # fmt: skip
         return f"{m[1]} means " if class_word(m[1].lower()) and (

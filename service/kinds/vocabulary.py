@@ -140,7 +140,7 @@ STORY_VERBS |= {
     "required", "covering", "covers", "evaluate", "evaluated", "evaluating", "sorted",
     "getting", "gets", "got", "organise", "organize", "organising",
     "organizing", "categorise", "categorize", "categorised", "categorized", "grouped",
-    "separated", "tagged", "building", "selling", "hoping", "trying", "wanting",
+    "separated", "tagged", "selling", "hoping", "trying", "wanting",
 }  # fmt: skip
 FILLER |= STORY_VERBS | {"counts", "counted"}  # "(yes, 0 counts as even)": no class
 FILLER |= {"doable", "feasible", "domain", "domains",  # "Doable?", "photographic domain"

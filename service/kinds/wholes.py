@@ -29,8 +29,8 @@ _FILL = (r"the|of|your|our|a|single|possible|handwritten|written|printed|availab
          r"different|distinct|basic|kinds?\s+of|types?\s+of|\d+|ten|nine|eight|seven|six|five|"
          r"(?:items?|class(?:es)?|things?|ones?)\s+(?:in|of|from)")  # "every item in the …"
 _PHRASE = re.compile(
-    rf"\b(?:(?P<total>{_TOTAL})|(?P<parity>even|odd)|(?:the\s+)?(?P<count>\d+|ten|nine|eight|"
-    rf"seven|six|five|four|three))(?P<fill>(?:\s+(?:{_FILL}|even|odd))*)\s+(?P<group>[a-z]+)\b"
+    rf"\b(?:(?P<total>{_TOTAL})|(?P<parity>even|odd|prime)|(?:the\s+)?(?P<count>\d+|ten|nine|eight|"
+    rf"seven|six|five|four|three))(?P<fill>(?:\s+(?:{_FILL}|even|odd|prime|single[\s-]digit))*)\s+(?P<group>[a-z]+)\b"
     r"(?:\s+(?:items?|categor(?:y|ies)|class(?:es)?|things?|pieces?|articles?|kinds?|types?|ones|"
     r"lists?|groups?|sections?|catalogue|catalog|collection|range|lineup|"
     r"(?:in|on|from|of)\s+(?:your|the)\s+(?:list|catalogue|catalog|set)|(?:that\s+)?you\s+"
@@ -80,8 +80,8 @@ _COUNTS = {w: int(d) for d, w in NUMERALS.items()} | {"ten": 10}
 _BARE = re.compile(r"(?<![\w-])(?P<w>[a-z]+)(?=\s*,?\s*(?:except|excluding|other\s+than|apart\s+"
                    r"from|minus|save\s+for|but\s+(?:not|no|skip|drop|without|remove|leave\s+"
                    r"out)|with\s+no)\b)", re.I)
-_NOT_BARE = {"all", "every", "whole", "entire", "complete", "full", "even", "odd", "no", "not",
-             "any", "without", "other", "of", "some", "few", "many", "these", "those"}
+_NOT_BARE = {"all", "every", "whole", "entire", "complete", "full", "even", "odd", "prime", "no",
+             "not", "any", "without", "other", "of", "some", "few", "many", "these", "those"}
 
 
 def _whole_bare(text: str, groups: Mapping[str, list[str]]) -> str:
@@ -227,7 +227,7 @@ def _members(match: re.Match, groups: Mapping[str, list[str]]) -> list[str] | No
         return None
     members = list(groups[group])
     fill = words(match["fill"] or "")
-    if sum(w in ("even", "odd") or w in _COUNTS or w.isdigit() for w in fill) \
+    if sum(w in _PARITIES or w in _COUNTS or w.isdigit() for w in fill) \
             + bool(match["parity"] or match["count"]) > 1:  # fmt: skip
         return None  # "even odd digits", "ten ten digits"
     parity = _parity(match)
@@ -235,7 +235,7 @@ def _members(match: re.Match, groups: Mapping[str, list[str]]) -> list[str] | No
         values = {m: _COUNTS.get(m) for m in members}
         if any(v is None for v in values.values()):
             return None  # "odd animals" is no parity
-        return [m for m in members if values[m] % 2 == (parity == "odd")]
+        return [m for m in members if values[m] in _PARITIES[parity]]
     count = match["count"] or next((w for w in fill if w in _COUNTS or w.isdigit()), None)
     if match["total"] is None and count is None:
         return None
@@ -245,10 +245,14 @@ def _members(match: re.Match, groups: Mapping[str, list[str]]) -> list[str] | No
     return members
 
 
+# the digits each word picks: "prime digits" (set 45: "the prime single-digit numbers")
+_PARITIES = {"even": {0, 2, 4, 6, 8}, "odd": {1, 3, 5, 7, 9}, "prime": {2, 3, 5, 7}}
+
+
 def _parity(match: re.Match) -> str | None:
     """"even" or "odd" when a group phrase says which ("Odd digits only": was even, at 200)."""
     said = (match["parity"] or "").lower() or next(
-        (w for w in words(match["fill"] or "") if w in ("even", "odd")), None)
+        (w for w in words(match["fill"] or "") if w in _PARITIES), None)
     return said or None
 
 

@@ -5,7 +5,8 @@ a business after the last class ("fish for the pet store app"), a class glossed 
 ("shirts (the button-up kind)"), "images = phone camera" in notes, the request's own verbs
 ("pick out", "keep getting mixed up"), "N-way" and "binary" as counts, "ones with pigs" as a
 pronoun, "from two up to six", "the digits, five and above", a header that names a range,
-Latin names and more dog breeds, and a listed definition that names its class at its end."""
+prime digits, Latin names and more dog breeds, and a listed definition that is a kind word
+and examples of one class ("legwear like chinos or slacks")."""
 
 from __future__ import annotations
 
@@ -53,6 +54,9 @@ DIGITS = ["zero", "one", "two", "three", "four", "five", "six", "seven", "eight"
     ("cows, the horse and our sheepdog", ["cow", "horse", "dog"], None),  # a 422 from stop 27
     # to 36 (test_service_wholes): "sheepdog" is now a dog's alias, as "labrador" is
     ("cows grazing and horses running", ["cow", "horse"], None),
+    ("For my Year 8 maths class: the prime single-digit numbers only.",
+     ["two", "three", "five", "seven"], None),
+    ("prime digits except 2", ["three", "five", "seven"], None),
     ("Every item in the clothing group apart from the three kinds of footwear.",
      [c for c in CLOTHES if c not in ("sandal", "sneaker", "ankle boot")], None),
     ("The team wants the scanner to recognise shirts (the button-up kind) and tees. Also "
@@ -73,6 +77,12 @@ def test_read(pacs, text, classes, domain):
     "photos = cats, dogs",  # guard: an assignment of classes is still refused
     "cats and dogs, input = 1=1",  # guard
     "digits, more than 5 please",  # guard: "more than 5" may count classes
+    "prime animals",  # guard: primes are digits
+    "dog walking service flyers, cats and horses",  # guard: no participle before a noun
+    # an outside review of this stop's first rules: each was a wrong set or domain at 200
+    "cats and dogs, cartoon = no", "horses and zebras; sketch = false",
+    "classify cats vs dogs vs building", "Canis lupus vs Felis catus",
+    "all clothing except the two kinds of footwear",
 ])
 def test_refused(pacs, text):
     with pytest.raises(Problem):
@@ -82,9 +92,12 @@ def test_refused(pacs, text):
 @pytest.mark.parametrize(("classes", "expect"), [
     (["legwear like chinos or slacks", "a collared button-down top for the office"],
      ["trouser", "shirt"]),
-    (["a woolly animal; its babies are called lambs", "an animal that barks"], ["sheep", "dog"]),
     (["footwear such as trainers, kicks and plimsolls", "cats"], ["sneaker", "cat"]),
     (["an animal like a horse but striped", "a cat"], ["zebra", "cat"]),  # guard: no example
+    # guards from an outside review: examples of something else, and young names, are no name
+    (["a tall spotted animal whose young are called calves", "a cat"], ["giraffe", "cat"]),
+    (["a shoe that covers the ankle, not like sandals or slides", "a cat"],
+     ["ankle boot", "cat"]),
 ])
 def test_definitions_naming_their_class(pacs, classes, expect):
     matches, _ = resolve_request(pacs, PersonalizeCreate(classes=classes), pacs.domains)

@@ -92,7 +92,7 @@ _ALIASES = {
             "retriever", "beagle", "poodle", "terrier", "collie", "spaniel", "husky",
             "dachshund", "chihuahua", "corgi", "pug", "rottweiler", "sheepdog", "kelpie",
             "greyhound", "dalmatian", "whippet", "doberman", "mastiff",
-            "canis familiaris", "canis lupus familiaris"],
+            "canis familiaris"],  # not "canis lupus familiaris": "canis lupus" (a wolf) read as dog
     "elephant": ["pachyderm", "loxodonta africana"],
     "horse": ["pony", "stallion", "mare", "foal", "colt", "thoroughbred", "equine", "filly",
               "equus caballus", "equus ferus caballus"],
