@@ -22,6 +22,8 @@ _UNNEEDED = re.compile(r"(\b(?:don'?t|do\s+not|doesn'?t|not)\s+(?:need|want|care
                        r"(?:\s+(?:them|those|these|it))?)\s*\(([^()]+)\)", re.I)
 _GLOSS = re.compile(r"\b([a-z][\w-]*(?: [a-z][\w-]*)?)\s*\(\s*([a-z][\w -]{0,24}?)\s*\)", re.I)
 _MEANS = re.compile(r"\b([a-z][\w-]*)\s+means\s+([^.,;:!?()]*)", re.I)
+# "shirts (the button-up kind)": the brackets say which sort of that class (set 43: a 422)
+_KIND = {"kind", "kinds", "type", "types", "sort", "sorts", "variety", "style", "ones", "one"}
 
 
 def equated(text: str, class_word: Callable[[str], bool],
@@ -57,10 +59,6 @@ def glossed(text: str, foreign: Callable[[str], bool],
             return m[1]  # "recognise shirts (the button-up kind)"
         return m[1] if named is not None and inner == named else m[0]
     return _GLOSS.sub(gloss, text)
-
-
-# "shirts (the button-up kind)": the brackets say which sort of that class (set 43: a 422)
-_KIND = {"kind", "kinds", "type", "types", "sort", "sorts", "variety", "style", "ones", "one"}
 
 
 # "the kinds of shoes you have (sandals, trainers, boots)": the brackets say which (set 42)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Mapping
 
-from service.kinds.tokens import named_classes, words
+from service.kinds.tokens import NUMERALS, named_classes, words
 
 _BULLET = re.compile(r"^\s*(?:[-*•·>]|\d{1,2}[.)]|\(?[a-h]\))\s+")  # "- cow", "1) giraffe", "(b)"
 # a chat log's "[10:42] Mehmet: " before each message (stop 32): who wrote it is no field
@@ -170,9 +170,6 @@ def _in_exceptions(text: str, names: list[str], members: list[str]) -> str:
     return text
 
 
-_SIZES = {2: "two", 3: "three", 4: "four", 5: "five", 6: "six", 7: "seven", 8: "eight", 9: "nine"}
-
-
 def spelt_subgroup_words(text: str, subgroups: Mapping[str, list[str]],
                          class_of: Callable[[str], str | None]) -> str:
     """A sub-group word where it asks or excludes, with the sub-group's classes in its place:
@@ -188,7 +185,7 @@ def spelt_subgroup_words(text: str, subgroups: Mapping[str, list[str]],
     for word, members in subgroups.items():
         text = re.sub(rf"\b({re.escape(word)}s?)\s+ones\b", r"\1", text,
                       flags=re.I)  # "except the footwear ones" (set 45)
-        size = rf"(?:{len(members)}|{_SIZES.get(len(members), len(members))})\s+"
+        size = rf"(?:{len(members)}|{NUMERALS.get(str(len(members)), len(members))})\s+"
         text = re.sub(rf"\b(except|excluding|from|without|minus|than)\s+(?:the\s+|any\s+)?(?:"
                       rf"{size})?(?:kinds?|types?|sorts?)\s+of\s+(?={word})", r"\1 ", text,
                       flags=re.I)  # "apart from the three kinds of footwear" (set 43); not

@@ -64,6 +64,12 @@ DIGITS = ["zero", "one", "two", "three", "four", "five", "six", "seven", "eight"
     ("cats and dogs for my app", ["cat", "dog"], None),  # guard
     ("3s 5s and 7s", ["three", "five", "seven"], None),  # guard: plural digits still digits
     ("binary classifier: cats vs dogs", ["cat", "dog"], None),
+    ("sort my photos into bags vs t-shirts so I can upload them to the listings faster",
+     ["bag", "t-shirt"], "photo"),
+    ("pants and shirts, for a laundry sorting app", ["trouser", "shirt"], None),  # guard: a
+    # story verb before a business leaves the business context
+    ("sheep, cows, horses — farm animals but NOT dogs pls", ["sheep", "cow", "horse"], None),
+    # guard: the "sheepdog" alias once pulled "farm" toward dog (a 422)
 ])
 def test_read(pacs, text, classes, domain):
     got, got_domain = resolve_description(pacs, text)
@@ -102,6 +108,13 @@ def test_refused(pacs, text):
 def test_definitions_naming_their_class(pacs, classes, expect):
     matches, _ = resolve_request(pacs, PersonalizeCreate(classes=classes), pacs.domains)
     assert [m.name for m in matches] == expect
+
+
+def test_compound_aliases_get_no_encoder_view(pacs):
+    dog, cow = pacs.names.index("dog"), pacs.names.index("cow")
+    assert pacs._compound_of_other("sheepdog", dog)  # sheep + dog
+    assert not pacs._compound_of_other("cattle", cow)  # only opens with "cat"
+    assert not pacs._compound_of_other("labrador", dog)
 
 
 def test_declared_counts():
