@@ -49,7 +49,8 @@ _PRE = {"into", "as", "between", "among", "including", "namely", "like",
 POST = {"in", "on", "at", "near", "with", "by", "under", "behind", "beside", "inside", "outside",
          "around", "during", "into", "onto", "over", "across", "along", "through", "within", "of",
          "that", "which", "who", "where", "when", "while", "per", "for",
-         "so"}  # "… into bags vs t-shirts so I can upload them faster" (set 45)
+         "so", "because", "cos", "coz", "cuz", "since"}  # "… into bags vs t-shirts so I can
+# upload them faster" (set 45), "seven and one cos people write them similar" (set 46)
 # filler that still marks its chunk as about the project: it counts toward a clause's length
 # and labels a number next to it ("phase 2", "digit 5 comes in")
 CONTEXT_WORDS = ABOUT_APP | STORY_VERBS
@@ -217,8 +218,11 @@ def drop_numbers(tokens: list[str], known: Known) -> list[str]:
             and before not in DIGIT_CONTEXT and before not in _WRITING  # "phase 2", not "write 2"
     def compared(i: int) -> bool:  # "confuses 1s": a digit, whatever follows
         return i > 0 and tokens[i - 1] in COMPARING
-    return [t for i, t in enumerate(tokens)
-            if not is_number(t) or compared(i) or not counts(i)]  # fmt: skip
+    dropped = {i for i, t in enumerate(tokens) if is_number(t) and not compared(i) and counts(i)}
+    for i in [*range(len(tokens)), *reversed(range(len(tokens)))]:  # "Sprint 3-4", "2-3
+        if is_number(tokens[i]) and not compared(i) and {i - 1, i + 1} & dropped:  # weeks"
+            dropped.add(i)  # a range that labels or counts loses both ends
+    return [t for i, t in enumerate(tokens) if i not in dropped]
 
 
 def negates(tokens: list[str], class_word: Callable[[str], bool] = _never,

@@ -6,7 +6,8 @@ A sentence encoder answers a count by association ("months in a year" sat 0.78 f
 "seasons in a year"), and it cannot compute with one. So a short table of counts that people
 use to describe digits (and as operands: twelve months, ten fingers) is read here, in the
 shapes people write them: "the number of legs on a dog", "legs of a cow", "how many legs a
-spider has", "how many fingers are on one hand", "the colours in a rainbow". :func:`rewrite`
+spider has", "how many fingers are on one hand", "the colours in a rainbow", "a square's
+corners". :func:`rewrite`
 puts each count's number in its place, and :mod:`service.kinds.numbers` does the arithmetic;
 a count alone is the answer only when it is the whole phrase.
 """
@@ -56,11 +57,17 @@ _COMPILED = [(re.compile(rf"\b{_ASK}(?:{_plural(counted)})\s+{_HAVE}{_OF}{_DET}"
 # "how many legs a spider has": the counted noun first, then the owner
 _OWNER_FIRST = [(re.compile(rf"\bhow many\s+(?:{_plural(counted)})\s+{_DET}(?:{_plural(of)})"
                             rf"{_OWNS}\b"), value) for counted, of, value in FACTS]  # fmt: skip
+# "a square's corners", "a spider's legs": the owner's, its apostrophe a space by now
+_POSSESSIVE = [(re.compile(rf"\b{_ASK}{_DET}(?:{_plural(of)})\s+s\s+(?:{_plural(counted)})\b"),
+                value) for counted, of, value in FACTS]  # fmt: skip
 # any counted noun at all: most definitions have none, and skip the ~90 patterns (0.14 ms)
 _ANY_COUNTED = re.compile(r"\b(?:" + "|".join(_plural(c) for c, _, _ in FACTS) + r")\b")
 # "…, take away a single leg": one of the things counted
 _ONE_MORE = re.compile(r"\b(take away|minus|less|plus|add|subtract)\s+(?:a single|a|an|one|"
-                       r"just one)\s+[a-z]+$")
+                       r"just one)\s+(?!pair\b|couple\b|few\b|dozen\b|handful\b)[a-z]+$")
+# "…, minus a pair": two of them (was read as "minus a" single one: nine at 200, set 46)
+_TWO_MORE = re.compile(r"\b(take away|minus|less|plus|add|subtract)\s+a\s+(?:pair|couple)"
+                       r"(?:\s+of\s+[a-z]+)?$")
 
 
 def rewrite(text: str) -> tuple[str, int]:
@@ -69,9 +76,9 @@ def rewrite(text: str) -> tuple[str, int]:
     found = 0
     if not _ANY_COUNTED.search(text):
         return text, found
-    for pattern, value in [*_OWNER_FIRST, *_COMPILED]:
+    for pattern, value in [*_OWNER_FIRST, *_POSSESSIVE, *_COMPILED]:
         text, n = pattern.subn(str(value), text)
         found += n
     if found:
-        text = _ONE_MORE.sub(r"\1 1", text)
+        text = _TWO_MORE.sub(r"\1 2", _ONE_MORE.sub(r"\1 1", text))
     return text, found

@@ -29,6 +29,7 @@ _QUOTED = re.compile(r"^[ \t]*>[ \t]?", re.M)
 _ATTRIBUTION = re.compile(r"^[ \t]*(?:on\b[^\n]{0,120}\bwrote:|-{2,}\s*original message\s*-{2,}"
                           r"|subject:\s*(?:re|fwd?|aw|sv):[^\n]*)[ \t]*$", re.I | re.M)
 _SIGNATURE = re.compile(r"^--[ \t]*$", re.M)
+_FIELD = re.compile(r"^[ \t]*>[ \t]*(?:from|to|cc|sent|date):[^\n]*\n?", re.I | re.M)
 # a closing on its own line ("Thanks,", "Best regards,"), then up to four lines (name, title,
 # phone, web site) to the end of the message
 _SIGNED = re.compile(r"^[ \t]*(?:thanks|thank you|many thanks|cheers|best|best regards|"
@@ -49,7 +50,8 @@ def newest(text: str, class_word: Callable[[str], bool]) -> tuple[str, list[str]
         return text, []  # no quote, or an inline reply
     newer, older = "\n".join(lines[: quoted[0]]), "\n".join(lines[quoted[0]:])
     if not any(map(class_word, words(newer))):  # "Requirements doc: > The model should …"
-        return text, []  # quotes the request itself: no thread
+        fields = _FIELD.findall(older)  # quotes the request itself: no thread; its
+        return _FIELD.sub("", text), [f.strip(" \t>") for f in fields]  # "> From: Maria" goes
     cut = _ATTRIBUTION.findall(newer)
     newer = _ATTRIBUTION.sub("", newer).strip()
     for signature in (_SIGNATURE.search(newer), _SIGNED.search(newer)):

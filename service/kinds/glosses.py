@@ -11,7 +11,7 @@ import re
 from collections.abc import Callable
 
 from service.kinds.tokens import words
-from service.kinds.vocabulary import GENERIC
+from service.kinds.vocabulary import FILLER, GENERIC
 
 # "except the footwear (sandals, sneakers, ankle boots)": the group left out, spelt out
 _ITEMS = re.compile(r",|\b(?:and|or)\b")
@@ -49,8 +49,11 @@ def glossed(text: str, foreign: Callable[[str], bool],
     kind)") as the class; an English word stays ("wolves (dogs)", "exclude (cats)",
     "maybe (birds)": an outside review's wrong 200s when read so)."""
     def gloss(m: re.Match) -> str:
-        named, inner = class_of(m[1].lower()), class_of(m[2].lower())
+        inside = re.sub(r"^(?:the|a|an|our|my)\s+", "", m[2].lower())  # "dogs (the sheepdogs)"
         word = m[1].split()[-1].lower()  # not a compound of a class ("hotdogs (dogs)")
+        lead = m[1].lower().split()[:-1]  # "also dogs (…)", not "big cats (cats)"
+        named = class_of(m[1].lower()) or (class_of(word) if set(lead) <= FILLER else None)
+        inner = class_of(inside)
         if inner is not None and foreign(word) and not any(
                 class_of(word[i:]) for i in range(1, len(word) - 2)):  # fmt: skip
             return " ".join([*m[1].split()[:-1], m[2]])  # "and inu (dog)" → "and dog"
@@ -59,6 +62,20 @@ def glossed(text: str, foreign: Callable[[str], bool],
             return m[1]  # "recognise shirts (the button-up kind)"
         return m[1] if named is not None and inner == named else m[0]
     return _GLOSS.sub(gloss, text)
+
+
+# "shirts (with buttons and collar)", "(like in a kids' counting show)": brackets that describe
+_DESCRIBING = re.compile(r"\(\s*(?:with|without|in|on|at|like|that|which|for|from|made|having)"
+                         r"\b[^()]{0,80}\)", re.I)
+
+
+def without_descriptions(text: str, class_of: Callable[[str], str | None],
+                         is_style: Callable[[str], bool]) -> str:
+    """Without brackets that open with a preposition or "like" and name no class or style:
+    they describe what is around them ("shirts (with buttons and collar)"), and their words
+    read as classes asked for ("buttons", "counting": two 422s on set 46)."""
+    return _DESCRIBING.sub(lambda m: m[0] if any(class_of(w) or is_style(w)
+                                                 for w in words(m[0])) else " ", text)
 
 
 # "the kinds of shoes you have (sandals, trainers, boots)": the brackets say which (set 42)

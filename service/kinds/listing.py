@@ -48,7 +48,9 @@ def list_items(items: list[Item], comparing: bool = False) -> set[str]:
     closed = False  # "horses and dogs, renaissance-era mostly": a list ended by "and"
     for (_, left, left_words), (separator, right, right_words) in zip(named, named[1:],
                                                                           strict=False):
-        if separator in separators and len(left) == 1 and len(right) == 1 \
+        if separator == "from" and left_words[-1:] != left[0].split()[-1:]:
+            closed = False  # "horses that customers upload from their phones": a source
+        elif separator in separators and len(left) == 1 and len(right) == 1 \
                 and _ends(left[0], left_words) and _opens(right[0], right_words) \
                 and not (closed and separator in _PLAIN  # "…, watches": still an item
                          and not plural(right[0].split()[0])):  # fmt: skip

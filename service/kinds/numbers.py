@@ -25,11 +25,14 @@ COUNTING = re.compile(r"\b(?:how many|number of|count of|amount of|total of)\b",
 # count threshold refused (17 animal definitions of the tuning pool; stop 28).
 COUNTED = re.compile(r"\b\w+s\s+(?:in|on|of)\s+(?:a|an|the|one)\s|\bcount(?:s|ing|ed)?\b",
                       re.I)  # "count the fingers on both hands and take away three"
+_SUM = re.compile(r"\b(?:minus|plus(?!\s+signs?\b)|subtract\w*|take\s+away|divided\s+by|"
+                  r"multiplied\s+by)\b", re.I)
 COUNT_MIN_SIMILARITY = 0.80
 
 _UNITS = ("zero one two three four five six seven eight nine ten eleven twelve thirteen "
           "fourteen fifteen sixteen seventeen eighteen nineteen twenty").split()
 _VALUES = {w: i for i, w in enumerate(_UNITS)} | {"dozen": 12, "a dozen": 12, "nothing": 0}
+_A_NUMBER = re.compile(r"\b(?:\d+|" + "|".join(_UNITS) + r")\b")
 _NUM = r"(\d{1,2}|" + "|".join(sorted(_VALUES, key=len, reverse=True)) + ")"
 _LEAD = (r"^(?:(?:it is|its|what is|whats|what you get (?:from|when you|if you)|"
          r"what do you get (?:when|if) you|the result of|the answer to|if you|when you|"
@@ -109,6 +112,15 @@ def value_of(phrase: str, cued: bool = False) -> float | None:
         if match:
             return float(fn(*(_value(g) for g in match.groups())))
     return arithmetic.evaluate(*counts.rewrite(signs))  # chains, powers, other lead-ins
+
+
+def uncomputed(phrase: str) -> bool:
+    """A sum of numbers or counts that :func:`value_of` could not compute ("legs on a spider
+    plus some" was eight at 200, "fingers on both hands minus a pair" nine): it names its
+    value or nothing. "What you get when you subtract a number from itself" has no number."""
+    text = phrase.lower()
+    return bool(_SUM.search(text)) and value_of(phrase) is None \
+        and (bool(_A_NUMBER.search(text)) or counts.rewrite(text)[1] > 0)
 
 
 def digit_in(definition: str) -> int | None:

@@ -21,8 +21,6 @@ import re
 
 from service.kinds import corrections, ranges
 from service.kinds.chunks import (
-    CONTEXT_WORDS,
-    POST,
     Known,
     compared_with,
     content,
@@ -37,8 +35,9 @@ from service.kinds.chunks import (
 )
 from service.kinds.corrections import dismissed, retract_before_markers, retracted, takes_back
 from service.kinds.counted import declared_count, without_counts
-from service.kinds.glosses import equated, glossed, spelt_subgroups
+from service.kinds.glosses import equated, glossed, spelt_subgroups, without_descriptions
 from service.kinds.listing import asked, coordinated, list_items
+from service.kinds.marks import is_aside, mark_context
 from service.kinds.namely import namely
 from service.kinds.numbers import digit_of
 from service.kinds.parsed import Parsed
@@ -53,12 +52,11 @@ from service.kinds.rewrites import (
 )
 from service.kinds.sentences import SENTENCE, SPLIT, read_header
 from service.kinds.structured import Unreadable
-from service.kinds.tokens import is_number, plural, singular_forms, words
+from service.kinds.tokens import is_number, singular_forms, words
 from service.kinds.vocabulary import (
     COMPARING,
     EXCLUDING,
     NEGATIONS,
-    OBJECTS,
     REQUESTING,
     SIZES,
     STYLE_HINTS,
@@ -73,13 +71,11 @@ _KEEPING = {"too", "also", "well", "instead", "are", "is", "stay", "stays", "rem
             "okay", "keep", "add", "plus", "matter", "priority", "still", "only"}  # "no
 # horses, we only have sheep and cows"
 _LISTING = {",", "and", "or", "nor", "&", "n"}  # separators that continue a list
-_ROLE = (["as", "a"], ["as", "an"], ["im", "a"], ["im", "an"], ["i", "am"])  # "I'm a teacher"
 # "6-9 are next sprint, NOT this one": what is left out is not named (was read as all ten)
 _POINTING = re.compile(r"\b(?:not|no)\s+(?:this|that|these|those)(?:\s+ones?)?\s*(?:[.,;!?]|$)",
                        re.I | re.M)
 _EXCEPT = {"except", "excluding"}  # "every item in our shop except sandals, sneakers": not those
 _MORE = {"other", "others", "more", "additional", "etc", "rest", "further"}
-_PURPOSE = {"so"}  # "so the app can praise her" ("though ferrets would be nice" asks)
 # verbs after which "from" picks classes out ("recognise cats from llamas"), not a source
 _PICKING = {"recognise", "recognize", "identify", "pick", "filter", "sort", "detect",
             "classify", "label", "spot", "find", "separate", "select", "flag", "tag", "mark"}
@@ -95,8 +91,10 @@ def parse(text: str, known: Known = Known()) -> Parsed:  # noqa: B008 (immutable
     text = split_compounds(sounded(without_chatter(text), known.class_word), known.class_word)
     text = equated(text, known.class_word, known.class_of)  # "jumper = the knitted thing"
     text = glossed(text, known.foreign, known.class_of)  # "bag (handbag)", "gato (cat)"
+    text = without_descriptions(text, known.class_of, is_style)  # "shirts (with buttons)"
     text = join_modifiers(compared_with(text, known), known)  # "1s with 7s": a pair
     text = ranges.bounded(ranges.numbers_spaced(ranges.multiples(ranges.range_less(text))))
+    text = ranges.parity_range(text)  # "the even numbers, handwritten, 0 through 8"
     text = namely(text, lambda w: known.class_word(w) or w in ("even", "odd") or group_of(
         w, known.groups) is not None or is_number(w))  # "wardrobe contents, i.e. coats, …"
     header, text = read_header(one_line(text), known)
@@ -132,7 +130,7 @@ def _read_sentence(sentence: str, known: Known, parsed: Parsed) -> None:
     """Read a sentence chunk by chunk. After a chunk that excludes a class ("but not
     horses"), the bare class names listed next are excluded too ("…, zebras and cows")."""
     tokens = words(sentence)
-    aside = _aside(tokens, known)
+    aside = is_aside(tokens, known)
     pieces = SPLIT.split(sentence)  # chunk, separator, chunk, …
     comparing = any(f in COMPARING | _PICKING for t in tokens for f in singular_forms(t))
     excluding, refusing, items, where = False, False, [], []
@@ -148,11 +146,13 @@ def _read_sentence(sentence: str, known: Known, parsed: Parsed) -> None:
                 and (bare := _bare_class(pieces[i], known)):  # "…, just cats"; "and 1"
             (parsed.retracted if excluding == "retracted" else parsed.negated).append(bare)
             continue
-        after_from = separator == "from"
+        after_from = separator == "from"  # after a class word, "from" may compare
+        comparing_here = comparing and known.class_word(known.fix(
+            (words(pieces[i - 2]) or [""])[-1] if i else ""))  # not "… that they upload from"
         negated, before = len(parsed.negated), len(parsed.mentions)
         taken = len(parsed.retracted)
         _read_chunk(pieces[i], known, parsed, aside,
-                    "compared" if after_from and comparing else "source" if after_from
+                    "compared" if after_from and comparing_here else "source" if after_from
                     else None)  # fmt: skip
         raw = [known.fix(t) for t in words(pieces[i])]
         items.append((separator, parsed.mentions[before:], raw))
@@ -216,21 +216,6 @@ def _bare_class(chunk: str, known: Known) -> str | None:
     return kept
 
 
-def _aside(tokens: list[str], known: Known) -> bool:
-    """A sentence about the app: three or more words, no class word, and it asks for nothing.
-    "We'd also like raccoons.", "Thanks, and rabbits." and "P.S. the tortoise as well" ask;
-    "Night shots too." is about the images."""
-    pairs = list(zip(tokens, tokens[1:], strict=False))
-    adds = {"ps", "also", "plus"} & set(tokens) or ("p", "s") in pairs or ("as", "well") in pairs \
-        or tokens[:1] == ["add"] and len(tokens) <= 4 and "classifier" not in tokens  # "(drop
-    # horses), add a donkey": a swap's new class; not "feat: add farm animal classifier"
-    asks = (REQUESTING - {"too"}) & set(tokens) and any(map(plural, tokens))
-    listed = any(a in ("and", "or") and plural(b) and not known.class_word(known.fix(b))
-                 for a, b in pairs)  # "Thanks, and rabbits.", "Oh, and lions if you can."
-    return len(tokens) >= 3 and not any(map(known.class_word, tokens)) and not adds \
-        and not asks and not listed  # fmt: skip
-
-
 def _read_chunk(chunk: str, known: Known, parsed: Parsed, aside: bool,
                 after_from: str | None = None) -> None:
     """Add one chunk's mention (or a range's numbers) and style words to ``parsed``.
@@ -268,33 +253,4 @@ def _read_chunk(chunk: str, known: Known, parsed: Parsed, aside: bool,
         parsed.runs.add(kept)
     if _MORE & set(raw):  # "and other farm animals": more classes, never a covered group
         parsed.more.add(kept)
-    _mark_context(raw, kept, parsed, aside, after_from, known)
-
-
-def _mark_context(raw: list[str], kept: str, parsed: Parsed, aside: bool,
-                  after_from: str | None, known: Known) -> None:
-    """Mark ``kept`` (from the chunk ``raw``) as maybe about the app, for
-    :mod:`service.kinds.leftovers` to decide: a clause (five or more words); a wordy chunk
-    (four or more words) where its mention does not end the chunk, as list items do ("animals
-    like elefant, giraffe", "…, as well as lions"), unless it follows a preposition ("photos
-    from the ranch trail cams"); an aside: a sentence without class words, or a chunk opening
-    with a preposition, a source's "from", a user story's role ("As a teacher") or a purpose
-    ("so the app can praise her") that has none. A chunk that asks ("we would also like to
-    see raccoons"), holds a plural ("and hamsters in our photos") or is compared ("filter
-    horses from deer") is never wordy."""
-    tokens = kept.split()
-    if len(raw) >= 5 and len(tokens) + len(CONTEXT_WORDS & set(raw)) >= 3:
-        parsed.clauses.add(kept)
-    placed = any(t in POST for t in raw[: raw.index(tokens[0]) if tokens[0] in raw else 0])
-    last = tokens[-1] == next((t for t in reversed(raw) if not is_style(t)), None)
-    if len(raw) >= 4 and (not last or placed) and not REQUESTING & set(raw) \
-            and (not any(map(plural, tokens)) or OBJECTS & set(raw)) \
-            and after_from != "compared":  # fmt: skip
-        parsed.wordy.add(kept)
-    opener = after_from == "source" or raw[0] in POST or raw[:2] in _ROLE \
-        or (raw[0] in _PURPOSE and not any(map(plural, tokens)))  # fmt: skip
-    if (aside and after_from != "compared") or (opener and not any(map(known.class_word, tokens))):
-        parsed.asides.add(kept)
-    if (raw[:2] in _ROLE and kept == " ".join(content(raw[2:], known).split()[:2])) \
-            or (raw[-1:] == ["here"] and len(raw) <= 4 and parsed.mentions == [kept]):  # fmt: skip
-        parsed.roles.add(kept)  # the chunk is the role and nothing else: "Zookeeper here."
+    mark_context(raw, kept, parsed, aside, after_from, known)

@@ -26,6 +26,7 @@ from service.kinds.structured import (
     Unreadable,
     environment,
     equals_as_means,
+    piped,
     plain,
 )
 from service.kinds.tokens import words
@@ -33,6 +34,7 @@ from service.kinds.vocabulary import FILLER, REQUESTING
 
 _ABOUT_IMAGES = {"image", "images", "input", "inputs", "style", "domain", "source", "data"}
 _ARROW = re.compile(r"\s*(?:->|=>|→)\s*")  # "paintings -> bears, horses": a header, not code
+_FENCE = re.compile(r"^\s*(?:```|~~~)[\w+-]*\s*$", re.M)  # "```yaml": no class named "yaml"
 
 
 def as_prose(text: str, known: Known) -> tuple[str, list[str]]:
@@ -41,10 +43,11 @@ def as_prose(text: str, known: Known) -> tuple[str, list[str]]:
     Raises:
         Unreadable: markup, SQL or code syntax, or a document that says more than classes.
     """
-    text, quoted = newest(text, known.class_word)  # an email reply without its thread
+    text, quoted = newest(_FENCE.sub("", text), known.class_word)  # a reply, not its thread
     text = checked(text, known.class_of)  # "- [x] cat\n- [ ] dog"
     text = without_speakers(text, lambda w: w in FILLER or known.class_word(w) or is_style(w))
-    text = tabular(environment(text))  # "CLASSES=cat,dog", Markdown tables, CSV
+    text = piped(tabular(environment(text)), known.class_of)  # "CLASSES=cat,dog", Markdown
+    # tables, CSV, "Dress | Coat | Bag"
     text = equals_as_means(text, known.class_word,  # "jumper = the knitted thing"
                            lambda w: is_style(w) or w in _ABOUT_IMAGES)  # "images = phone"
     text = plain_numbers(BENIGN.sub(" ", UNDERLINE.sub(r"\1", text)))

@@ -14,7 +14,7 @@ from collections.abc import Callable, Mapping
 
 from service.kinds.chunks import POST as _POST
 from service.kinds.tokens import NUMERALS, words
-from service.kinds.vocabulary import COMPARING, DIGIT_CONTEXT, FILLER, NEGATIONS
+from service.kinds.vocabulary import ABOUT_APP, COMPARING, DIGIT_CONTEXT, FILLER, NEGATIONS
 
 NUMBER = r"(?:\d|zero|one|two|three|four|five|six|seven|eight|nine)"
 _RANGE = re.compile(rf"\b({NUMBER})\s*(?:-|–|—|\b(?:up\s+)?to\b|\bthrough\b|\bthru\b|\btill\b|"
@@ -61,11 +61,14 @@ _ABOUT_LIST = re.compile(rf"\babout\s+(?={NUMBER}\s*(?:,|\band\b|\bor\b)\s*{NUMB
 # "digits one – five", "zero - nine": a range, written tight for span
 _SPACED_RANGE = re.compile(rf"\b({NUMBER})\s+[—–-]\s+({NUMBER})\b", re.I)
 _DASH_NUMBER = re.compile(rf"\s[—–]\s(?={NUMBER}\b)", re.I)  # "a number card — 1, 2 or 3"
+# "the numbers from 5 until 9 that children write": "from" would split the range off its cue
+_FROM_RANGE = re.compile(rf"\b(digits?|numbers?|numerals?)\s+from\s+(?={_RANGE.pattern})", re.I)
 
 
 def numbers_spaced(text: str) -> str:
     """Numbers as a list or a range, however spaced: a spaced range written tight ("one –
-    five" → "one-five") unless it is a link of a chain ("2 – 4 – 6 – 8" lists); a spaced dash
+    five" → "one-five") unless it is a link of a chain ("2 – 4 – 6 – 8" lists), and no "from"
+    between a digit word and a range ("numbers from 5 until 9"); a spaced dash
     before a number is a comma (no label "card 1" in "a number card — 1, 2 or 3"); "about"
     before a list of numbers bounds none of them ("care about 0, 2, 4")."""
     def tight(m: re.Match) -> str:
@@ -74,7 +77,7 @@ def numbers_spaced(text: str) -> str:
         return m[0] if chained else f"{m[1]}-{m[2]}"
 
     text = _DASH_NUMBER.sub(", ", _SPACED_RANGE.sub(tight, text))
-    return _ABOUT_LIST.sub("on ", text)
+    return _FROM_RANGE.sub(r"\1 ", _ABOUT_LIST.sub("on ", text))
 
 
 # digits bounded on one side: "the digits bigger than 6", "numbers five and above"; only
@@ -151,16 +154,18 @@ def span(chunk: str, names_a_class: Callable[[str], bool]) -> list[str] | None:
     """The numbers of a chunk that is a range and nothing else ("digits 0 through 4", "1-3",
     "handwritten numbers six to nine"), or a range right after a digit word ("recognition for
     digits 3 through 7 only"), when both ends name classes; None otherwise, so "size 2-4
-    shoes", "ages 3 to 5" and "5 to 9 per photo" stay as they are."""
-    match = _RANGE.search(chunk)
-    if match is None:
-        return None
+    shoes", "ages 3 to 5", "5 to 9 per photo" and "Sprint 3-4" (a label) stay as they are."""
+    return next((s for m in _RANGE.finditer(chunk) if (s := _spelt(m, names_a_class))), None)
+
+
+def _spelt(match: re.Match, names_a_class: Callable[[str], bool]) -> list[str] | None:
+    chunk = match.string  # "weeks 1-2 we only need the digits 0-3": the second range
     before, after = words(chunk[: match.start()]), words(chunk[match.end():])
     if before and before[-1] in DIGIT_CONTEXT:  # "digits 1 through 3 on scanned checks"
         after = after[: next((i for i, t in enumerate(after) if t in _POST), len(after))]
     cued = bool(before) and before[-1] in DIGIT_CONTEXT and all(t in FILLER for t in after)
-    if not cued and any(t not in FILLER for t in before + after):  # "0-3 is enough"
-        return None
+    if not cued and any(t not in FILLER or t in ABOUT_APP for t in before + after):
+        return None  # "0-3 is enough", "Sprint 3-4", "(2-3 weeks)"
     lo, hi = (_as_int(match[i]) for i in (1, 2))
     if lo >= hi or not all(names_a_class(match[i].lower()) for i in (1, 2)):
         return None
@@ -228,6 +233,27 @@ def multiples(text: str) -> str:
         kept = [k for k in range(n, 10, n) if lo <= k <= hi] if n else []
         return ", ".join(map(str, kept)) if len(kept) > 1 else m[0]
     return _MULTIPLES.sub(spelt, text)
+
+
+# "only the even numbers, handwritten, 0 through 8": the parity within the range (set 40: all
+# nine digits at 200, the two read as a union)
+_PARITY_RANGE = re.compile(
+    rf"\b(?P<parity>even|odd)\s+(?:digits?|numbers?|numerals?)\b(?P<mid>[^.;!?0-9]{{0,40}}?)"
+    rf"(?:\bbetween\s+(?P<a>{NUMBER})\s+and\s+|(?:\bfrom\s+)?\b(?P<lo>{NUMBER})\s*(?:-|–|to|"
+    rf"through|thru|until)\s*)(?P<hi>{NUMBER})\b(?!\s*(?:,|and|or)\s*{NUMBER}\b)", re.I)
+
+
+def parity_range(text: str) -> str:
+    """"even numbers … 0 through 8" as the even digits from 0 to 8, the words between kept
+    ("handwritten"); left as it is when a class or negation may lie between them."""
+    def spelt(m: re.Match) -> str:
+        lo, hi = _as_int(m["lo"] or m["a"]), _as_int(m["hi"])
+        if lo >= hi or NEGATIONS & set(words(m["mid"])) or re.search(
+                r"\b(?:except|but|also|plus|and)\b", m["mid"], re.I):
+            return m[0]
+        odd = m["parity"].lower() == "odd"
+        return ", ".join(str(n) for n in range(lo, hi + 1) if n % 2 == odd) + m["mid"]
+    return _PARITY_RANGE.sub(spelt, text)
 
 
 _PARITY_ONES = re.compile(r",?\s*\b(?:but\s+)?(?:(?:no|not|without|skip|drop|exclude)\s+(?:the\s+|"

@@ -45,13 +45,15 @@ from service.kinds.chunks import Known
 from service.kinds.foils import Foils
 from service.kinds.lexical import Lexical
 from service.kinds.lexicon import Lexicon
-from service.kinds.numbers import COUNT_MIN_SIMILARITY, COUNTED, COUNTING, value_of
+from service.kinds.numbers import COUNT_MIN_SIMILARITY, COUNTED, COUNTING, uncomputed, value_of
 from service.kinds.spelling import Speller
 from service.kinds.tokens import (
     compound_tail,
     words,
 )
 from service.kinds.vocabulary import FILLER, GENERIC, GROUPS, NEGATIONS
+
+_RELATIVE = {"that", "which", "who", "whose"}  # a listed definition's clause: it describes
 
 DOMAIN_MIN_SIMILARITY = 0.25
 # a description is refused when a foil (:mod:`.foils`) is nearer than its class by more than
@@ -164,6 +166,8 @@ class ClassResolver(Lexicon):
             return False  # in a description, "… but it should also flag cats" names cats
         if listed and len(tokens) >= 6:  # a listed definition may say "buttons down the front"
             return True
+        if listed and len(tokens) >= 3 and _RELATIVE & set(tokens[1:-1]):  # "pet that meows"
+            return True
         return (len(tokens) >= 4 or content >= 3) and (content >= 4 or not named)
 
     def similarities(self, phrases: list[str], core: bool = False,
@@ -256,6 +260,7 @@ class ClassResolver(Lexicon):
         head = None if exact else compound_tail(phrase, self._term)
         negated |= head not in (None, chosen)  # "sheepdog" is no sheep
         negated |= not exact and (value_of(phrase) is not None  # a number no digit class is
+                                  or chosen in self._numbers and uncomputed(phrase)
                                   or set(words(phrase)) <= GENERIC | GROUPS)  # "footwear",
         # "fashion", "wildlife": which one?
         if not exact and (score < threshold or score - runner_up < margin or negated):

@@ -21,12 +21,13 @@ from service.kinds.wholes import names_a_group
 # "plus" between two numbers is arithmetic ("the digit 3 plus 4"), not a list
 _NUMBER_BEFORE = "".join(rf"(?<!\b{n}\s)" for n in NUMERALS.values()) + r"(?<!\d\s)(?<!\d)"
 SEPARATORS = re.compile(
-    r",|;|&|\+|/|(?<![-\w])(?:and|or|nor|n|vs\.?|versus|from|" + _NUMBER_BEFORE
+    r",|;|&|\+|/|(?<![-\w])(?:and|or|nor|n|und|oder|ou|vs\.?|versus|from|" + _NUMBER_BEFORE
     + r"plus(?!\s+(?:sizes?|signs?|symbols?|(?:and|or)\s+minus|some|a\s+few|more|"
     r"others?|any\w*|the\s+(?:odd|even|rest|others?)|(?:the\s+)?(?:digits?|numbers?|numerals?|"
     r"animals?|clothes|clothing|garments?|apparel|fashion))\b)|"
     r"but(?=\s+(?:not|no|never)\b))"
-    r"(?![-\w])", re.I)  # "cats n dogs", "horses but not the dogs we discussed"
+    r"(?![-\w])", re.I)  # "cats n dogs", "horses but not the dogs we discussed", "Sandalen
+# und Sneaker" (set 46: class words a reader knows, joined in German)
 SPLIT = re.compile(f"({SEPARATORS.pattern})", re.I)  # the same, separators kept
 # A full stop ends a sentence only after a word of four or more letters ("Dr. Smith" and
 # "Version 2." do not end one); a parenthesis is a sentence of its own (an aside).

@@ -102,7 +102,8 @@ FILLER = {
     # chat and ticket register: acknowledgements, urgency and hedges carry no class
     "thx", "ty", "yes", "yeah", "yep", "ok", "okay", "q", "quick", "btw", "fyi", "asap", "lol",
     "urgent", "possible", "automatically", "auto", "dedicated", "accurate", "accurately",
-    "tbh", "imo", "ish", "bonjour", "hola", "ciao", "merci", "gracias", "danke", "whole", "full",
+    "tbh", "imo", "ish", "bonjour", "hola", "ciao", "merci", "gracias", "danke", "bitte", "grazie",
+    "hallo", "svp", "whole", "full",
     "entire", "list", "distinguishes", "identifies", "detects", "support", "include", "includes",
     "told", "telling", "inclusive", "exclusive", "b", "c", "d", "e", "f", "g", "h",
     "everybody", "folks", "guys", "yall",

@@ -1,0 +1,59 @@
+"""Which mentions may be context about the app rather than classes: marks for
+:mod:`service.kinds.leftovers`, which decides with the encoder. Split from ``parsing.py`` at
+stop 38 (over 300 lines): the reader finds mentions, this module says what each chunk's shape
+suggests about them ("As a teacher", "from the ranch trail cams", a sentence with no class).
+"""
+
+from __future__ import annotations
+
+from service.kinds.chunks import CONTEXT_WORDS, POST, Known, content, is_style
+from service.kinds.parsed import Parsed
+from service.kinds.tokens import plural
+from service.kinds.vocabulary import OBJECTS, REQUESTING
+
+_ROLE = (["as", "a"], ["as", "an"], ["im", "a"], ["im", "an"], ["i", "am"])  # "I'm a teacher"
+_PURPOSE = {"so"}  # "so the app can praise her" ("though ferrets would be nice" asks)
+
+
+def is_aside(tokens: list[str], known: Known) -> bool:
+    """A sentence about the app: three or more words, no class word, and it asks for nothing.
+    "We'd also like raccoons.", "Thanks, and rabbits." and "P.S. the tortoise as well" ask;
+    "Night shots too." is about the images."""
+    pairs = list(zip(tokens, tokens[1:], strict=False))
+    adds = {"ps", "also", "plus"} & set(tokens) or ("p", "s") in pairs or ("as", "well") in pairs \
+        or tokens[:1] == ["add"] and len(tokens) <= 4 and "classifier" not in tokens  # "(drop
+    # horses), add a donkey": a swap's new class; not "feat: add farm animal classifier"
+    asks = (REQUESTING - {"too"}) & set(tokens) and any(map(plural, tokens))
+    listed = any(a in ("and", "or") and plural(b) and not known.class_word(known.fix(b))
+                 for a, b in pairs)  # "Thanks, and rabbits.", "Oh, and lions if you can."
+    return len(tokens) >= 3 and not any(map(known.class_word, tokens)) and not adds \
+        and not asks and not listed  # fmt: skip
+
+
+def mark_context(raw: list[str], kept: str, parsed: Parsed, aside: bool,
+                 after_from: str | None, known: Known) -> None:
+    """Mark ``kept`` (from the chunk ``raw``) as maybe about the app, for
+    :mod:`service.kinds.leftovers` to decide: a clause (five or more words); a wordy chunk
+    (four or more words) where its mention does not end the chunk, as list items do ("animals
+    like elefant, giraffe", "…, as well as lions"), unless it follows a preposition ("photos
+    from the ranch trail cams"); an aside: a sentence without class words, or a chunk opening
+    with a preposition, a source's "from", a user story's role ("As a teacher") or a purpose
+    ("so the app can praise her") that has none. A chunk that asks ("we would also like to
+    see raccoons"), holds a plural ("and hamsters in our photos") or is compared ("filter
+    horses from deer") is never wordy."""
+    tokens = kept.split()
+    if len(raw) >= 5 and len(tokens) + len(CONTEXT_WORDS & set(raw)) >= 3:
+        parsed.clauses.add(kept)
+    placed = any(t in POST for t in raw[: raw.index(tokens[0]) if tokens[0] in raw else 0])
+    last = tokens[-1] == next((t for t in reversed(raw) if not is_style(t)), None)
+    if len(raw) >= 4 and (not last or placed) and not REQUESTING & set(raw) \
+            and (not any(map(plural, tokens)) or OBJECTS & set(raw)) \
+            and after_from != "compared":  # fmt: skip
+        parsed.wordy.add(kept)
+    opener = after_from == "source" or raw[0] in POST or raw[:2] in _ROLE \
+        or (raw[0] in _PURPOSE and not any(map(plural, tokens)))  # fmt: skip
+    if (aside and after_from != "compared") or (opener and not any(map(known.class_word, tokens))):
+        parsed.asides.add(kept)
+    if (raw[:2] in _ROLE and kept == " ".join(content(raw[2:], known).split()[:2])) \
+            or (raw[-1:] == ["here"] and len(raw) <= 4 and parsed.mentions == [kept]):  # fmt: skip
+        parsed.roles.add(kept)  # the chunk is the role and nothing else: "Zookeeper here."
