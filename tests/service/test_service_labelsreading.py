@@ -5,8 +5,9 @@ that labels a sprint or counts weeks ("Sprint 3-4:", "(2-3 weeks)"), "from" afte
 ("… that customers upload from their phones"), "cos" and "because", "numbers from 5 until 9",
 glosses after a word ("dogs (the sheepdogs)"), brackets that describe ("shirts (with buttons
 and collar)"), a code fence, a JSON body after a label, a forwarded email's "From:" line,
-German joiners, sums that do not compute, "a square's corners", short relative clauses and
-stick-shaped digits."""
+German joiners, pipe-separated class lists, the parity within a range, "… goes to another
+team", sums that do not compute, "a square's corners", short relative clauses and stick-shaped
+digits."""
 
 from __future__ import annotations
 
@@ -42,6 +43,13 @@ DIGITS = ["zero", "one", "two", "three", "four", "five", "six", "seven", "eight"
     ('API request body: {"task": "classify", "labels": ["dog", "horse", "cow"], "images": '
      '"phone camera"}', ["dog", "horse", "cow"], "photo"),
     ("Sandalen und Sneaker bitte, Fotos", ["sandal", "sneaker"], "photo"),
+    ("Spec: Dress | Coat | Trouser | Bag", ["dress", "coat", "trouser", "bag"], None),
+    ("labels: cat|dog|horse", ["cat", "dog", "horse"], None),
+    ("only the even numbers, handwritten, 0 through 8", DIGITS[0::2], None),  # had all nine
+    ("odd digits between 3 and 9", ["three", "five", "seven", "nine"], None),
+    ("cats, dogs and horses, the dogs went to another team", ["cat", "horse"], None),
+    ("cats and horses; dogs are handled by another team", ["cat", "horse"], None),
+    ("cats and dogs; the model goes to another team", ["cat", "dog"], None),  # guard
     ("tell a 3 from an 8", ["three", "eight"], None),  # guard: "from" still compares
     ("cats and dogs (in sketches)", ["cat", "dog"], "sketch"),  # guard: a style stays
     ("I need jumpers (sweaters) and coats", ["pullover", "coat"], None),  # guard
@@ -57,6 +65,10 @@ def test_read(pacs, text, classes, domain):
     "recognise cats from llamas",  # guard: llamas still asked back
     "big cats (cats) and dogs",  # guard: a modifier before the gloss is not dropped
     "cats and wolves (dogs)",  # guard
+    "cat | rm -rf",  # guard: a pipe to no class is still refused as code
+    "cats | dogs | 1=1",  # guard
+    "cats and dogs pls. hmm actually make it just the cats, the dog set goes to a separate "
+    "model",  # was cat, dog at 200; one class is too few
     'cats: {"labels": ["dog", {"a": 1}]}',  # guard: a document after a label is still checked
 ])
 def test_refused(pacs, text):
