@@ -218,11 +218,8 @@ def drop_numbers(tokens: list[str], known: Known) -> list[str]:
             and before not in DIGIT_CONTEXT and before not in _WRITING  # "phase 2", not "write 2"
     def compared(i: int) -> bool:  # "confuses 1s": a digit, whatever follows
         return i > 0 and tokens[i - 1] in COMPARING
-    dropped = {i for i, t in enumerate(tokens) if is_number(t) and not compared(i) and counts(i)}
-    for i in [*range(len(tokens)), *reversed(range(len(tokens)))]:  # "Sprint 3-4", "2-3
-        if is_number(tokens[i]) and not compared(i) and {i - 1, i + 1} & dropped:  # weeks"
-            dropped.add(i)  # a range that labels or counts loses both ends
-    return [t for i, t in enumerate(tokens) if i not in dropped]
+    return [t for i, t in enumerate(tokens)
+            if not is_number(t) or compared(i) or not counts(i)]  # fmt: skip
 
 
 def negates(tokens: list[str], class_word: Callable[[str], bool] = _never,

@@ -52,6 +52,9 @@ _TAKE_BACK = re.compile(r"\b(?:actually|sorry),?\s+(?:not|no)\b", re.I)  # "Actu
 # "Not 3 actually.", "no horses actually": a negation that takes back, as "actually, not 3"
 _TAKEN_BACK_AFTER = re.compile(r"\b(?:not|no)\s+([^.!?,;]{1,40}?),?\s+actually\b(?=\s*[.!?;]|\s*$)",
                                re.I)
+# "vacas and caballos... sorry, cows and horses" (set 44): a correction, as "sorry, I mean"
+_TRAILING_SORRY = re.compile(r"\s*(?:\.{2,}|…|\s—|\s--)\s*sorry\b,?(?!\s+(?:for|if|about|to|"
+                             r"that)\b)", re.I)
 _INTERJECTIONS = {"hmm", "hm", "ok", "okay", "oh", "so", "um", "uh", "er", "ah", "well", "hmmm"}
 # "elephant... scratch elephant": an ellipsis between words ends a sentence, unless what
 # follows goes on with the list
@@ -71,6 +74,7 @@ def retract_before_markers(text: str) -> tuple[str, list[str]]:
     cows" then reads "(drop horses), cows", not a clash with the horses asked before). "Oh
     wait" is no marker: it adds more often than it takes back ("Oh wait, the zoo also has
     sheep")."""
+    text = _TRAILING_SORRY.sub(", sorry I mean ", text)  # before an ellipsis ends a sentence
     text = _TAKEN_BACK_AFTER.sub(r" (drop \1) ", _ELLIPSIS.sub(". ", _swapped(text)))
     dropped, text = [], _TAKE_BACK.sub("drop", _NEVER_MIND.sub("nvm", text))  # not a clash
     text = _WAIT_NO_ITEM.sub(_taken_back_item, text)  # "bear, bird, and— wait, no bird — horse"
@@ -183,7 +187,7 @@ _CLAUSE_END = re.compile(r"\s*(?:(?:recogni[sz]ed|detected|classified|tagged|lab
                          r"picked\s+out|spotted|identified|flagged|counted|included|"
                          r"for\s+now|for\s+this\s+(?:phase|release|version|sprint|project|model|"
                          r"task|app|one)|"
-                         r"here|though|at\s+all|really)\s*)*(?:[.;:!?)—–]|--|,\s*(?:only|just)\b|$)",
+                         r"here|though|at\s+all|really)\s*)*(?:[.;:!?)—–]|--|,\s*(?:only|just|so)\b|$)",
                          re.I)  # "ignore it -- just cows", "don't need her picked out, only …"
 # where the part waved off begins: after the last clause mark before the dismissal; a comma
 # counts unless "but" follows it ("a coat in every shot, but that's irrelevant")

@@ -15,7 +15,8 @@ from service.kinds.vocabulary import FILLER, GENERIC
 
 # "except the footwear (sandals, sneakers, ankle boots)": the group left out, spelt out
 _ITEMS = re.compile(r",|\b(?:and|or)\b")
-_SUBGROUP = re.compile(r"\b(except(?:\s+for)?|excluding|other\s+than)\s+(?:the\s+|any\s+)?"
+_SUBGROUP = re.compile(r"\b(except(?:\s+for)?|excluding|other\s+than|but(?:\s+not)?)\s+"
+                       r"(?:the\s+|any\s+)?"
                        r"[a-z][\w -]{0,30}?\s*\(([^()]+)\)", re.I)
 # "Smaller ones we don't need (bird, cat)": the brackets name what is not needed
 _UNNEEDED = re.compile(r"(\b(?:don'?t|do\s+not|doesn'?t|not)\s+(?:need|want|care\s+about)"
@@ -65,8 +66,8 @@ def glossed(text: str, foreign: Callable[[str], bool],
 
 
 # "shirts (with buttons and collar)", "(like in a kids' counting show)": brackets that describe
-_DESCRIBING = re.compile(r"\(\s*(?:with|without|in|on|at|like|that|which|for|from|made|having)"
-                         r"\b[^()]{0,80}\)", re.I)
+_DESCRIBING = re.compile(r"\(\s*(?:with|in|on|at|like|that|which|for|from|made|having)"
+                         r"\b[^()]{0,80}\)", re.I)  # not "(without footwear)": it leaves out
 
 
 def without_descriptions(text: str, class_of: Callable[[str], str | None],
@@ -74,7 +75,7 @@ def without_descriptions(text: str, class_of: Callable[[str], str | None],
     """Without brackets that open with a preposition or "like" and name no class or style:
     they describe what is around them ("shirts (with buttons and collar)"), and their words
     read as classes asked for ("buttons", "counting": two 422s on set 46)."""
-    return _DESCRIBING.sub(lambda m: m[0] if any(class_of(w) or is_style(w)
+    return _DESCRIBING.sub(lambda m: m[0] if any(class_of(w) or is_style(w) or w in GENERIC
                                                  for w in words(m[0])) else " ", text)
 
 

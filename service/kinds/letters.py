@@ -13,9 +13,13 @@ from collections.abc import Callable
 
 from service.kinds.tokens import words
 
+# greetings in the languages writers of English also greet in ("Guten Tag, I want …": set 44
+# read "guten" as a class)
 _GREETING = re.compile(
-    r"^\s*(?:hi|hello|hey|hiya|howdy|dear|greetings|good\s+(?:morning|afternoon|evening)|"
-    r"to\s+whom\s+it\s+may\s+concern)\b(?P<who>[^,.!?:;\n]{0,40})[,.!:;\n]", re.I)  # fmt: skip
+    r"^\s*(?:hi|hello|hey|hiya|howdy|dear|greetings|good\s+(?:morning|afternoon|evening|day)|"
+    r"to\s+whom\s+it\s+may\s+concern|guten\s+(?:tag|morgen|abend)|hallo|bonjour|bonsoir|"
+    r"salut|hola|buenos\s+d[ií]as|buenas(?:\s+tardes)?|ciao|buongiorno|ol[aá]|bom\s+dia|"
+    r"namaste|salaam)\b(?P<who>[^,.!?:;\n]{0,40})[,.!:;\n]", re.I)  # fmt: skip
 _CLOSING = re.compile(
     r"(?:^|(?<=[.!?\n,]))\s*(?:many\s+|thanks\s+)?(?:kind\s+regards|best\s+regards|"
     r"warm\s+regards|best\s+wishes|thank\s+you|all\s+the\s+best|sent\s+from\s+my|thanks|thx|"

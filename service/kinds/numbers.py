@@ -118,7 +118,7 @@ def uncomputed(phrase: str) -> bool:
     """A sum of numbers or counts that :func:`value_of` could not compute ("legs on a spider
     plus some" was eight at 200, "fingers on both hands minus a pair" nine): it names its
     value or nothing. "What you get when you subtract a number from itself" has no number."""
-    text = phrase.lower()
+    text = re.sub(r"[^0-9a-z]+", " ", phrase.lower())  # "a spider's legs" as counts reads it
     return bool(_SUM.search(text)) and value_of(phrase) is None \
         and (bool(_A_NUMBER.search(text)) or counts.rewrite(text)[1] > 0)
 

@@ -93,7 +93,8 @@ def parse(text: str, known: Known = Known()) -> Parsed:  # noqa: B008 (immutable
     text = glossed(text, known.foreign, known.class_of)  # "bag (handbag)", "gato (cat)"
     text = without_descriptions(text, known.class_of, is_style)  # "shirts (with buttons)"
     text = join_modifiers(compared_with(text, known), known)  # "1s with 7s": a pair
-    text = ranges.bounded(ranges.numbers_spaced(ranges.multiples(ranges.range_less(text))))
+    text = ranges.multiples(ranges.range_less(ranges.labelled(text)))  # "Sprint 3-4:"
+    text = ranges.bounded(ranges.numbers_spaced(text))
     text = ranges.parity_range(text)  # "the even numbers, handwritten, 0 through 8"
     text = namely(text, lambda w: known.class_word(w) or w in ("even", "odd") or group_of(
         w, known.groups) is not None or is_number(w))  # "wardrobe contents, i.e. coats, …"
@@ -216,6 +217,22 @@ def _bare_class(chunk: str, known: Known) -> str | None:
     return kept
 
 
+_BEING = {"are", "were", "is", "was", "get", "gets", "got", "being", "been", "will", "be"}
+_PARTICIPLES = {"shot", "made", "done", "sent", "kept", "drawn", "held", "caught", "built", "taken",
+                "given", "written", "shown", "seen", "chosen", "hidden"}  # not "chicken"
+
+
+def _said_of_images(raw: list[str], kept: str, known: Known) -> bool:
+    """Whether ``kept`` is said of the images, after a style word and a form of "be" ("the
+    photos are taken from a drone": set 44 read "taken" as a class), naming no class. "Could a
+    small model …" is dropped beside it (set 43)."""
+    at = next((i for i, t in enumerate(raw[:-1]) if is_style(t) and raw[i + 1] in _BEING), None)
+    first = kept.split()[0] if kept else ""
+    return at is not None and raw[at + 2:at + 3] == [first] \
+        and (first.endswith("ed") or first in _PARTICIPLES) \
+        and not any(map(known.class_word, kept.split()))  # not "the photos are of foxes"
+
+
 def _read_chunk(chunk: str, known: Known, parsed: Parsed, aside: bool,
                 after_from: str | None = None) -> None:
     """Add one chunk's mention (or a range's numbers) and style words to ``parsed``.
@@ -239,7 +256,7 @@ def _read_chunk(chunk: str, known: Known, parsed: Parsed, aside: bool,
     parsed.style += [t for t in raw if is_style(t) and not known.class_word(t)]
     parsed.hints += [t for t in raw if t in STYLE_HINTS]
     kept = content(drop_numbers(post_modifier(pre_clause(raw, known), known), known), known)
-    kept = "" if set(kept.split()) <= SIZES else kept  # "could a small model …" (set 43)
+    kept = "" if set(kept.split()) <= SIZES or _said_of_images(raw, kept, known) else kept
     if not kept:
         if len(raw) <= 4 and any(a in _MORE and group_of(b, known.groups)
                                  for a, b in zip(raw, raw[1:], strict=False)):  # fmt: skip

@@ -46,7 +46,7 @@ def as_prose(text: str, known: Known) -> tuple[str, list[str]]:
     text, quoted = newest(_FENCE.sub("", text), known.class_word)  # a reply, not its thread
     text = checked(text, known.class_of)  # "- [x] cat\n- [ ] dog"
     text = without_speakers(text, lambda w: w in FILLER or known.class_word(w) or is_style(w))
-    text = piped(tabular(environment(text)), known.class_of)  # "CLASSES=cat,dog", Markdown
+    text = piped(tabular(environment(text)), known.class_word)  # "CLASSES=cat,dog", Markdown
     # tables, CSV, "Dress | Coat | Bag"
     text = equals_as_means(text, known.class_word,  # "jumper = the knitted thing"
                            lambda w: is_style(w) or w in _ABOUT_IMAGES)  # "images = phone"

@@ -107,13 +107,13 @@ _ITEM = r"[a-z][a-z'-]*(?:[ \t][a-z][a-z'-]*){0,2}"
 _PIPED = re.compile(rf"\b{_ITEM}(?:[ \t]*\|[ \t]*{_ITEM})+\b", re.I)
 
 
-def piped(text: str, class_of: Callable[[str], str | None]) -> str:
-    """"Dress | Coat | Trouser | Bag" as a comma list when every item names a class (held-out
-    set 44: refused as a shell pipe); any other pipe stays, for the injection check."""
+def piped(text: str, class_word: Callable[[str], bool]) -> str:
+    """"Dress | Coat | Trouser | Bag" as a comma list when every word of every item is a class
+    word (held-out set 44: refused as a shell pipe); any other pipe stays for the injection
+    check ("cat | grep dog", "ls cats | grep dogs": an outside review)."""
     def listed(m: re.Match) -> str:
-        items = m[0].split("|")
-        named = all(any(class_of(w) for w in re.findall(r"[a-z]+", i.lower())) for i in items)
-        return ", ".join(i.strip() for i in items) if named else m[0]
+        named = all(map(class_word, re.findall(r"[a-z]+", m[0].lower())))
+        return ", ".join(i.strip() for i in m[0].split("|")) if named else m[0]
     return _PIPED.sub(listed, text)
 
 

@@ -10,7 +10,8 @@ from __future__ import annotations
 from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
 
 NEGATIONS = {"not", "no", "non", "never", "except", "excluding", "without", "but", "nor", "none",
-             "nothing"}
+             "nothing",
+             "nicht", "kein", "keine", "keinen", "ohne", "sans"}  # with "und"/"oder" (stop 38)
 # "horses not needed", "bags are not supported": "not" before one of these negates the chunk
 NEEDED = {"needed", "required", "wanted", "necessary", "relevant", "included", "supported",
           "part"}  # "handbags are NOT part of this epic"

@@ -50,6 +50,19 @@ DIGITS = ["zero", "one", "two", "three", "four", "five", "six", "seven", "eight"
     ("cats, dogs and horses, the dogs went to another team", ["cat", "horse"], None),
     ("cats and horses; dogs are handled by another team", ["cat", "horse"], None),
     ("cats and dogs; the model goes to another team", ["cat", "dog"], None),  # guard
+    ("Guten Tag, I want to classify paintings of elephants and giraffes, like in the museum, "
+     "oil on canvas.", ["elephant", "giraffe"], "art_painting"),
+    ("Hola, need to classify pictures of vacas and caballos... sorry, cows and horses, the "
+     "photos are taken from a drone over the farm", ["cow", "horse"], "photo"),
+    ("all animals but the farm ones (cow, sheep, horse)",
+     ["bear", "bird", "cat", "dog", "elephant", "giraffe", "zebra"], None),
+    ("cats and dogs... sorry for the delay", ["cat", "dog"], None),  # guard
+    # an outside review of this stop's first rules: each was a wrong set at 200
+    ("even digits apart from 0 to 4", ["six", "eight"], None),
+    ("odd digits on pages 2 to 8", DIGITS[1::2], None),
+    ("even digits, photos with 2 to 6 per image", DIGITS[0::2], "photo"),
+    ("cats und dogs, nicht horses", ["cat", "dog"], None),
+    ("the dogs go to a separate model, so cats and horses", ["cat", "horse"], None),
     ("tell a 3 from an 8", ["three", "eight"], None),  # guard: "from" still compares
     ("cats and dogs (in sketches)", ["cat", "dog"], "sketch"),  # guard: a style stays
     ("I need jumpers (sweaters) and coats", ["pullover", "coat"], None),  # guard
@@ -69,6 +82,9 @@ def test_read(pacs, text, classes, domain):
     "cats | dogs | 1=1",  # guard
     "cats and dogs pls. hmm actually make it just the cats, the dog set goes to a separate "
     "model",  # was cat, dog at 200; one class is too few
+    "cats and dogs, the photos are of foxes",  # guard: said of the images, but a class
+    # an outside review of this stop's first rules: each was a wrong set at 200
+    "all clothing (without footwear)", "grep cat | grep dog", "ls cats | grep dogs",
     'cats: {"labels": ["dog", {"a": 1}]}',  # guard: a document after a label is still checked
 ])
 def test_refused(pacs, text):
@@ -91,6 +107,7 @@ def test_definitions(pacs, classes, expect):
 @pytest.mark.parametrize("classes", [
     ["legs on a spider plus some", "half of ten"],  # was eight at 200
     ["seven plus a bit", "half of ten"],
+    ["a spider's legs minus a few", "a square's corners"],  # an outside review
 ])
 def test_sums_that_do_not_compute_are_asked_back(pacs, classes):
     with pytest.raises(Problem):
