@@ -70,11 +70,21 @@ _DESCRIBING = re.compile(r"\(\s*(?:with|in|on|at|like|that|which|for|from|made|h
                          r"\b[^()]{0,80}\)", re.I)  # not "(without footwear)": it leaves out
 
 
+# "horses (which we don't need)", "cows (out of scope)": the class before is taken back
+_UNWANTED = re.compile(r"\b([a-z][\w-]*)\s*\((?P<inner>[^()]{0,60}\b(?:not\s+(?:needed|required|"
+                       r"wanted|included|in\s+scope)|do\s*n[o']?t\s+(?:need|want)|out\s+of\s+scope|"
+                       r"excluded)\b[^()]{0,30})\)", re.I)  # not "(ignore the backgrounds)"
+
+
 def without_descriptions(text: str, class_of: Callable[[str], str | None],
                          is_style: Callable[[str], bool]) -> str:
     """Without brackets that open with a preposition or "like" and name no class or style:
     they describe what is around them ("shirts (with buttons and collar)"), and their words
-    read as classes asked for ("buttons", "counting": two 422s on set 46)."""
+    read as classes asked for ("buttons", "counting": two 422s on set 46). A class followed
+    by brackets that turn it down ("horses (which we don't need)", "cows (out of scope)") is
+    taken back (an outside review: kept at 200)."""
+    text = _UNWANTED.sub(lambda m: f"{m[1]} (drop {m[1]})" if class_of(m[1].lower()) and not any(
+        class_of(w) for w in words(m["inner"])) else m[0], text)
     return _DESCRIBING.sub(lambda m: m[0] if any(class_of(w) or is_style(w) or w in GENERIC
                                                  for w in words(m[0])) else " ", text)
 

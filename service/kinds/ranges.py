@@ -163,6 +163,9 @@ def letter_range(text: str, names_a_class: Callable[[str], bool]) -> str | None:
             "the classes you want from the catalogue")
 
 
+_RATE = {"per", "a", "an"}  # not "each": "the digits 4 through 6 each written twice"
+
+
 def span(chunk: str, names_a_class: Callable[[str], bool]) -> list[str] | None:
     """The numbers of a chunk that is a range and nothing else ("digits 0 through 4", "1-3",
     "handwritten numbers six to nine"), or a range right after a digit word ("recognition for
@@ -174,6 +177,8 @@ def span(chunk: str, names_a_class: Callable[[str], bool]) -> list[str] | None:
 def _spelt(match: re.Match, names_a_class: Callable[[str], bool]) -> list[str] | None:
     chunk = match.string  # "weeks 1-2 we only need the digits 0-3": the second range
     before, after = words(chunk[: match.start()]), words(chunk[match.end():])
+    if after[:1] and after[0] in _RATE:  # "numbers from 1 to 3 per image": an amount
+        return None
     if before and before[-1] in DIGIT_CONTEXT:  # "digits 1 through 3 on scanned checks"
         after = after[: next((i for i, t in enumerate(after) if t in _POST), len(after))]
     cued = bool(before) and before[-1] in DIGIT_CONTEXT and all(t in FILLER for t in after)

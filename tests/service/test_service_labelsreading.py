@@ -63,6 +63,10 @@ DIGITS = ["zero", "one", "two", "three", "four", "five", "six", "seven", "eight"
     ("even digits, photos with 2 to 6 per image", DIGITS[0::2], "photo"),
     ("cats und dogs, nicht horses", ["cat", "dog"], None),
     ("the dogs go to a separate model, so cats and horses", ["cat", "horse"], None),
+    ("cats, dogs, horses (which we don't need)", ["cat", "dog"], None),
+    ("sheep, cows (which are out of scope), horses", ["sheep", "horse"], None),
+    ("numbers from 1 to 3 per image: cats and dogs", ["cat", "dog"], None),
+    ("cats and dogs (ignore the backgrounds)", ["cat", "dog"], None),  # guard
     ("tell a 3 from an 8", ["three", "eight"], None),  # guard: "from" still compares
     ("cats and dogs (in sketches)", ["cat", "dog"], "sketch"),  # guard: a style stays
     ("I need jumpers (sweaters) and coats", ["pullover", "coat"], None),  # guard
