@@ -15,9 +15,13 @@ from service.kinds.vocabulary import FILLER, GENERIC
 
 # "except the footwear (sandals, sneakers, ankle boots)": the group left out, spelt out
 _ITEMS = re.compile(r",|\b(?:and|or)\b")
-_SUBGROUP = re.compile(r"\b(except(?:\s+for)?|excluding|other\s+than|but(?:\s+not)?)\s+"
-                       r"(?:the\s+|any\s+)?"
-                       r"[a-z][\w -]{0,30}?\s*\(([^()]+)\)", re.I)
+_SUBGROUP = re.compile(r"\b(except(?:\s+for)?|excluding|other\s+than)\s+(?:the\s+|any\s+)?"
+                       r"[a-z][\w -]{0,30}?\s*\(([^()]+)\)(?!\s*(?:too|as\s+well|also)\b)", re.I)
+# "all animals but the farm ones (cow, …)" (set 44); not "cats and dogs, but also the wild ones
+# (bear, zebra)", "… (horse, cow) too" (an outside review)
+_ALL_BUT = re.compile(r"\b(all\s+(?:the\s+)?[a-z]+,?\s+)but(?:\s+not)?(?!\s+(?:also|especially|"
+                      r"even|only|just|not\s+(?:only|just))\b)\s+(?:the\s+|any\s+)?"
+                      r"[a-z][\w -]{0,30}?\s*\(([^()]+)\)(?!\s*(?:too|as\s+well|also)\b)", re.I)
 # "Smaller ones we don't need (bird, cat)": the brackets name what is not needed
 _UNNEEDED = re.compile(r"(\b(?:don'?t|do\s+not|doesn'?t|not)\s+(?:need|want|care\s+about)"
                        r"(?:\s+(?:them|those|these|it))?)\s*\(([^()]+)\)", re.I)
@@ -71,9 +75,11 @@ _DESCRIBING = re.compile(r"\(\s*(?:with|in|on|at|like|that|which|for|from|made|h
 
 
 # "horses (which we don't need)", "cows (out of scope)": the class before is taken back
-_UNWANTED = re.compile(r"\b([a-z][\w-]*)\s*\((?P<inner>[^()]{0,60}\b(?:not\s+(?:needed|required|"
-                       r"wanted|included|in\s+scope)|do\s*n[o']?t\s+(?:need|want)|out\s+of\s+scope|"
-                       r"excluded)\b[^()]{0,30})\)", re.I)  # not "(ignore the backgrounds)"
+_UNWANTED = re.compile(r"\b([a-z][\w-]*)\s*\((?P<inner>(?:which\s+|that\s+|those\s+|they\s+)?"
+                       r"(?:we\s+|i\s+)?(?:are\s+|is\s+)?(?:not\s+(?:needed|required|wanted|included|"
+                       r"in\s+scope)|do\s*n[o']?t\s+(?:need|want)(?:\s+(?:them|those|it))?|out\s+of\s+"
+                       r"scope|excluded)(?:\s+(?:at\s+all|anymore|for\s+now|here))?)\s*\)", re.I)
+# the brackets say nothing else: not "(breed not needed)", "(not needed in v1 but needed now)"
 
 
 def without_descriptions(text: str, class_of: Callable[[str], str | None],
@@ -83,8 +89,8 @@ def without_descriptions(text: str, class_of: Callable[[str], str | None],
     read as classes asked for ("buttons", "counting": two 422s on set 46). A class followed
     by brackets that turn it down ("horses (which we don't need)", "cows (out of scope)") is
     taken back (an outside review: kept at 200)."""
-    text = _UNWANTED.sub(lambda m: f"{m[1]} (drop {m[1]})" if class_of(m[1].lower()) and not any(
-        class_of(w) for w in words(m["inner"])) else m[0], text)
+    text = _UNWANTED.sub(lambda m: f"{m[1]} (drop {m[1]})" if class_of(m[1].lower()) else m[0],
+                         text)
     return _DESCRIBING.sub(lambda m: m[0] if any(class_of(w) or is_style(w) or w in GENERIC
                                                  for w in words(m[0])) else " ", text)
 
@@ -115,6 +121,7 @@ def spelt_subgroups(text: str, class_word: Callable[[str], bool]) -> str:
 
     text = _SUBGROUP.sub(lambda m: f"{m[1]} {m[2]}" if names(m[2]) else m[0],
                          text)  # not "except for one case (we also need pullovers)"
+    text = _ALL_BUT.sub(lambda m: f"{m[1]}except {m[2]}" if names(m[2]) else m[0], text)
     def gloss(m: re.Match) -> str:  # "shoes (sandals, boots)": not examples, not after
         before, after = m.string[:m.start()], m.string[m.end():]  # "all"/"no", not "… are out"
         plain = not (_EXAMPLES.search(m["inner"]) or _TOTAL_BEFORE.search(before)

@@ -62,7 +62,8 @@ _ABOUT_LIST = re.compile(rf"\babout\s+(?={NUMBER}\s*(?:,|\band\b|\bor\b)\s*{NUMB
 _SPACED_RANGE = re.compile(rf"\b({NUMBER})\s+[—–-]\s+({NUMBER})\b", re.I)
 _DASH_NUMBER = re.compile(rf"\s[—–]\s(?={NUMBER}\b)", re.I)  # "a number card — 1, 2 or 3"
 # "the numbers from 5 until 9 that children write": "from" would split the range off its cue
-_FROM_RANGE = re.compile(rf"\b(digits?|numbers?|numerals?)\s+from\s+(?={_RANGE.pattern})", re.I)
+_FROM_RANGE = re.compile(rf"\b((?:digits?|numbers?|numerals?)(?:\s+(?:only|just))?)\s+from\s+"
+                         rf"(?={_RANGE.pattern})", re.I)  # "odd numbers only from 3-7"
 
 
 _PROJECT = "|".join(sorted(ABOUT_APP, key=len, reverse=True))
@@ -182,8 +183,8 @@ def _spelt(match: re.Match, names_a_class: Callable[[str], bool]) -> list[str] |
     if before and before[-1] in DIGIT_CONTEXT:  # "digits 1 through 3 on scanned checks"
         after = after[: next((i for i, t in enumerate(after) if t in _POST), len(after))]
     cued = bool(before) and before[-1] in DIGIT_CONTEXT and all(t in FILLER for t in after)
-    if not cued and any(t not in FILLER or t in ABOUT_APP for t in before + after):
-        return None  # "0-3 is enough", "Sprint 3-4", "(2-3 weeks)"
+    if not cued and any(t not in FILLER for t in before + after):
+        return None  # "0-3 is enough" ("Sprint 3-4" is one number by now: labelled)
     lo, hi = (_as_int(match[i]) for i in (1, 2))
     if lo >= hi or not all(names_a_class(match[i].lower()) for i in (1, 2)):
         return None
@@ -258,7 +259,8 @@ def multiples(text: str) -> str:
 _PARITY_RANGE = re.compile(
     rf"\b(?P<parity>even|odd)\s+(?:digits?|numbers?|numerals?)\b(?P<mid>[^.;!?0-9]{{0,40}}?)"
     rf"(?:\bbetween\s+(?P<a>{NUMBER})\s+and\s+|(?:\bfrom\s+)?\b(?P<lo>{NUMBER})\s*(?:-|–|to|"
-    rf"through|thru|until)\s*)(?P<hi>{NUMBER}){_END}", re.I)  # not "2 to 8 megapixels"
+    rf"through|thru|until)\s*)(?P<hi>{NUMBER})(?=\s*(?:[,.;:!?)]|$|\b(?:only|please|pls|inclusive|"
+    r"handwritten|written|in|on)\b))", re.I)  # not "2 to 8 megapixels", "2 to 6 per image"
 _PARITY_MID = {"only", "just", "the", "handwritten", "written", "please", "pls", "digits",
                "numbers", "from", "inclusive", "all"}  # words about the digits, no others
 

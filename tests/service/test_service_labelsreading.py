@@ -67,6 +67,13 @@ DIGITS = ["zero", "one", "two", "three", "four", "five", "six", "seven", "eight"
     ("sheep, cows (which are out of scope), horses", ["sheep", "horse"], None),
     ("numbers from 1 to 3 per image: cats and dogs", ["cat", "dog"], None),
     ("cats and dogs (ignore the backgrounds)", ["cat", "dog"], None),  # guard
+    # a second outside review: each was a wrong set at 200 in this stop's first rules
+    ("cats, dogs and horses (bounding boxes not needed)", ["cat", "dog", "horse"], None),
+    ("horses (breed not needed), cows and sheep", ["horse", "cow", "sheep"], None),
+    ("cats, dogs, horses (not needed in v1 but needed now)", ["cat", "dog", "horse"], None),
+    ("odd numbers only from 3-7 handwritten on forms", ["three", "five", "seven"], None),
+    ("digits 0-4 now, 5-9 next sprint", DIGITS, None),
+    ("digits 1-4 this week and 5-8 next week", DIGITS[1:9], None),
     ("tell a 3 from an 8", ["three", "eight"], None),  # guard: "from" still compares
     ("cats and dogs (in sketches)", ["cat", "dog"], "sketch"),  # guard: a style stays
     ("I need jumpers (sweaters) and coats", ["pullover", "coat"], None),  # guard
@@ -89,6 +96,8 @@ def test_read(pacs, text, classes, domain):
     "cats and dogs, the photos are of foxes",  # guard: said of the images, but a class
     # an outside review of this stop's first rules: each was a wrong set at 200
     "all clothing (without footwear)", "grep cat | grep dog", "ls cats | grep dogs",
+    "I want cats and dogs, but also the wild ones (bear, zebra)",  # a second review: was cat,
+    # dog at 200 in this stop's first rules; asked back, as before
     'cats: {"labels": ["dog", {"a": 1}]}',  # guard: a document after a label is still checked
 ])
 def test_refused(pacs, text):
