@@ -72,11 +72,15 @@ _LABEL_RANGE = re.compile(rf"\b((?:{_PROJECT})\s+{NUMBER}){_JOIN}{NUMBER}\b"  # 
                           rf"|\b{NUMBER}{_JOIN}({NUMBER}\s+(?:{_PROJECT}))\b", re.I)  # "2-3 weeks"
 
 
+_LABEL_COLON = re.compile(rf"\b((?:{_PROJECT})\s+{NUMBER})\s*:", re.I)  # "week 1: 0-4"
+
+
 def labelled(text: str) -> str:
     """A range that labels or counts project time ("Sprint 3-4: classify cats and dogs",
     "(2-3 weeks)") as one number, which :func:`service.kinds.chunks.drop_numbers` drops as it
-    drops "sprint 3" (held-out: both ends were read as digits at 200)."""
-    return _LABEL_RANGE.sub(lambda m: m[1] or m[2], text)
+    drops "sprint 3" (held-out: both ends were read as digits at 200); a numbered label's colon
+    a comma ("week 1: 0-4, week 2: 5-9" read as one header; an outside review)."""
+    return _LABEL_COLON.sub(r"\1,", _LABEL_RANGE.sub(lambda m: m[1] or m[2], text))
 
 
 def numbers_spaced(text: str) -> str:

@@ -40,7 +40,9 @@ _ABBREVIATION = "".join(f"(?<!\\b{a})" for a in ("mr", "ms", "dr", "st", "vs", "
 # a short word of one case ends a sentence; a capitalised one is a name ("Ask Bo. He …")
 _SHORT = "|".join(f"(?<=\\b(?-i:[{c}]{{{n}}}))" for c in ("a-z", "A-Z") for n in (2, 3))
 SENTENCE = re.compile(r"(?<=[a-z]{4})\.(?=\s|$)|(?<=\d)\.(?=\s+(?-i:[A-Z]))|[!?]+(?=\s|$)|[()]"
-                      r"|(?<=\b\d)\.(?=\s+(?:we|i|also|please|pls|plus|oh|actually|but|thanks|thx)\b)"
+                      r"|(?<=\b\d)\.(?=\s+(?:we|i|also|please|pls|plus|oh|actually|but|thanks|thx|"
+                      r"digits?|numbers?|numerals?|sprint|week|phase|then)\b)"  # "digits 0-4.
+                      # digits 5-9" was one chunk (an outside review)
                       rf"|(?<=\w){_ABBREVIATION}\.(?=\s+(?:ok|okay|so|oh|then|actually|that'?s|"
                       r"thats|nothing|thanks|thx|please|pls|we|i)\b)"
                       rf"|(?<=[a-z]){_ABBREVIATION}(?<!\betc)\.(?=\s+(?:drop|remove|scratch|skip|"

@@ -74,6 +74,12 @@ DIGITS = ["zero", "one", "two", "three", "four", "five", "six", "seven", "eight"
     ("odd numbers only from 3-7 handwritten on forms", ["three", "five", "seven"], None),
     ("digits 0-4 now, 5-9 next sprint", DIGITS, None),
     ("digits 1-4 this week and 5-8 next week", DIGITS[1:9], None),
+    ("week 1: 0-4, week 2: 5-9", DIGITS, None),  # was 5-9 or 0, 4, 5-9 at 200
+    ("digits 0-4. digits 5-9", DIGITS, None),  # was zero, four, five, nine
+    ("a farm selling horses, classify cows and sheep", ["cow", "sheep"], None),  # had horse
+    ("a shop selling bags and coats, sort them into bags and coats", ["bag", "coat"], None),
+    ("we sell cats, classify dogs and birds too", ["cat", "dog", "bird"], None),  # guard
+    ("a shop selling tote bags and tees", ["bag", "t-shirt"], None),  # guard (stop 37)
     ("tell a 3 from an 8", ["three", "eight"], None),  # guard: "from" still compares
     ("cats and dogs (in sketches)", ["cat", "dog"], "sketch"),  # guard: a style stays
     ("I need jumpers (sweaters) and coats", ["pullover", "coat"], None),  # guard
