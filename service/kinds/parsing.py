@@ -181,14 +181,15 @@ def _business_before_task(items: list, parsed: Parsed, first: int) -> None:
     """What a business sells, before a chunk that opens with the task's verb, is about the
     business ("a farm selling horses, classify cows and sheep": horse was added at 200, an
     outside review of stop 37): its mentions go. "a shop selling tote bags and tees" has no
-    task verb after it and keeps them, "we sell cats, classify dogs too" adds to them.
+    task verb after it and keeps them, "we sell cats, classify dogs too" adds to them, "we
+    sell pullovers, coats and bags; label them" points back to them.
     ``first``: the index in ``parsed.mentions`` of the sentence's first mention."""
     task = next((i for i, (_, _, raw) in enumerate(items) if raw[:1] and raw[0] in _TASK), None)
     sells = next((i for i, (_, _, raw) in enumerate(items[:task or 0]) if _SELLING & set(raw)),
                  None)  # fmt: skip
-    if task is None or sells is None or any(
-            {"too", "also", "well"} & set(raw) for _, _, raw in items[task:]):
-        return
+    if task is None or sells is None or items[task][2][1:2] in (["them"], ["those"], ["these"]) \
+            or any({"too", "also", "well"} & set(raw) for _, _, raw in items[task:]):
+        return  # "we sell purses and gowns, tell them apart": the goods are the classes
     at = first + sum(len(mentions) for _, mentions, _ in items[:sells])
     end = at + sum(len(mentions) for _, mentions, _ in items[sells:task])
     parsed.mentions[at:end] = []

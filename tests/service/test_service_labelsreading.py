@@ -79,6 +79,8 @@ DIGITS = ["zero", "one", "two", "three", "four", "five", "six", "seven", "eight"
     ("a farm selling horses, classify cows and sheep", ["cow", "sheep"], None),  # had horse
     ("a shop selling bags and coats, sort them into bags and coats", ["bag", "coat"], None),
     ("we sell cats, classify dogs and birds too", ["cat", "dog", "bird"], None),  # guard
+    ("we sell purses and gowns, tell them apart in customer photos", ["bag", "dress"],
+     "photo"),  # guard: the task points back to the goods
     ("a shop selling tote bags and tees", ["bag", "t-shirt"], None),  # guard (stop 37)
     ("tell a 3 from an 8", ["three", "eight"], None),  # guard: "from" still compares
     ("cats and dogs (in sketches)", ["cat", "dog"], "sketch"),  # guard: a style stays
