@@ -51,6 +51,8 @@ POST = {"in", "on", "at", "near", "with", "by", "under", "behind", "beside", "in
          "that", "which", "who", "where", "when", "while", "per", "for",
          "so", "because", "cos", "coz", "cuz", "since"}  # "… into bags vs t-shirts so I can
 # upload them faster" (set 45), "seven and one cos people write them similar" (set 46)
+# a subject right after a class word opens a clause: "the number one they get mixed up a lot"
+_SUBJECTS = {"they", "we", "i", "you"}
 # filler that still marks its chunk as about the project: it counts toward a clause's length
 # and labels a number next to it ("phase 2", "digit 5 comes in")
 CONTEXT_WORDS = ABOUT_APP | STORY_VERBS
@@ -163,7 +165,8 @@ def post_modifier(tokens: list[str], known: Known) -> list[str]:
         after = tokens[p + 1 :]  # "for a shoe store": a business, no class (set 42)
         venue = token == "for" and after and after[-1] in VENUES and any(  # "fish for the pet
             t not in FILLER for t in tokens[:p])  # store app"; not "it is for our shop"
-        if token in POST and (venue or any(known.class_word(t) for t in tokens[:p])):
+        subject = token in _SUBJECTS and p > 0 and known.class_word(tokens[p - 1])
+        if (token in POST or subject) and (venue or any(map(known.class_word, tokens[:p]))):
             if not any(known.class_word(t) and not set(after[i + 1 : i + 2]) & VENUES
                        for i, t in enumerate(after)):  # fmt: skip
                 return tokens[:p]

@@ -93,7 +93,7 @@ LISTS_CLASSES = {"classes", "labels", "categories", "class", "needed", "must", "
 def tabular(text: str) -> str:
     """``text`` with its Markdown tables and CSV blocks replaced by their class column, one item
     a line, and ``classes = …`` as ``classes: …``."""
-    lines, out, i = text.splitlines(), [], 0
+    lines, out, i = _tabs_as_commas(text.splitlines()), [], 0
     while i < len(lines):
         block = _table_block(lines, i)
         if block:
@@ -103,6 +103,15 @@ def tabular(text: str) -> str:
             out.append(lines[i])
             i += 1
     return _ASSIGNED.sub(lambda m: f"{m[1]}{m[2]}:", "\n".join(out))
+
+
+def _tabs_as_commas(lines: list[str]) -> list[str]:
+    """A tab-separated block (pasted from a spreadsheet: "class\tinclude\nCoat\tyes") as CSV:
+    lines with tabs and no comma, when two or more lines have them (set 39: a 422)."""
+    tabbed = [("\t" in line and "," not in line) for line in lines]
+    if sum(tabbed) < 2:
+        return lines
+    return [re.sub(r"\t+", ",", line) if t else line for line, t in zip(lines, tabbed, strict=True)]
 
 
 def _table_block(lines: list[str], start: int) -> int:

@@ -168,6 +168,10 @@ ABOUT_APP = {
     # "eta" or "tailor", which a list may ask for ("birds, bears and a ship": an outside
     # review's wrong 200s)
     "configure", "madam", "sir",
+    # stop 38: a spec's own words ("MVP scope", "# v2 config", "50 ms latency budget"; not
+    # "ms", which leftovers reads as a measure's unit)
+    "scope", "config", "configuration", "spec", "specs", "latency", "budget",
+    "requirement", "requirements", "throughput",
 }  # fmt: skip
 FILLER |= ABOUT_APP
 # Stop words a class may still be named by ("one", "top", "fire truck") are kept where they do.

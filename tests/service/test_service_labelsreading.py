@@ -82,6 +82,14 @@ DIGITS = ["zero", "one", "two", "three", "four", "five", "six", "seven", "eight"
     ("we sell purses and gowns, tell them apart in customer photos", ["bag", "dress"],
      "photo"),  # guard: the task points back to the goods
     ("a shop selling tote bags and tees", ["bag", "t-shirt"], None),  # guard (stop 37)
+    ("MVP scope\n```\nclasses: [four, five, six]\ndomain: any\n```", ["four", "five", "six"],
+     None),
+    ("shirt vs t-shirt vs dress on Android camera pics, 50 ms latency budget",
+     ["shirt", "t-shirt", "dress"], "photo"),
+    ("um i want to tell apart the number seven and the number one they get mixed up a lot "
+     "when people write them", ["seven", "one"], None),
+    ("class\tinclude\nT-shirt\tyes\nShirt\tyes\nPullover\tno\nCoat\tyes",
+     ["t-shirt", "shirt", "coat"], None),
     ("tell a 3 from an 8", ["three", "eight"], None),  # guard: "from" still compares
     ("cats and dogs (in sketches)", ["cat", "dog"], "sketch"),  # guard: a style stays
     ("I need jumpers (sweaters) and coats", ["pullover", "coat"], None),  # guard
