@@ -170,7 +170,7 @@ ABOUT_APP = {
     "configure", "madam", "sir",
     # stop 38: a spec's own words ("MVP scope", "# v2 config", "50 ms latency budget"; not
     # "ms", which leftovers reads as a measure's unit)
-    "scope", "config", "configuration", "spec", "specs", "latency", "budget",
+    "scope", "config", "configuration", "latency", "budget",
     "requirement", "requirements", "throughput",
 }  # fmt: skip
 FILLER |= ABOUT_APP
