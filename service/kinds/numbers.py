@@ -114,10 +114,12 @@ def value_of(phrase: str, cued: bool = False) -> float | None:
     return arithmetic.evaluate(*counts.rewrite(signs))  # chains, powers, other lead-ins
 
 
+@functools.lru_cache(maxsize=4096)
 def uncomputed(phrase: str) -> bool:
     """A sum of numbers or counts that :func:`value_of` could not compute ("legs on a spider
     plus some" was eight at 200, "fingers on both hands minus a pair" nine): it names its
-    value or nothing. "What you get when you subtract a number from itself" has no number."""
+    value or nothing. "What you get when you subtract a number from itself" has no number.
+    Memoised as :func:`value_of` is: it re-runs the count patterns, on each match of a phrase."""
     text = re.sub(r"[^0-9a-z]+", " ", phrase.lower())  # "a spider's legs" as counts reads it
     return bool(_SUM.search(text)) and value_of(phrase) is None \
         and (bool(_A_NUMBER.search(text)) or counts.rewrite(text)[1] > 0)

@@ -173,8 +173,7 @@ def _read_sentence(sentence: str, known: Known, parsed: Parsed) -> None:
 
 
 _SELLING = {"selling", "sells", "sell", "stocking", "stocks", "breeding", "breeds", "raising"}
-_TASK = {"classify", "recognise", "recognize", "identify", "detect", "sort", "tell",
-         "distinguish", "label", "tag", "spot", "flag", "separate"}
+_TASK = _PICKING | {"tell", "distinguish"}  # a chunk opening with one states the task
 
 
 def _business_before_task(items: list, parsed: Parsed, first: int) -> None:

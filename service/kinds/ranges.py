@@ -68,8 +68,10 @@ _FROM_RANGE = re.compile(rf"\b((?:digits?|numbers?|numerals?)(?:\s+(?:only|just)
 
 _PROJECT = "|".join(sorted(ABOUT_APP, key=len, reverse=True))
 _JOIN = r"\s*(?:-|–|—|\bto\b|\bthrough\b|\bthru\b)\s*"
+# a range before a span of project time counts it; not "digits 0-3 today" (the digits asked)
+_SPANS = r"(?:weeks|days|months|years|sprints|hours|minutes|releases|phases)"
 _LABEL_RANGE = re.compile(rf"\b((?:{_PROJECT})\s+{NUMBER}){_JOIN}{NUMBER}\b"  # "Sprint 3-4"
-                          rf"|\b{NUMBER}{_JOIN}({NUMBER}\s+(?:{_PROJECT}))\b", re.I)  # "2-3 weeks"
+                          rf"|\b{NUMBER}{_JOIN}({NUMBER}\s+{_SPANS})\b", re.I)  # "2-3 weeks"
 
 
 _LABEL_COLON = re.compile(rf"\b((?:{_PROJECT})\s+{NUMBER})\s*:", re.I)  # "week 1: 0-4"

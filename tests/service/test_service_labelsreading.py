@@ -94,6 +94,8 @@ DIGITS = ["zero", "one", "two", "three", "four", "five", "six", "seven", "eight"
     ("cats and dogs (in sketches)", ["cat", "dog"], "sketch"),  # guard: a style stays
     ("I need jumpers (sweaters) and coats", ["pullover", "coat"], None),  # guard
     ("Sprint 3: classify cats and dogs", ["cat", "dog"], None),  # guard
+    ("I need digits 0-3 today", DIGITS[:4], None),  # guard: a project word after the range
+    ("digits 5-9 team wants them by friday", DIGITS[5:], None),  # guard
 ])
 def test_read(pacs, text, classes, domain):
     got, got_domain = resolve_description(pacs, text)
