@@ -9,7 +9,7 @@ import torch
 
 from model_store.testing import make_tiny_foundation
 from trainer.federated.task import ClientData, client_seed
-from trainer.perfix.federation import run_perfix
+from trainer.perfix.federation import perfix_job, run_jobs, run_perfix
 from trainer.perfix.task import accuracy, build_model, exchanged, local_state, train_local
 
 C = 3
@@ -37,7 +37,7 @@ def federation(tmp_path_factory):
     clients = [_client(i, n) for i, n in enumerate(SIZES)]
     fed_dir = tmp_path_factory.mktemp("fed")
     sink = run_perfix(fed_dir, clients, spec, cfg)
-    return str(fed_dir), clients, cfg, sink
+    return str(fed_dir), clients, cfg, sink, spec
 
 
 def _reproduce(fed_dir: str, clients: list[ClientData], cfg: dict, rounds: int):
@@ -61,7 +61,7 @@ def _reproduce(fed_dir: str, clients: list[ClientData], cfg: dict, rounds: int):
 
 
 def test_aggregate_and_client_scores_match_an_independent_reproduction(federation):
-    fed_dir, clients, cfg, sink = federation
+    fed_dir, clients, cfg, sink, _ = federation
     glob, local = _reproduce(fed_dir, clients, cfg, cfg["rounds"])
     got = sink["global_state"]
     assert set(got) == set(glob)
@@ -77,7 +77,7 @@ def test_aggregate_and_client_scores_match_an_independent_reproduction(federatio
 
 
 def test_local_parts_never_leave_the_clients(federation):
-    fed_dir, _, _, sink = federation
+    fed_dir, _, _, sink, _ = federation
     model = build_model(fed_dir)
     local = set(model.local_names())
     assert local and any(".attn.prefix." in n for n in local) and "head.weight" in local
@@ -86,3 +86,17 @@ def test_local_parts_never_leave_the_clients(federation):
     assert not local & set(sink["global_state"])
     assert sink["rounds"][0]["params_per_client"] == sum(
         p.numel() for n, p in model.named_parameters() if n in set(model.global_names()))
+
+
+def test_federations_sharing_one_simulation_keep_their_own_client_state(
+        federation, tmp_path):
+    """A grid runs in one simulation (one Ray start); a node's round count and local part are
+    kept per federation, so a run after another gives what it gives alone."""
+    _, clients, cfg, alone, spec = federation
+    first = perfix_job(tmp_path / "a", clients, spec, {**cfg, "lr": 1e-2})
+    again = perfix_job(tmp_path / "b", clients, spec, cfg)
+    run_jobs([first, again], num_nodes=len(clients))
+    for k, v in alone["global_state"].items():
+        torch.testing.assert_close(again["sink"]["global_state"][k], v, atol=5e-5, rtol=1e-4)
+    assert any(not torch.allclose(first["sink"]["global_state"][k], v, atol=1e-3)
+               for k, v in alone["global_state"].items())  # the other lr did change its run

@@ -21,11 +21,12 @@ from trainer.anytime.task import (
     to_device,
 )
 from trainer.anytime.task import train_local as train_anytime
-from trainer.federated.task import client_seed
+from trainer.federated.task import client_seed, state_key
 
 
 def _setup(msg: Message, context: Context, fed_dir: str | None):
-    """This node's data, budget, and a model holding the server's weights."""
+    """This node's data, budget, a model holding the server's weights, and the federation's
+    folder (which keys the node's state)."""
     torch.set_num_threads(1)  # several simulated clients share a small machine
     cfg = msg.content.config_records.get("config", {})
     fed_dir = str(cfg.get("fed-dir") or fed_dir or context.node_config.get("fed-dir")
@@ -34,13 +35,14 @@ def _setup(msg: Message, context: Context, fed_dir: str | None):
     data, tier = load(fed_dir, pid)
     model = build_model(fed_dir)
     model.load_state_dict(msg.content["arrays"].to_torch_state_dict(), strict=False)
-    return data, tier, to_device(model, cfg.get("device")), pid
+    return data, tier, to_device(model, cfg.get("device")), pid, fed_dir
 
 
-def _count_round(context: Context) -> int:
-    rec = context.state.config_records.get("client", ConfigRecord({"rounds": 0}))
+def _count_round(context: Context, fed_dir: str) -> int:
+    key = state_key("client", fed_dir)
+    rec = context.state.config_records.get(key, ConfigRecord({"rounds": 0}))
     rec["rounds"] = int(rec["rounds"]) + 1
-    context.state["client"] = rec
+    context.state[key] = rec
     return int(rec["rounds"])
 
 
@@ -57,9 +59,10 @@ def make_client_app(fed_dir: str | None = None) -> ClientApp:
     @app.train()
     def train(msg: Message, context: Context) -> Message:
         """One FedAvg round within this client's depth budget."""
-        data, tier, model, _ = _setup(msg, context, fed_dir)
+        data, tier, model, _, fed = _setup(msg, context, fed_dir)
         cfg = dict(msg.content["config"])
-        cfg["seed"] = client_seed(cfg.get("seed", 0), _count_round(context), data.num("train"))
+        cfg["seed"] = client_seed(cfg.get("seed", 0), _count_round(context, fed),
+                                  data.num("train"))
         loss = train_anytime(model, data, tier, cfg)
         return _reply(msg, model, {"num-examples": data.num("train"), "unit": 1,
                                    "train_loss": loss, "deepest_block": model.deepest_run,
@@ -68,9 +71,9 @@ def make_client_app(fed_dir: str | None = None) -> ClientApp:
     @app.train("personalize")
     def train_personalize(msg: Message, context: Context) -> Message:
         """Fine-tune locally (client token or all), select the epoch on val, keep it."""
-        data, tier, model, pid = _setup(msg, context, fed_dir)
+        data, tier, model, pid, fed = _setup(msg, context, fed_dir)
         best = personalize(model, data, tier, dict(msg.content["config"]))
-        context.state["personal"] = ArrayRecord(best["state"])
+        context.state[state_key("personal", fed)] = ArrayRecord(best["state"])
         metrics = {"num-examples": data.num("train"), "unit": 1, "best_epoch": best["epoch"],
                    "val_acc": best["val_acc"], "test_acc": best["test_acc"], "partition-id": pid}
         accs = exit_accuracies(model, *data.split("val"), tier)  # the model the server keeps
@@ -81,7 +84,7 @@ def make_client_app(fed_dir: str | None = None) -> ClientApp:
     @app.evaluate()
     def evaluate(msg: Message, context: Context) -> Message:
         """Per-exit val/test accuracy of the global weights, exits 1..L_i only."""
-        data, tier, model, pid = _setup(msg, context, fed_dir)
+        data, tier, model, pid, _ = _setup(msg, context, fed_dir)
         metrics = {"num-examples": data.num("test"), "unit": 1, "partition-id": pid,
                    "tier": tier}
         for split in ("val", "test"):  # every client sends the same keys (Flower requires it):

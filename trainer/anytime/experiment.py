@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from trainer.anytime.federation import client_images, run_anytime
+from trainer.anytime.federation import anytime_job, client_images, run_jobs
 from trainer.federated.data import dirichlet_clients, domain_clients
 
 #: benchmark name -> (model_store.anytime method, uses parallel adapters)
@@ -84,40 +84,60 @@ def job_config(method: str, setting: str, seed: int, args: Any,
             "personal_epochs": args.personal_epochs, "device": getattr(args, "device", None)}
 
 
-def run_one(fed_dir: Path, clients: list, bench: dict[str, Any], method: str, setting: str,
-            seed: int, choice: dict[str, Any] | None = None
-            ) -> tuple[dict[str, Any], dict[str, Any]]:
-    """Federate one (method, setting, seed); return its summary and the server's sink
-    (``bench``: see :func:`setup`)."""
+def plan_one(fed_dir: Path, clients: list, bench: dict[str, Any], method: str, setting: str,
+             seed: int, choice: dict[str, Any] | None = None) -> dict[str, Any]:
+    """One (method, setting, seed) federation as a job (``bench``: see :func:`setup`); what
+    :func:`row_of` needs to summarise it rides along under ``"row"``."""
     args, depth = bench["args"], bench["depth"]
     kind, pa = METHODS[method]
     spec = {"foundation": bench["foundation"], "method": kind,
             "num_classes": bench["num_classes"], "adapter_rank": args.adapter_rank if pa else 0}
     tiers = tiers_for(setting, len(clients), depth)
     cfg = job_config(method, setting, seed, args, choice)
-    sink = run_anytime(fed_dir, clients, tiers, spec, cfg, num_cpus=args.num_cpus,
-                       num_gpus=int(str(getattr(args, "device", "cpu")).startswith("cuda")))
-    row = summarize(sink, clients, tiers, depth, method, setting, seed)
-    row.update(lr=cfg["lr"], rounds=cfg["rounds"])
-    return row, sink
+    job = anytime_job(fed_dir, clients, tiers, spec, cfg)
+    job["row"] = {"clients": clients, "tiers": tiers, "depth": depth, "method": method,
+                  "setting": setting, "seed": seed, "lr": cfg["lr"], "rounds": cfg["rounds"]}
+    return job
+
+
+def row_of(job: dict[str, Any]) -> dict[str, Any]:
+    """The summary row of a finished :func:`plan_one` job."""
+    r = job["row"]
+    row = summarize(job["sink"], r["clients"], r["tiers"], r["depth"], r["method"],
+                    r["setting"], r["seed"])
+    row.update(lr=r["lr"], rounds=r["rounds"])
+    return row
+
+
+def run_many(jobs: list[dict[str, Any]], bench: dict[str, Any], bar: Any = None) -> None:
+    """:func:`plan_one` jobs in one simulation (one Ray start), ticking ``bar`` per job."""
+    args = bench["args"]
+    for job in jobs:
+        job["on_done"] = lambda _job: bar and bar.update()
+    run_jobs(jobs, len(jobs[0]["row"]["clients"]), num_cpus=args.num_cpus,
+             num_gpus=int(str(getattr(args, "device", "cpu")).startswith("cuda")))
 
 
 def select(bench: dict[str, Any], clients: list, tmp: Path, bar: Any) -> dict[str, Any]:
     """Per (setting, method): the lr among {0.3, 1, 3} x its default, and the number of rounds,
     whose global model has the best headline on the clients' *validation* splits (first
-    seed's clients; the earliest such round). Test numbers are never looked at."""
+    seed's clients; the earliest such round). Test numbers are never looked at. The whole grid
+    runs in one simulation."""
     args, out = bench["args"], {}
+    grid = {(st, m, default_lr(m, args) * f): f for st in args.settings for m in args.methods
+            for f in (0.3, 1.0, 3.0)}
+    jobs = {(st, m, lr): plan_one(tmp / f"sel-{st}-{m}-{f}", clients, bench, m, st,
+                                  args.seeds[0], {"lr": lr}) for (st, m, lr), f in grid.items()}
+    bar.set_postfix_str(f"select lr and rounds ({len(jobs)} federations)")
+    run_many(list(jobs.values()), bench, bar)
     for setting in args.settings:
         for method in args.methods:
             tried: dict[float, tuple[float, int]] = {}
-            for factor in (0.3, 1.0, 3.0):
-                lr = default_lr(method, args) * factor
-                bar.set_postfix_str(f"select {setting} {method} lr {lr:.1e}")
-                row, _ = run_one(tmp / f"sel-{setting}-{method}-{factor}", clients, bench,
-                                 method, setting, args.seeds[0], {"lr": lr})
-                best = int(np.nanargmax(row["val_curve"]))
-                tried[lr] = (row["val_curve"][best], best + 1)
-                bar.update()
+            for (st, m, lr), job in jobs.items():
+                if (st, m) == (setting, method):
+                    curve = row_of(job)["val_curve"]
+                    best = int(np.nanargmax(curve))
+                    tried[lr] = (curve[best], best + 1)
             lr = max(tried, key=lambda k: tried[k][0])
             out[f"{setting}/{method}"] = {
                 "lr": lr, "rounds": tried[lr][1],
@@ -250,18 +270,17 @@ def run_benchmark(args: Any) -> dict[str, Any]:
             zero[seed] = zero_shot(backbone, clients, data.class_names)
             if args.select and not chosen:
                 chosen = select(bench, clients, Path(tmp), bar)
-            for setting, method in plan:
-                bar.set_postfix_str(f"seed {seed} {setting} {method}")
-                choice = chosen.get(f"{setting}/{method}")
-                row, sink = run_one(Path(tmp) / f"{seed}-{setting}-{method}", clients, bench,
-                                    method, setting, seed, choice)
-                rows.append(row)
+            bar.set_postfix_str(f"seed {seed}: {len(plan)} federations")
+            jobs = [plan_one(Path(tmp) / f"{seed}-{st}-{m}", clients, bench, m, st, seed,
+                             chosen.get(f"{st}/{m}")) for st, m in plan]
+            run_many(jobs, bench, bar)
+            for (setting, method), job in zip(plan, jobs, strict=True):
+                rows.append(row_of(job))
                 if args.save == f"{setting}/{method}" and "artifact" not in bench:
                     kind, pa = METHODS[method]
-                    bench["artifact"] = save_run(bench, clients, row, sink, {
+                    bench["artifact"] = save_run(bench, clients, rows[-1], job["sink"], {
                         "method": kind, "adapter_rank": args.adapter_rank if pa else 0,
                         "depth": bench["depth"]})
-                bar.update()
     payload = {"command": getattr(args, "command", "tailor train anytime"),
                "foundation": bench["source"], "methods": args.methods,
                "settings": args.settings, "protocol": protocol_text(args),

@@ -28,10 +28,10 @@ def client_images(backbone: Any, images: np.ndarray, labels: np.ndarray, split: 
     return ClientData(split.name, arrays)
 
 
-def run_anytime(fed_dir: Path, clients: list[ClientData], tiers: list[int],
-                spec: dict[str, Any], cfg: dict[str, Any], num_cpus: int = 2,
-                num_gpus: int = 0) -> dict[str, Any]:
-    """Federate ``clients`` with depth budgets ``tiers``; return the server's sink.
+def anytime_job(fed_dir: Path, clients: list[ClientData], tiers: list[int],
+                spec: dict[str, Any], cfg: dict[str, Any]) -> dict[str, Any]:
+    """One federation of ``clients`` with depth budgets ``tiers``, as a job for
+    :func:`run_jobs` (its results land in ``job["sink"]``).
 
     Args:
         spec: ``foundation`` (an open_clip ``local-dir:`` bundle with a ViT tower),
@@ -39,16 +39,30 @@ def run_anytime(fed_dir: Path, clients: list[ClientData], tiers: list[int],
             ``num_classes``.
         cfg: :func:`trainer.federated.server_app.run_job`'s config plus ``exit_mode`` and
             ``personal_part`` (see :mod:`trainer.anytime.task`), and ``device`` for the
-            clients (with ``num_gpus`` GPUs for Ray to share among them).
+            clients.
     """
     if len(tiers) != len(clients):
         raise ValueError(f"{len(clients)} clients but {len(tiers)} depth budgets")
     save_federation_inputs(fed_dir, clients, {**spec, "tiers": [int(t) for t in tiers]}, {})
     fed = str(fed_dir)
     torch.manual_seed(int(cfg.get("seed", 0)))
-    sink: dict[str, Any] = {}
-    job = {"cfg": {**cfg, "num_clients": len(clients), "fed-dir": fed},
-           "initial_state": exchanged(build_model(fed)), "sink": sink}
-    sink["seconds"] = simulate([job], num_nodes=len(clients), num_cpus=num_cpus,
-                               client_app=make_client_app(), num_gpus=num_gpus)
-    return sink
+    return {"cfg": {**cfg, "num_clients": len(clients), "fed-dir": fed},
+            "initial_state": exchanged(build_model(fed)), "sink": {}}
+
+
+def run_jobs(jobs: list[dict[str, Any]], num_nodes: int, num_cpus: int = 2,
+             num_gpus: int = 0) -> None:
+    """Run :func:`anytime_job` federations back to back in one simulation: a Ray start costs
+    more than a small federation, and each job keeps its own node state (its ``fed-dir``), so
+    the results are those of separate runs. ``num_gpus`` GPUs are shared by the clients."""
+    simulate(jobs, num_nodes=num_nodes, num_cpus=num_cpus, client_app=make_client_app(),
+             num_gpus=num_gpus)
+
+
+def run_anytime(fed_dir: Path, clients: list[ClientData], tiers: list[int],
+                spec: dict[str, Any], cfg: dict[str, Any], num_cpus: int = 2,
+                num_gpus: int = 0) -> dict[str, Any]:
+    """Federate ``clients`` (see :func:`anytime_job`) on its own; return the server's sink."""
+    job = anytime_job(fed_dir, clients, tiers, spec, cfg)
+    run_jobs([job], len(clients), num_cpus, num_gpus)
+    return job["sink"]

@@ -12,6 +12,7 @@ code does.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -133,16 +134,19 @@ def make_server_app(jobs: list[dict[str, Any]]) -> ServerApp:
 
     Each job is ``{"cfg", "initial_state", "sink", "evaluate_fn"}`` as for :func:`run_job`; a job
     may instead carry ``"prepare": callable() -> dict`` returning those keys, so that expensive
-    set-up (feature extraction) happens only when its turn comes.
+    set-up (feature extraction) happens only when its turn comes, and ``"on_done":
+    callable(job)``. Each job's sink gets its own ``seconds`` (Ray's start is in none).
     """
     app = ServerApp()
 
     @app.main()
     def main(grid: Grid, context: Context) -> None:
         for job in jobs:
+            t0 = time.perf_counter()
             if "prepare" in job:
                 job.update(job.pop("prepare")())
             run_job(grid, job["cfg"], job["initial_state"], job["sink"], job.get("evaluate_fn"))
+            job["sink"]["seconds"] = time.perf_counter() - t0
             if job.get("on_done"):
                 job["on_done"](job)
 

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import functools
 import json
+import zlib
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -124,6 +125,13 @@ def build_model(fed_dir: str, image_dim: int) -> FeatureModel:
     spec, shared = load_shared(fed_dir)
     init = {k: shared[k] for k in ("image_proj", "text_proj") if k in shared}
     return FeatureModel(spec, shared["text"], image_dim, init or None)
+
+
+def state_key(name: str, fed_dir: str) -> str:
+    """The ``context.state`` record name of ``name`` for one federation: a node's state outlives
+    a job when one simulation runs several federations back to back (one Ray start for a whole
+    lr grid), so each federation (its ``fed-dir``) keeps its own round count and local part."""
+    return f"{name}-{zlib.crc32(str(fed_dir).encode()):08x}"
 
 
 def client_seed(base: int, round_: int, num_train: int) -> int:

@@ -2,7 +2,7 @@
 per-client evaluation of global + personal. Thin, as FedCLIP's and the anytime one: the ML is
 in :mod:`trainer.perfix.task`; a node finds its data by ``partition-id``.
 
-The personal part lives in ``context.state["local"]`` (the node's own state across rounds) and
+The personal part lives in the node's ``context.state`` (across rounds, keyed by federation) and
 is never put in a training reply: those carry :func:`trainer.perfix.task.exchanged` only. The
 one exception is the ``personalize`` message a server sends only to deploy the federation.
 """
@@ -13,7 +13,7 @@ import torch
 from flwr.app import ArrayRecord, Context, Message, MetricRecord, RecordDict
 from flwr.clientapp import ClientApp
 
-from trainer.federated.task import client_seed, load_client
+from trainer.federated.task import client_seed, load_client, state_key
 from trainer.perfix.task import (
     accuracy,
     build_model,
@@ -33,9 +33,10 @@ def _setup(msg: Message, context: Context, fed_dir: str | None):
     pid = int(context.node_config["partition-id"])
     model = build_model(fed_dir)
     model.load_state_dict(msg.content["arrays"].to_torch_state_dict(), strict=False)
-    if "local" in context.state.array_records:
-        model.load_state_dict(context.state["local"].to_torch_state_dict(), strict=False)
-    return load_client(fed_dir, pid), model, pid, dict(cfg)
+    local = state_key("local", fed_dir)
+    if local in context.state.array_records:
+        model.load_state_dict(context.state[local].to_torch_state_dict(), strict=False)
+    return load_client(fed_dir, pid), model, pid, {**dict(cfg), "fed-dir": fed_dir}
 
 
 def make_client_app(fed_dir: str | None = None) -> ClientApp:
@@ -46,11 +47,12 @@ def make_client_app(fed_dir: str | None = None) -> ClientApp:
     def train(msg: Message, context: Context) -> Message:
         """One round: train by the method's schedule, keep the local part, send the rest."""
         data, model, pid, cfg = _setup(msg, context, fed_dir)
-        rounds = int(context.state["rounds"]["n"]) + 1 if "rounds" in context.state else 1
-        context.state["rounds"] = MetricRecord({"n": rounds})
+        key = state_key("rounds", cfg["fed-dir"])
+        rounds = int(context.state[key]["n"]) + 1 if key in context.state else 1
+        context.state[key] = MetricRecord({"n": rounds})
         cfg["seed"] = client_seed(cfg.get("seed", 0), rounds, data.num("train"))
         loss = train_local(model, data, cfg)
-        context.state["local"] = ArrayRecord(local_state(model))
+        context.state[state_key("local", cfg["fed-dir"])] = ArrayRecord(local_state(model))
         metrics = {"num-examples": data.num("train"), "unit": 1, "train_loss": loss,
                    "partition-id": pid}
         return Message(content=RecordDict({"arrays": ArrayRecord(exchanged(model)),

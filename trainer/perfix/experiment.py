@@ -28,7 +28,7 @@ from model_store.perfix import PerfixViT
 from trainer.anytime.experiment import subsample
 from trainer.anytime.federation import client_images
 from trainer.federated.data import dirichlet_clients, domain_clients
-from trainer.perfix.federation import run_perfix
+from trainer.perfix.federation import perfix_job, run_jobs
 
 SETTINGS = ("label", "concept")
 
@@ -52,25 +52,43 @@ def job_config(setting: str, seed: int, args: Any, lr: float) -> dict[str, Any]:
             "fraction_train": args.fraction if setting == "label" else 1.0}
 
 
-def run_one(fed_dir: Path, clients: list, bench: dict[str, Any], method: str, setting: str,
-            seed: int, lr: float | None = None, init_seed: int | None = None,
-            save: bool = False) -> dict[str, Any]:
-    """Federate one (method, setting, seed); the summary row (``save``: also write this
-    federation as the ``perfix`` artifact, its version in ``bench["artifact"]``)."""
+def plan_one(fed_dir: Path, clients: list, bench: dict[str, Any], method: str, setting: str,
+             seed: int, lr: float | None = None, init_seed: int | None = None,
+             save: bool = False) -> dict[str, Any]:
+    """One (method, setting, seed) federation as a job; ``save``: :func:`row_of` also writes
+    it as the ``perfix`` artifact (its version in ``bench["artifact"]``)."""
     args = bench["args"]
     lr = args.lr if lr is None else lr
     init = seed if init_seed is None else init_seed
     spec = {"foundation": bench["foundation"], "method": method,
             "num_classes": bench["num_classes"], "init_seed": init, "rank": args.rank,
             "scale": args.scale, "num_tokens": args.num_tokens}
-    sink = run_perfix(fed_dir, clients, spec, job_config(setting, seed, args, lr),
-                      num_cpus=args.num_cpus, collect=save)
-    if save:
-        bench["artifact"] = save_run(bench, clients, spec, sink)
+    job = perfix_job(fed_dir, clients, spec, job_config(setting, seed, args, lr), save)
+    job["row"] = {"clients": clients, "spec": spec, "save": save, "method": method,
+                  "setting": setting, "seed": seed, "init_seed": init, "lr": lr}
+    return job
+
+
+def run_many(jobs: list[dict[str, Any]], bench: dict[str, Any], bar: Any = None) -> None:
+    """:func:`plan_one` jobs, one simulation per client count, ticking ``bar`` per job."""
+    groups: dict[int, list] = {}
+    for job in jobs:
+        job["on_done"] = lambda _job: bar and bar.update()
+        groups.setdefault(len(job["row"]["clients"]), []).append(job)
+    for num_nodes, group in groups.items():
+        run_jobs(group, num_nodes, num_cpus=bench["args"].num_cpus)
+
+
+def row_of(job: dict[str, Any], bench: dict[str, Any]) -> dict[str, Any]:
+    """The summary row of a finished :func:`plan_one` job (saving it when it asked)."""
+    info, sink = job["row"], job["sink"]
+    clients = info["clients"]
+    if info["save"]:
+        bench["artifact"] = save_run(bench, clients, info["spec"], sink)
     final = sink["client_eval"][-1]
     test = [final[i]["test_acc"] for i in range(len(clients))]
     val = [final[i]["val_acc"] for i in range(len(clients))]
-    return {"method": method, "setting": setting, "seed": seed, "init_seed": init, "lr": lr,
+    return {**{k: info[k] for k in ("method", "setting", "seed", "init_seed", "lr")},
             "clients": [c.name for c in clients], "client_test": test, "client_val": val,
             "mean_test": float(np.mean(test)), "mean_val": float(np.mean(val)),
             "params_per_round": sink["rounds"][0]["params_per_client"],
@@ -101,18 +119,19 @@ def save_run(bench: dict[str, Any], clients: list, spec: dict[str, Any],
 def select_lrs(bench: dict[str, Any], clients_by: dict[str, list], tmp: Path,
                bar: Any) -> dict[str, Any]:
     """Per (setting, method): the lr among {0.3, 1, 3} x the default with the best mean
-    client accuracy on *validation* (first seed); test numbers are never looked at."""
+    client accuracy on *validation* (first seed); test numbers are never looked at. The whole
+    grid runs in one simulation per setting."""
     args, out = bench["args"], {}
+    jobs = {(st, m, args.lr * f): plan_one(tmp / f"sel-{st}-{m}-{f}", clients_by[st], bench, m,
+                                           st, args.seeds[0], args.lr * f)
+            for st in args.settings for m in args.methods for f in (0.3, 1.0, 3.0)}
+    bar.set_postfix_str(f"select lr ({len(jobs)} federations)")
+    run_many(list(jobs.values()), bench, bar)
     for setting in args.settings:
         for method in args.methods:
-            tried, runs = {}, {}
-            for factor in (0.3, 1.0, 3.0):
-                lr = args.lr * factor
-                bar.set_postfix_str(f"select {setting} {method} lr {lr:.1e}")
-                runs[lr] = run_one(tmp / f"sel-{setting}-{method}-{factor}", clients_by[setting],
-                                   bench, method, setting, args.seeds[0], lr)
-                tried[lr] = runs[lr]["mean_val"]
-                bar.update()
+            runs = {lr: row_of(job, bench) for (st, m, lr), job in jobs.items()
+                    if (st, m) == (setting, method)}
+            tried = {lr: run["mean_val"] for lr, run in runs.items()}
             best = max(tried, key=tried.get)
             out[f"{setting}/{method}"] = {"lr": best, "run": runs[best],
                                           "val": {f"{k:.1e}": v for k, v in tried.items()}}
@@ -139,18 +158,14 @@ def resources(backbone: Any, num_classes: int, args: Any) -> dict[str, dict[str,
     return out
 
 
-def _stability(bench: dict[str, Any], clients: list, chosen: dict[str, Any], tmp: Path,
-               bar: Any) -> list[dict[str, Any]]:
-    """Vanilla Prefix vs FedPerfix under two more draws of the local part (same clients)."""
-    args, rows = bench["args"], []
-    for method in ("vanilla_prefix", "fedperfix"):
-        lr = chosen.get(f"label/{method}", {}).get("lr")
-        for init in (101, 202):
-            bar.set_postfix_str(f"init {init} {method}")
-            rows.append(run_one(tmp / f"init-{init}-{method}", clients, bench, method, "label",
-                                args.seeds[0], lr, init_seed=init))
-            bar.update()
-    return rows
+def _stability(bench: dict[str, Any], clients: list, chosen: dict[str, Any],
+               tmp: Path) -> list[dict[str, Any]]:
+    """Jobs: Vanilla Prefix vs FedPerfix under two more draws of the local part (same
+    clients)."""
+    args = bench["args"]
+    return [plan_one(tmp / f"init-{init}-{method}", clients, bench, method, "label",
+                     args.seeds[0], chosen.get(f"label/{method}", {}).get("lr"), init_seed=init)
+            for method in ("vanilla_prefix", "fedperfix") for init in (101, 202)]
 
 
 def run_benchmark(args: Any) -> dict[str, Any]:
@@ -183,18 +198,21 @@ def run_benchmark(args: Any) -> dict[str, Any]:
             clients = {s: make_clients(backbone, data, args, seed, s) for s in args.settings}
             if args.select and not chosen:
                 chosen = select_lrs(bench, clients, Path(tmp), bar)
+            todo = []  # per (setting, method): a job, or the first seed's selection run
             for setting, method in plan:
-                bar.set_postfix_str(f"seed {seed} {setting} {method}")
                 lr = chosen.get(f"{setting}/{method}", {}).get("lr")
                 save = (args.save, setting, seed) == (method, "label", args.seeds[0])
                 if chosen and seed == args.seeds[0] and not save:
-                    rows.append(chosen[f"{setting}/{method}"]["run"])
+                    todo.append(chosen[f"{setting}/{method}"]["run"])
                     continue
-                rows.append(run_one(Path(tmp) / f"{seed}-{setting}-{method}", clients[setting],
-                                    bench, method, setting, seed, lr, save=save))
-                bar.update()
-            if stab and not stability and "label" in clients:
-                stability = _stability(bench, clients["label"], chosen, Path(tmp), bar)
+                todo.append(plan_one(Path(tmp) / f"{seed}-{setting}-{method}", clients[setting],
+                                     bench, method, setting, seed, lr, save=save))
+            extra = (_stability(bench, clients["label"], chosen, Path(tmp))
+                     if stab and not stability and "label" in clients else [])
+            bar.set_postfix_str(f"seed {seed}")
+            run_many([j for j in todo + extra if "cfg" in j], bench, bar)
+            rows += [row_of(j, bench) if "cfg" in j else j for j in todo]
+            stability = stability or [row_of(j, bench) for j in extra]
     payload = {"command": getattr(args, "command", "tailor train perfix"), "foundation": source,
                "methods": args.methods, "settings": args.settings, "rows": rows,
                "stability": stability,

@@ -17,10 +17,11 @@ from trainer.perfix.client_app import make_client_app
 from trainer.perfix.task import build_model, exchanged
 
 
-def run_perfix(fed_dir: Path, clients: list[ClientData], spec: dict[str, Any],
-               cfg: dict[str, Any], num_cpus: int = 2, collect: bool = False) -> dict[str, Any]:
-    """Federate ``clients``; return the server's sink (``collect``: also ask every client for
-    its local part after the last round, into ``sink["personal"]``, to deploy the federation).
+def perfix_job(fed_dir: Path, clients: list[ClientData], spec: dict[str, Any],
+               cfg: dict[str, Any], collect: bool = False) -> dict[str, Any]:
+    """One federation of ``clients`` as a job for :func:`run_jobs` (results in ``job["sink"]``;
+    ``collect``: also ask every client for its local part after the last round, into
+    ``sink["personal"]``, to deploy the federation).
 
     Args:
         spec: ``foundation`` (an open_clip ``local-dir:`` bundle with a ViT tower), ``method``
@@ -30,9 +31,20 @@ def run_perfix(fed_dir: Path, clients: list[ClientData], spec: dict[str, Any],
     """
     save_federation_inputs(fed_dir, clients, spec, {})
     fed = str(fed_dir)
-    sink: dict[str, Any] = {}
     cfg = {**cfg, "num_clients": len(clients), "fed-dir": fed, "personal_epochs": int(collect)}
-    job = {"cfg": cfg, "initial_state": exchanged(build_model(fed)), "sink": sink}
-    sink["seconds"] = simulate([job], num_nodes=len(clients), num_cpus=num_cpus,
-                               client_app=make_client_app())
-    return sink
+    return {"cfg": cfg, "initial_state": exchanged(build_model(fed)), "sink": {}}
+
+
+def run_jobs(jobs: list[dict[str, Any]], num_nodes: int, num_cpus: int = 2) -> None:
+    """Run :func:`perfix_job` federations back to back in one simulation: a Ray start costs
+    more than a small federation, and each job keeps its own node state (its ``fed-dir``), so
+    the results are those of separate runs."""
+    simulate(jobs, num_nodes=num_nodes, num_cpus=num_cpus, client_app=make_client_app())
+
+
+def run_perfix(fed_dir: Path, clients: list[ClientData], spec: dict[str, Any],
+               cfg: dict[str, Any], num_cpus: int = 2, collect: bool = False) -> dict[str, Any]:
+    """Federate ``clients`` (see :func:`perfix_job`) on its own; return the server's sink."""
+    job = perfix_job(fed_dir, clients, spec, cfg, collect)
+    run_jobs([job], len(clients), num_cpus)
+    return job["sink"]
