@@ -39,6 +39,7 @@ _CONFUSING = {"confuse", "confuses", "confused", "confusing", "mix", "mixes", "m
               "mistake", "mistakes", "mistaken", "swap", "swaps", "swapped"}
 _WITH_PAIR = re.compile(r"\b([\w-]+)\s+with\s+(?=([\w-]+))", re.I)
 _PRE = {"into", "as", "between", "among", "including", "namely", "like",
+        "which", "where",  # "oil paintings in which horses, … appear" (set 49)
         # a verb of recognising, asked for, before its object: "an app to recognise cartoon
         # pictures of a puppy" (read set 11); not "the prototype recognises bears" (a story:
         # an outside review)
@@ -194,6 +195,12 @@ _WRITING = {"write", "writes", "wrote", "draw", "draws", "drew", "scribble", "sc
             "reads", "recognise", "recognize", "detect", "classify", "identify", "spot"}
 
 
+# number words past nine: no class, but they count ("forty ewes") like digits do
+BIG_NUMBERS = {"ten", "eleven", "twelve", "thirteen", "fourteen", "fifteen", "sixteen",
+               "seventeen", "eighteen", "nineteen", "twenty", "thirty", "forty", "fifty",
+               "sixty", "seventy", "eighty", "ninety", "thousand", "dozen"}
+
+
 def drop_numbers(tokens: list[str], known: Known) -> list[str]:
     """Without numbers that count, label or bound something else: "3 kids", "7 days", "one
     piece swimsuits", "version 2", "size 4", "aged 1 to 3", "from after 6" (a number followed
@@ -207,7 +214,8 @@ def drop_numbers(tokens: list[str], known: Known) -> list[str]:
         if ranged or before in _BOUNDS or after in _RANGE_WORDS or after in _COUNTED:
             return True
         if after is not None and (adverb(after) or tokens[i] not in NUMERALS  # "wrote a seven
-                                  and tokens[i] not in NUMERALS.values()):  # correctly"; "9s
+                                  and tokens[i] not in NUMERALS.values()  # correctly"; "9s
+                                  and tokens[i] not in BIG_NUMBERS):
             after = None  # keep getting mixed up": a plural digit counts nothing after it
         if after is not None and not is_number(after) and after not in DIGIT_CONTEXT and (
                 after not in FILLER or after in CONTEXT_WORDS
@@ -221,8 +229,8 @@ def drop_numbers(tokens: list[str], known: Known) -> list[str]:
             and before not in DIGIT_CONTEXT and before not in _WRITING  # "phase 2", not "write 2"
     def compared(i: int) -> bool:  # "confuses 1s": a digit, whatever follows
         return i > 0 and tokens[i - 1] in COMPARING
-    return [t for i, t in enumerate(tokens)
-            if not is_number(t) or compared(i) or not counts(i)]  # fmt: skip
+    return [t for i, t in enumerate(tokens)  # "about forty ewes" counts too; "…, nine, ten"
+            if not (is_number(t) or t in BIG_NUMBERS) or compared(i) or not counts(i)]
 
 
 def negates(tokens: list[str], class_word: Callable[[str], bool] = _never,

@@ -234,6 +234,15 @@ _LEFT_OPEN = re.compile(r"\b(?:whatever|anything)\s+else\b(?!\s+(?:is|are|you|we
                          r"\bhaven'?t\s+decided\b", re.I)  # or leaves them undecided
 
 
+_NOT_ANY = re.compile(r"\b(?:not|no|never|don'?t|doesn'?t|nor)\b|n't\b", re.I)
+
+
 def left_open(text: str) -> str | None:
-    """The phrase by which ``text`` leaves its classes open, if any (then asked back)."""
-    return match[0] if (match := _LEFT_OPEN.search(text)) else None
+    """The phrase by which ``text`` leaves its classes open, if any (then asked back); not
+    "anything else" turned down ("Not fussed about anything else": set 49)."""
+    for match in _LEFT_OPEN.finditer(text):
+        before = re.split(r"[.;!?\n]", text[: match.start()])[-1]
+        if not (match[0].lower().startswith("anything") and _NOT_ANY.search(before)
+                and not re.search(r"\bnot\s+sure\b", before, re.I)):  # "not sure about …"
+            return match[0]
+    return None

@@ -39,6 +39,8 @@ _PRONOUN_ONE = re.compile(
     r"\b(?:make|build|create|train|get|need|want|give|have)\s+(?:me\s+|us\s+)?one\b"
     rf"(?!\s*[,&]|\s+(?:and|or)\b|\s+{NUMBER}\b)|"
     r"\b(?:the|even|odd|which|these|those|new|similar|other|right|wrong)\s+ones\b|"
+    r"\b(?:real|actual|genuine|live|living|wild|fake|toy|stuffed|plush|cute|young|baby|adult|"
+    r"big|small|little|tiny)\s+ones\b|"  # "bears (real ones, not teddies!)" (set 49)
     r"\b[a-z]+-[a-z]+\s+ones\b|"  # "shirts (button-up ones, not tees)": no digit
     r"\b(?:clothes|clothing|animal|fashion|shoe|footwear|farm|wild|pet|zoo)\s+ones\b|"
     r"\b(?:these|those)\s+[2-9]\b(?!\s*(?:[,&]|and|or)\s*\d)|"  # "classifier for those 4"
@@ -49,7 +51,7 @@ _PRONOUN_ONE = re.compile(
     # two you wear most": a count and its clause; not what follows "are" ("the three that I
     # need are cats, dogs and birds")
     r"\b(?:these|those|both|all|(?:the\s+)?(?:other|remaining|first|last|latter|former))\s+"
-    rf"(?:two|three|four|five|six)\b(?!\s*[,&]\s*{NUMBER}|\s+(?:and|or|&)\b|\s+{NUMBER}\b)",
+    rf"(?:two|three|four|five|six|ten)\b(?!\s*[,&]\s*{NUMBER}|\s+(?:and|or|&)\b|\s+{NUMBER}\b)",
     re.I)  # "make one for 4 vs 9", "even ones only", "just those two", "those two: cats,
 # dogs" and "just the other three" are no digits; "those two, three and four" and "ones and
 # sevens" are

@@ -74,6 +74,15 @@ _DESCRIBING = re.compile(r"\(\s*(?:with|in|on|at|like|that|which|for|from|made|h
                          r"\b[^()]{0,80}\)", re.I)  # not "(without footwear)": it leaves out
 
 
+# "(the horses are semi-feral ponies)": brackets saying what a class named before them is
+_RESTATED = re.compile(r"\(\s*(?:the\s+|our\s+|my\s+)?(?P<w>[a-z]+)\s+(?:are|is|were|was)\b"
+                       r"[^()]{0,80}\)", re.I)
+
+
+_NEGATING = re.compile(r"\b(?:not|no|never|n't|out|excluded|drop)\b", re.I)  # "(the cows
+# are not needed)" takes back, below
+
+
 # "horses (which we don't need)", "cows (out of scope)": the class before is taken back
 _UNWANTED = re.compile(r"\b([a-z][\w-]*)\s*\((?P<inner>(?:which\s+|that\s+|those\s+|they\s+)?"
                        r"(?:we\s+|i\s+)?(?:are\s+|is\s+)?(?:not\s+(?:needed|required|wanted|included|"
@@ -91,6 +100,9 @@ def without_descriptions(text: str, class_of: Callable[[str], str | None],
     taken back (an outside review: kept at 200)."""
     text = _UNWANTED.sub(lambda m: f"{m[1]} (drop {m[1]})" if class_of(m[1].lower()) else m[0],
                          text)
+    text = _RESTATED.sub(lambda m: " " if (name := class_of(m["w"].lower())) and any(
+        class_of(w) == name for w in words(m.string[:m.start()])) and not _NEGATING.search(
+        m[0]) else m[0], text)  # "… and horses (the horses are semi-feral ponies)" (set 49)
     return _DESCRIBING.sub(lambda m: m[0] if any(class_of(w) or is_style(w) or w in GENERIC
                                                  for w in words(m[0])) else " ", text)
 

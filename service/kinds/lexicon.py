@@ -13,6 +13,9 @@ from typing import Any
 
 from service.kinds.tokens import NUMERALS, is_number, side_by_side, singular_forms, words
 
+# names whose plural is the name: plural in a run of three or more
+_SAME_PLURAL = {"sheep", "deer", "fish", "moose", "bison", "swine", "cattle"}
+
 
 class Lexicon:
     """Exact terms of a catalogue's classes (``name`` and ``aliases``) and the digits' numerals.
@@ -97,7 +100,9 @@ class Lexicon:
         if terms is None:
             return [phrase]
         numbers = all(len(t) == 1 and is_number(t[0]) for t in terms)
-        plurals = all(" ".join(t) not in self._lexicon for t in terms[:-1])  # "bears" is not
+        plurals = all(" ".join(t) not in self._lexicon  # "bears" is not; "sheep" may be,
+                      or len(terms) >= 3 and " ".join(t) in _SAME_PLURAL for t in terms[:-1])
+        # in "cows horses sheep dogs" (set 49); "sheep dogs" may be sheepdogs
         named = all(" ".join(t) in self._named for t in terms)  # "zebra finch giraffe" is not
         if len(terms) > 1 and (numbers or names and (len(terms) >= 3 and named or plurals)):
             return [" ".join(t) for t in terms]

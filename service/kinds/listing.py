@@ -98,11 +98,21 @@ def asked(items: list[Item]) -> set[str]:
     never context."""
     found, lead = set(), False
     for _, mentions, chunk in items:
-        asks = bool((REQUESTING | _WISHING) & {f for w in chunk for f in _stems(w)})
+        asks = bool((REQUESTING | _WISHING) & {f for i, w in enumerate(chunk) for f in _stems(w)
+                                               if not _schooled(chunk, i)})
         if asks or lead:
             found |= set(mentions)
         lead = asks and not mentions  # "Required: kangaroos", "Also, llamas"
     return found
+
+
+def _schooled(chunk: list[str], i: int) -> bool:
+    """"class" after a possessive is a school's ("0 counts as even, my class insisted": asked
+    for "insisted", set 49), not a label ("Class: kangaroos")."""
+    return chunk[i] in ("class", "classes") and i > 0 and chunk[i - 1] in _OWNERS
+
+
+_OWNERS = {"my", "our", "your", "his", "her", "their"}
 
 
 def _stems(word: str) -> set[str]:

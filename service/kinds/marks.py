@@ -9,7 +9,7 @@ from __future__ import annotations
 from service.kinds.chunks import CONTEXT_WORDS, POST, Known, content, is_style
 from service.kinds.parsed import Parsed
 from service.kinds.tokens import plural
-from service.kinds.vocabulary import OBJECTS, REQUESTING
+from service.kinds.vocabulary import OBJECTS, REQUESTING, SELLING
 
 _ROLE = (["as", "a"], ["as", "an"], ["im", "a"], ["im", "an"], ["i", "am"])  # "I'm a teacher"
 _PURPOSE = {"so"}  # "so the app can praise her" ("though ferrets would be nice" asks)
@@ -25,7 +25,8 @@ def is_aside(tokens: list[str], known: Known) -> bool:
     # horses), add a donkey": a swap's new class; not "feat: add farm animal classifier"
     asks = (REQUESTING - {"too"}) & set(tokens) and any(map(plural, tokens))
     listed = any(a in ("and", "or") and plural(b) and not known.class_word(known.fix(b))
-                 for a, b in pairs)  # "Thanks, and rabbits.", "Oh, and lions if you can."
+                 for a, b in pairs) and not SELLING & set(tokens)  # "Thanks, and rabbits.",
+    # "Oh, and lions if you can."; not "My shop sells children's and adults' footwear" (set 49)
     return len(tokens) >= 3 and not any(map(known.class_word, tokens)) and not adds \
         and not asks and not listed  # fmt: skip
 
@@ -54,6 +55,28 @@ def mark_context(raw: list[str], kept: str, parsed: Parsed, aside: bool,
         or (raw[0] in _PURPOSE and not any(map(plural, tokens)))  # fmt: skip
     if (aside and after_from != "compared") or (opener and not any(map(known.class_word, tokens))):
         parsed.asides.add(kept)
+    if after_from == "source" and not any(map(known.class_word, raw)):
+        parsed.origins.add(kept)
     if (raw[:2] in _ROLE and kept == " ".join(content(raw[2:], known).split()[:2])) \
             or (raw[-1:] == ["here"] and len(raw) <= 4 and parsed.mentions == [kept]):  # fmt: skip
         parsed.roles.add(kept)  # the chunk is the role and nothing else: "Zookeeper here."
+
+
+def business_before_task(items: list, parsed: Parsed, first: int, picking: set[str]) -> None:
+    """What a business sells, before a chunk that opens with the task's verb, is about the
+    business ("a farm selling horses, classify cows and sheep": horse was added at 200, an
+    outside review of stop 37): its mentions go. "a shop selling tote bags and tees" has no
+    task verb after it and keeps them, "we sell cats, classify dogs too" adds to them, "we
+    sell pullovers, coats and bags; label them" points back to them.
+    ``first``: the index in ``parsed.mentions`` of the sentence's first mention; ``picking``:
+    the verbs that state a task (with "tell", "distinguish"). Moved from ``parsing.py``."""
+    task = next((i for i, (_, _, raw) in enumerate(items)
+                 if raw[:1] and raw[0] in picking | {"tell", "distinguish"}), None)
+    sells = next((i for i, (_, _, raw) in enumerate(items[:task or 0]) if SELLING & set(raw)),
+                 None)  # fmt: skip
+    if task is None or sells is None or items[task][2][1:2] in (["them"], ["those"], ["these"]) \
+            or any({"too", "also", "well"} & set(raw) for _, _, raw in items[task:]):
+        return  # "we sell purses and gowns, tell them apart": the goods are the classes
+    at = first + sum(len(mentions) for _, mentions, _ in items[:sells])
+    end = at + sum(len(mentions) for _, mentions, _ in items[sells:task])
+    parsed.mentions[at:end] = []

@@ -69,7 +69,8 @@ _SHAPES = [
     (r"^(?=.*\b(?:triangle|open angle|corner)\b)(?=.*\b(?:cross|vertical))", 4),
     (r"\b(?:horizontal|flat) (?:top|bar|line|stroke)\b.*\b(?:diagonal|slant)", 7),
     (r"\b(?:straight|vertical|upright|up and down) (?:vertical )?(?:line|stick|stroke)\b|"
-     r"\bstick with (?:a )?(?:little |small )?flag\b|\blike (?:a |an )?(?:stick|pole|"
+     r"\bstick with (?:a )?(?:little |small )?flag\b|\blike (?:a |an )?(?:single |lone |thin |"
+     r"straight )?(?:stick|pole|"
      r"matchstick|pencil|candle|spear)\b", 1),
     (r"\b(?:circle|oval|egg|donut|doughnut|ring|letter o)\b", 0),
 ]

@@ -33,5 +33,8 @@ class Parsed:
     asked: set[str] = field(default_factory=set)  # from a chunk that asks: "also raccoons"
     sources: set[str] = field(default_factory=set)  # "trail" cameras: context, see chunks
     roles: set[str] = field(default_factory=set)  # "As a birdwatcher": context, see leftovers
+    # where the images come from, after "from", with no class word ("from the safari park"):
+    # context however near a class it reads ("park" is near "parka": coat at 200, set 49)
+    origins: set[str] = field(default_factory=set)
     negating: set[str] = field(default_factory=set)  # in a sentence that says "not": no strays
     declared: int | None = None  # "exactly two classes: …": how many classes the text says

@@ -37,7 +37,7 @@ from service.kinds.corrections import dismissed, retract_before_markers, retract
 from service.kinds.counted import declared_count, without_counts
 from service.kinds.glosses import equated, glossed, spelt_subgroups, without_descriptions
 from service.kinds.listing import asked, coordinated, list_items
-from service.kinds.marks import is_aside, mark_context
+from service.kinds.marks import business_before_task, is_aside, mark_context
 from service.kinds.namely import namely
 from service.kinds.numbers import digit_of
 from service.kinds.parsed import Parsed
@@ -48,7 +48,9 @@ from service.kinds.rewrites import (
     sounded,
     spelt_subgroup_words,
     split_compounds,
+    style_phrases,
     without_chatter,
+    without_purposes,
 )
 from service.kinds.sentences import SENTENCE, SPLIT, read_header
 from service.kinds.structured import Unreadable
@@ -58,6 +60,7 @@ from service.kinds.vocabulary import (
     EXCLUDING,
     NEGATIONS,
     REQUESTING,
+    SELLING,
     SIZES,
     STYLE_HINTS,
 )
@@ -85,10 +88,12 @@ def parse(text: str, known: Known = Known()) -> Parsed:  # noqa: B008 (immutable
         text, cut = as_prose(text, known)  # a thread, a chat, a config, a letter
     except Unreadable as exc:
         return Parsed([], refused=f"{exc}; e.g. 'classify cats and dogs'")
-    text, taken_back = retract_before_markers(restyled(text, is_style, known.class_word))
+    text, taken_back = retract_before_markers(restyled(style_phrases(text), is_style,
+                                                       known.class_word))
     declared, text = declared_count(text)  # "exactly two classes: …", before a header goes
     letters = ranges.letter_range(text, known.names_a_class)  # "hex digits: 0-9 and A-F"
-    text = split_compounds(sounded(without_chatter(text), known.class_word), known.class_word)
+    text = without_purposes(without_chatter(text), known.class_word)  # "so I can find things"
+    text = split_compounds(sounded(text, known.class_word), known.class_word)
     text = equated(text, known.class_word, known.class_of)  # "jumper = the knitted thing"
     text = glossed(text, known.foreign, known.class_of)  # "bag (handbag)", "gato (cat)"
     text = without_descriptions(text, known.class_of, is_style)  # "shirts (with buttons)"
@@ -135,7 +140,7 @@ def _read_sentence(sentence: str, known: Known, parsed: Parsed) -> None:
     pieces = SPLIT.split(sentence)  # chunk, separator, chunk, …
     comparing = any(f in COMPARING | _PICKING for t in tokens for f in singular_forms(t))
     excluding, refusing, items, where = False, False, [], []
-    start, styles = len(parsed.mentions), len(parsed.style)
+    start, styles, role = len(parsed.mentions), len(parsed.style), None
     for i in range(0, len(pieces), 2):  # "tell cats from dogs", "picks out … from …"
         separator = pieces[i - 1].strip().lower() if i else ""
         if refusing and separator in ("or", "nor") and words(pieces[i]):
@@ -152,17 +157,19 @@ def _read_sentence(sentence: str, known: Known, parsed: Parsed) -> None:
             (words(pieces[i - 2]) or [""])[-1] if i else ""))  # not "… that they upload from"
         negated, before = len(parsed.negated), len(parsed.mentions)
         taken = len(parsed.retracted)
-        _read_chunk(pieces[i], known, parsed, aside,
-                    "compared" if after_from and comparing_here else "source" if after_from
-                    else None)  # fmt: skip
         raw = [known.fix(t) for t in words(pieces[i])]
+        role = "compared" if after_from and comparing_here else "source" if after_from or (
+            role == "source" and separator in ("and", "or", "&")
+            and not any(map(known.class_word, raw))) else None  # "from the zoo and the park"
+        _read_chunk(pieces[i], known, parsed, aside, role)
         items.append((separator, parsed.mentions[before:], raw))
         where.append((len("".join(pieces[:i])), len("".join(pieces[:i + 1])),
                       parsed.mentions[before:]))
         refusing = len(parsed.negated) > negated
         excluding = _excludes_next(parsed, known, raw, (negated, before, taken))
-    _business_before_task(items, parsed, start)  # "a farm selling horses, classify cows …"
-    parsed.listed |= list_items(items, comparing)
+    business_before_task(items, parsed, start, _PICKING)  # "a farm selling horses, classify cows …"
+    if not (aside and SELLING & set(tokens)):  # "My shop sells children's and adults'
+        parsed.listed |= list_items(items, comparing)  # footwear": the shop's goods (set 49)
     parsed.asked |= asked(items)
     joined = coordinated(items)  # "cats, dogs and guinea pig photos": items, not sources
     parsed.sources, parsed.wordy = parsed.sources - joined, parsed.wordy - joined
@@ -170,28 +177,6 @@ def _read_sentence(sentence: str, known: Known, parsed: Parsed) -> None:
         parsed.negating |= {m for _, mentions, _ in items for m in mentions}
     if (scope := dismissed(sentence)) is not None:  # "… dogs and cats, but I don't need
         _wave_off(sentence, scope, known, parsed, (start, styles), where)  # those": not
-
-
-_SELLING = {"selling", "sells", "sell", "stocking", "stocks", "breeding", "breeds", "raising"}
-_TASK = _PICKING | {"tell", "distinguish"}  # a chunk opening with one states the task
-
-
-def _business_before_task(items: list, parsed: Parsed, first: int) -> None:
-    """What a business sells, before a chunk that opens with the task's verb, is about the
-    business ("a farm selling horses, classify cows and sheep": horse was added at 200, an
-    outside review of stop 37): its mentions go. "a shop selling tote bags and tees" has no
-    task verb after it and keeps them, "we sell cats, classify dogs too" adds to them, "we
-    sell pullovers, coats and bags; label them" points back to them.
-    ``first``: the index in ``parsed.mentions`` of the sentence's first mention."""
-    task = next((i for i, (_, _, raw) in enumerate(items) if raw[:1] and raw[0] in _TASK), None)
-    sells = next((i for i, (_, _, raw) in enumerate(items[:task or 0]) if _SELLING & set(raw)),
-                 None)  # fmt: skip
-    if task is None or sells is None or items[task][2][1:2] in (["them"], ["those"], ["these"]) \
-            or any({"too", "also", "well"} & set(raw) for _, _, raw in items[task:]):
-        return  # "we sell purses and gowns, tell them apart": the goods are the classes
-    at = first + sum(len(mentions) for _, mentions, _ in items[:sells])
-    end = at + sum(len(mentions) for _, mentions, _ in items[sells:task])
-    parsed.mentions[at:end] = []
 
 
 def _excludes_next(parsed: Parsed, known: Known, raw: list[str],
@@ -262,21 +247,26 @@ def _read_chunk(chunk: str, known: Known, parsed: Parsed, aside: bool,
     ``after_from``: "source" when the chunk follows "from" in a sentence that compares
     nothing ("photos from our design team"), "compared" in one that does ("filter horses
     from deer": never context)."""
+    raw = [known.fix(t) for t in words(chunk)]
+    styles = [t for t in raw if is_style(t) and not known.class_word(t)]
     if (numbers := ranges.span(chunk, known.names_a_class)) is not None:
         parsed.mentions += numbers
+        parsed.style += styles  # "pencil sketches of digits 2 to 4" (no domain before stop 39)
         return
     if (digit := digit_of(chunk, cued=True)) is not None and known.names_a_class(str(digit)):
         parsed.mentions.append(str(digit))  # "the number after six": not "six"
+        parsed.style += styles
         return
-    raw = [known.fix(t) for t in words(chunk)]
     if (taken := retracted(raw)) is not None:  # "drop the horses": even if asked for before
         parsed.retracted.append(" ".join(taken))
         return
     if negates(raw, known.class_word):  # "not horses": that class is not asked for
         if not EXCLUDING & set(raw):  # "calling everything 'bag'" excludes no bag elsewhere
             parsed.negated.append(" ".join(raw))
+        elif not {"but", "except", "excluding", "exclude", "other", "besides"} & set(raw):
+            parsed.style += styles  # "take photos of everything for the website" (set 49)
         return
-    parsed.style += [t for t in raw if is_style(t) and not known.class_word(t)]
+    parsed.style += styles
     parsed.hints += [t for t in raw if t in STYLE_HINTS]
     kept = content(drop_numbers(post_modifier(pre_clause(raw, known), known), known), known)
     kept = "" if set(kept.split()) <= SIZES or _said_of_images(raw, kept, known) else kept

@@ -187,7 +187,9 @@ def _spelt(match: re.Match, names_a_class: Callable[[str], bool]) -> list[str] |
     if after[:1] and after[0] in _RATE:  # "numbers from 1 to 3 per image": an amount
         return None
     if before and before[-1] in DIGIT_CONTEXT:  # "digits 1 through 3 on scanned checks"
-        after = after[: next((i for i, t in enumerate(after) if t in _POST), len(after))]
+        clause = after[:1] == ["as"] and after[1:2] != ["well"]  # "… 0 through 9 as people
+        after = [] if clause else after[: next(  # scribble them" (set 49); not "as well as 7"
+            (i for i, t in enumerate(after) if t in _POST), len(after))]
     cued = bool(before) and before[-1] in DIGIT_CONTEXT and all(t in FILLER for t in after)
     if not cued and any(t not in FILLER for t in before + after):
         return None  # "0-3 is enough" ("Sprint 3-4" is one number by now: labelled)

@@ -66,6 +66,22 @@ _OTHER_NUMBER = re.compile(r"\d|\b(?:zero|two|three|four|five|six|seven|eight|ni
                            r"numbers?|numerals?|handwrit\w*)\b", re.I)
 
 
+# idioms that say a class word without meaning the class: "please bear with me" (set 49)
+_IDIOM = re.compile(r"\bbear\s+(?:with\s+(?:me|us)|in\s+mind)\b", re.I)
+# what the user will do with the result, naming no class: "… labelled too so we can throw them
+# out" (set 49: "throw" was asked back as an unknown class)
+_PURPOSE = re.compile(r"\bso\s+(?:that\s+)?(?:we|i|they|you|he|she|people|users|staff|the\s+"
+                      r"\w+)\s+(?:can|could|will|would|may|might|don'?t|won'?t)\b[^.;:!?()\n]*",
+                      re.I)
+
+
+def without_purposes(text: str, class_word: Callable[[str], bool]) -> str:
+    """``text`` without idioms (``_IDIOM``) and purpose clauses that name no class ("so I can
+    find things"); "so we can tell cats from dogs" states the task and stays."""
+    return _PURPOSE.sub(lambda m: m[0] if any(map(class_word, words(m[0]))) else " ",
+                        _IDIOM.sub(" ", text))
+
+
 def without_chatter(text: str) -> str:
     """Handles as "team", hedges and hashtag marks out, "w/" as "with", "shot on" as
     "filmed on", "clip art" as "clipart" (held-out set 42: read as paintings), "Cam" as a person
@@ -99,6 +115,19 @@ def sounded(text: str, class_word: Callable[[str], bool]) -> str:
         name = _SOUNDS[m[1].lower()]
         return name if class_word(name) else m[0]
     return _SOUNDING.sub(said, _SOUNDS_BEFORE.sub(said, text))
+
+
+# Style phrases whose words are no style words: "snaps" after a possessive or a kind of trip is
+# the noun, photos ("my holiday snaps from the zoo" had no domain, set 49; elsewhere it is a
+# verb, "she snaps a photo"), and "pen-and-ink" is ink ("pen" alone may be a sheep pen)
+_SNAPS = re.compile(r"\b(my|our|your|their|his|her|holiday|vacation|travel|family|phone|"
+                    r"quick|old|zoo|safari|trip)\s+snaps\b", re.I)
+_PEN_AND_INK = re.compile(r"\bpen(?:-|\s+)(?:and|&|n)(?:-|\s+)ink\b", re.I)
+
+
+def style_phrases(text: str) -> str:
+    """``text`` with the noun "snaps" as "snapshots" and "pen-and-ink" as "ink" (see above)."""
+    return _PEN_AND_INK.sub("ink", _SNAPS.sub(r"\1 snapshots", text))
 
 
 # "…, pencil sketch style... actually no, make it real photos instead" (held-out set 39: was
@@ -212,7 +241,8 @@ def spelt_subgroup_words(text: str, subgroups: Mapping[str, list[str]],
         spelt = ", ".join(members)
         if not named & set(members):
             text = asking.sub(lambda m, s=spelt, w=w: re.sub(w, s, m[0], flags=re.I), text)
-        text = re.sub(rf"\b(?:the\s+)?{w}\b", " ", text, flags=re.I)  # the rest is context
+        text = re.sub(rf"\s*\b(?:the\s+)?{w}\b", "", text, flags=re.I)  # the rest is context
+        # (the space before it goes too: "adults' footwear." still ends a sentence, set 49)
     return _EVERYTHING_IN.sub("every ", text)
 
 

@@ -76,8 +76,9 @@ def _context(resolver: ClassResolver, parsed: Any) -> list[str]:
     named = sum(resolver.exact(m) is not None for m in parsed.mentions)
     context = leftovers.context(resolver, parsed.clauses, parsed.asides | parsed.sources,
                                 parsed.wordy if named >= 2 else (),
-                                parsed.roles | {s for s in parsed.sources  # "fashion" sketches
-                                                if set(words(s)) <= GROUPS | SIZES | VENUES})
+                                parsed.roles | parsed.origins | {
+                                    s for s in parsed.sources  # "fashion" sketches
+                                    if set(words(s)) <= GROUPS | SIZES | VENUES})
     context = [c for c in context if not (c in parsed.listed and plural(c.split()[0]))
                and not (c in parsed.asked and _animal_foil(c.split()[0]))]
     return [] if context and len(parsed.mentions) - len(context) < 2 else context

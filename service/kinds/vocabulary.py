@@ -25,6 +25,8 @@ REQUESTING = {
     "needs", "like", "see", "classify", "recognise", "recognize", "detect", "identify", "label",
     "tag", "sort", "distinguish", "tell", "support", "cover", "handle", "extra", "too",
 }  # fmt: skip
+# What a business does with its goods: a sentence saying it is about the business
+SELLING = {"selling", "sells", "sell", "stocking", "stocks", "breeding", "breeds", "raising"}
 # Words of comparing: "tell cats from dogs" compares ("from" is no source), "distinguish
 # between 3 and 8" names a pair (no range)
 COMPARING = {"apart", "distinguish", "differentiate", "tell", "difference", "differences",
@@ -175,10 +177,15 @@ ABOUT_APP = {
 }  # fmt: skip
 FILLER |= ABOUT_APP
 # Stop words a class may still be named by ("one", "top", "fire truck") are kept where they do.
-FILLER |= ENGLISH_STOP_WORDS - NEGATIONS
+# Numbers past nine are no filler: "seven, eight, nine, ten" lost its "ten" and was answered
+# 7-9 at 200 (stop 39, set 49); now "ten" is a mention the catalogue lacks, as "10" was.
+FILLER |= ENGLISH_STOP_WORDS - NEGATIONS - {
+    "ten", "eleven", "twelve", "fifteen", "twenty", "forty", "fifty", "sixty"}
 FILLER |= {"included", "incl"}  # "Footwear and bag also included", "incl. the bag"
 # how an image came out, not what it shows ("users sometimes upload them upside down": was a
 # sandal, held-out set 40)
 FILLER |= {"upside", "sideways", "rotated", "flipped", "mirrored", "tilted", "blurry",
-           "blurred", "cropped", "grainy", "pixelated"}
+           "blurred", "cropped", "grainy", "pixelated",
+           "digitised", "digitized", "according", "couple"}  # "sort the digitised canvases
+# according to which of these animals is shown", "a couple of ponies" (set 49)
 FILLER |= {"instead"}  # "no cows, goats instead": goats, not a phrase near sheep (a review)
