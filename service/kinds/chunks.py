@@ -18,17 +18,20 @@ from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
 from service.kinds.tokens import NUMERALS, is_number, plural, singular_forms
 from service.kinds.vocabulary import (
     ABOUT_APP,
+    BIG_NUMBERS,
     COMPARING,
     DIGIT_CONTEXT,
     DROPPED,
     EXCLUDING,
     FILLER,
     GENERIC,
+    ING_NOUNS,
     NEEDED,
     NEGATIONS,
     STORY_VERBS,
     STYLE_HINTS,
     STYLE_WORDS,
+    TAKEN_BACK_WORDS,
     VENUES,
 )
 
@@ -45,6 +48,7 @@ _PRE = {"into", "as", "between", "among", "including", "namely", "like",
         # an outside review)
         "recognise", "recognize", "recognising", "recognizing", "classify", "classifying",
         "detect", "detecting", "identify", "identifying", "distinguish", "distinguishing",
+        "sorting", "labelling", "labeling", "tagging",  # "sorting my … doodles of birds" (48)
         "selling", "sells", "stocking", "stocks"}  # "a tiny Etsy store selling tote bags"
 # A class word followed by one of these starts a post-modifier: "dogs near the feeder".
 POST = {"in", "on", "at", "near", "with", "by", "under", "behind", "beside", "inside", "outside",
@@ -163,6 +167,9 @@ def post_modifier(tokens: list[str], known: Known) -> list[str]:
         if p and _participle(token, tokens[p - 1], known) and (  # "a sheepdog lying by the
                 p + 1 == len(tokens) or tokens[p + 1] in POST):  # gate"; not "dog walking service"
             return tokens[:p]
+        if p and token in ("are", "is", "were", "was", "get", "gets") and known.class_word(
+                tokens[p - 1]) and _passive(tokens[p + 1:]):  # "seven and one are always
+            return tokens[:p]  # confused by our OCR" (set 48)
         after = tokens[p + 1 :]  # "for a shoe store": a business, no class (set 42)
         venue = token == "for" and after and after[-1] in VENUES and any(  # "fish for the pet
             t not in FILLER for t in tokens[:p])  # store app"; not "it is for our shop"
@@ -175,11 +182,16 @@ def post_modifier(tokens: list[str], known: Known) -> list[str]:
     return tokens
 
 
-_ING_NOUNS = {"thing", "things", "king", "kings", "ring", "rings", "wing", "wings", "string",
-              "strings", "building", "buildings", "clothing", "evening", "morning", "ceiling",
-              "pudding", "spring", "sling", "sibling", "siblings", "stocking", "stockings",
-              "legging", "leggings", "earring", "earrings", "bunting", "viking", "duckling",
-              "ducklings", "gosling", "seedling", "icing", "filling", "lining", "bedding"}
+_OFTEN = {"always", "often", "usually", "sometimes", "constantly", "frequently", "easily", "so",
+          "very", "too", "getting", "being", "commonly", "regularly", "mostly"}
+
+
+def _passive(after: list[str]) -> bool:
+    """Whether ``after`` opens with a past participle, after adverbs ("always confused"), that
+    takes nothing back ("are dropped", "were removed", "are being discontinued": an outside
+    review of stop 39)."""
+    word = next((w for w in after if w not in _OFTEN), "")
+    return len(word) > 4 and word.endswith("ed") and word not in TAKEN_BACK_WORDS
 
 
 def _participle(token: str, before: str, known: Known) -> bool:
@@ -187,18 +199,12 @@ def _participle(token: str, before: str, known: Known) -> bool:
     grazing", "a sheepdog lying by the gate": set 43), not a noun in "-ing" ("cat bedding",
     "dog clothing") nor a style word ("horse painting")."""
     return len(token) >= 5 and token.endswith("ing") and known.class_word(before) \
-        and not known.class_word(token) and token not in _ING_NOUNS and not is_style(token)
+        and not known.class_word(token) and token not in ING_NOUNS and not is_style(token)
 
 
 # verbs whose object may be a digit itself: "kids write 2, 4, 6 and 8" (stop 32: lost the 2)
 _WRITING = {"write", "writes", "wrote", "draw", "draws", "drew", "scribble", "scribbles", "read",
             "reads", "recognise", "recognize", "detect", "classify", "identify", "spot"}
-
-
-# number words past nine: no class, but they count ("forty ewes") like digits do
-BIG_NUMBERS = {"ten", "eleven", "twelve", "thirteen", "fourteen", "fifteen", "sixteen",
-               "seventeen", "eighteen", "nineteen", "twenty", "thirty", "forty", "fifty",
-               "sixty", "seventy", "eighty", "ninety", "thousand", "dozen"}
 
 
 def drop_numbers(tokens: list[str], known: Known) -> list[str]:

@@ -12,6 +12,7 @@ says which came last on purpose.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 from service.kinds.tokens import singular_forms, words
 
@@ -48,7 +49,9 @@ _UNNAMED = {"any", "anything", "everything", "other", "others", "else", "rest", 
 _LEADING = {"please", "pls", "so", "but", "and", "just", "then", "i", "we", "you", "d", "ll"}
 _NEGATING = {"no", "not", "except", "without", "excluding", "nor"}
 _NEVER_MIND = re.compile(r"\bnever\s+mind\b", re.I)
-_TAKE_BACK = re.compile(r"\b(?:actually|sorry),?\s+(?:not|no)\b", re.I)  # "Actually, not dogs"
+_TAKE_BACK = re.compile(r"\b(?:actually|sorry),?\s+(?:not|no)\b(?!,?\s+(?:make|change|switch)\s+"
+                        r"(?:it|that)\b)", re.I)  # "Actually, not dogs"; "actually no, make it
+# …" is the marker's (set 48: the sentence before it was kept)
 # "Not 3 actually.", "no horses actually": a negation that takes back, as "actually, not 3"
 _TAKEN_BACK_AFTER = re.compile(r"\b(?:not|no)\s+([^.!?,;]{1,40}?),?\s+actually\b(?=\s*[.!?;]|\s*$)",
                                re.I)
@@ -67,14 +70,21 @@ _LEAD = {"but", "then", "actually", "and", "also", "oh", "please", "pls", "ok", 
          "just", "maybe", "lets", "let", "us", "you", "can", "could", "we", "i", "ll", "d"}
 
 
-def retract_before_markers(text: str) -> tuple[str, list[str]]:
+# "dog, gato, sorry I mean cat, and horse": "I mean" right after a listed word that names no
+# class corrects that word only (set 48: dog was taken back at 200)
+_MEANT_ITEM = re.compile(r"(?<=,)\s*(?P<x>[^\W\d_]+)\s*,\s*sorry\s+i\s+mean\s+", re.I)
+
+
+def retract_before_markers(text: str, class_word: Callable[[str], bool] = lambda _: False
+                           ) -> tuple[str, list[str]]:
     """``(text, taken back)``: for each correction marker, the text before it back to the
     start of its sentence (the sentence before, when the marker opens one) is dropped, unless
     what follows adds or takes back its own (:func:`_keeps_before`; "Correction: no horses,
     cows" then reads "(drop horses), cows", not a clash with the horses asked before). "Oh
     wait" is no marker: it adds more often than it takes back ("Oh wait, the zoo also has
-    sheep")."""
+    sheep"). ``class_word``: whether a word names a class (see ``_MEANT_ITEM``)."""
     text = _TRAILING_SORRY.sub(", sorry I mean ", text)  # before an ellipsis ends a sentence
+    text = _MEANT_ITEM.sub(lambda m: m[0] if class_word(m["x"].lower()) else " ", text)
     text = _TAKEN_BACK_AFTER.sub(r" (drop \1) ", _ELLIPSIS.sub(". ", _swapped(text)))
     dropped, text = [], _TAKE_BACK.sub("drop", _NEVER_MIND.sub("nvm", text))  # not a clash
     text = _WAIT_NO_ITEM.sub(_taken_back_item, text)  # "bear, bird, and— wait, no bird — horse"
@@ -234,7 +244,9 @@ _LEFT_OPEN = re.compile(r"\b(?:whatever|anything)\s+else\b(?!\s+(?:is|are|you|we
                          r"\bhaven'?t\s+decided\b", re.I)  # or leaves them undecided
 
 
-_NOT_ANY = re.compile(r"\b(?:not|no|never|don'?t|doesn'?t|nor)\b|n't\b", re.I)
+_NOT_ANY = re.compile(r"\b(?:not|no|don'?t|doesn'?t|never)\s+(?:\w+\s+){0,2}?(?:need|want|care|"
+                      r"fussed|bothered|interested|required|necessary)\b", re.I)  # not "don't
+# know about anything else", "no idea about …" (an outside review of stop 39)
 
 
 def left_open(text: str) -> str | None:
@@ -242,7 +254,6 @@ def left_open(text: str) -> str | None:
     "anything else" turned down ("Not fussed about anything else": set 49)."""
     for match in _LEFT_OPEN.finditer(text):
         before = re.split(r"[.;!?\n]", text[: match.start()])[-1]
-        if not (match[0].lower().startswith("anything") and _NOT_ANY.search(before)
-                and not re.search(r"\bnot\s+sure\b", before, re.I)):  # "not sure about …"
+        if not (match[0].lower().startswith("anything") and _NOT_ANY.search(before)):
             return match[0]
     return None

@@ -79,8 +79,11 @@ _RESTATED = re.compile(r"\(\s*(?:the\s+|our\s+|my\s+)?(?P<w>[a-z]+)\s+(?:are|is|
                        r"[^()]{0,80}\)", re.I)
 
 
-_NEGATING = re.compile(r"\b(?:not|no|never|n't|out|excluded|drop)\b", re.I)  # "(the cows
-# are not needed)" takes back, below
+_NEGATING = re.compile(r"\b(?:not|no|never|out|excluded|drop\w*|remov\w*|skip\w*|unnecessary|"
+                       r"discontinu\w*|optional|actually|also|add\w*|plus|instead|teddy|teddies|"
+                       r"toys?|stuffed|plush|fake|statues?|models?|costumes?|really)\b|n't\b",
+                       re.I)  # "(the cows are not needed)", "(… are dropped)": they say more
+# than what the class is (an outside review of stop 39)
 
 
 # "horses (which we don't need)", "cows (out of scope)": the class before is taken back
@@ -102,7 +105,8 @@ def without_descriptions(text: str, class_of: Callable[[str], str | None],
                          text)
     text = _RESTATED.sub(lambda m: " " if (name := class_of(m["w"].lower())) and any(
         class_of(w) == name for w in words(m.string[:m.start()])) and not _NEGATING.search(
-        m[0]) else m[0], text)  # "… and horses (the horses are semi-feral ponies)" (set 49)
+        m[0]) and {class_of(w) for w in re.findall(r"[a-z][\w-]*", m[0].lower())} <= {name, None}
+        else m[0], text)  # "… and horses (the horses are semi-feral ponies)" (set 49)
     return _DESCRIBING.sub(lambda m: m[0] if any(class_of(w) or is_style(w) or w in GENERIC
                                                  for w in words(m[0])) else " ", text)
 

@@ -101,8 +101,9 @@ class Lexicon:
             return [phrase]
         numbers = all(len(t) == 1 and is_number(t[0]) for t in terms)
         plurals = all(" ".join(t) not in self._lexicon  # "bears" is not; "sheep" may be,
-                      or len(terms) >= 3 and " ".join(t) in _SAME_PLURAL for t in terms[:-1])
-        # in "cows horses sheep dogs" (set 49); "sheep dogs" may be sheepdogs
+                      or len(terms) >= 3 and " ".join(t) in _SAME_PLURAL  # in "cows horses
+                      and self._term(["".join(t + n)]) is None  # sheep dogs" (set 49); "sheep
+                      for t, n in zip(terms, terms[1:], strict=False))  # dogs" may be sheepdogs
         named = all(" ".join(t) in self._named for t in terms)  # "zebra finch giraffe" is not
         if len(terms) > 1 and (numbers or names and (len(terms) >= 3 and named or plurals)):
             return [" ".join(t) for t in terms]

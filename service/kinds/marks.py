@@ -25,8 +25,7 @@ def is_aside(tokens: list[str], known: Known) -> bool:
     # horses), add a donkey": a swap's new class; not "feat: add farm animal classifier"
     asks = (REQUESTING - {"too"}) & set(tokens) and any(map(plural, tokens))
     listed = any(a in ("and", "or") and plural(b) and not known.class_word(known.fix(b))
-                 for a, b in pairs) and not SELLING & set(tokens)  # "Thanks, and rabbits.",
-    # "Oh, and lions if you can."; not "My shop sells children's and adults' footwear" (set 49)
+                 for a, b in pairs)  # "Thanks, and rabbits.", "Oh, and lions if you can."
     return len(tokens) >= 3 and not any(map(known.class_word, tokens)) and not adds \
         and not asks and not listed  # fmt: skip
 

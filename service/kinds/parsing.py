@@ -40,6 +40,7 @@ from service.kinds.listing import asked, coordinated, list_items
 from service.kinds.marks import business_before_task, is_aside, mark_context
 from service.kinds.namely import namely
 from service.kinds.numbers import digit_of
+from service.kinds.parity import parity_filter, parity_range
 from service.kinds.parsed import Parsed
 from service.kinds.pasted import as_prose
 from service.kinds.rewrites import (
@@ -60,7 +61,6 @@ from service.kinds.vocabulary import (
     EXCLUDING,
     NEGATIONS,
     REQUESTING,
-    SELLING,
     SIZES,
     STYLE_HINTS,
 )
@@ -89,10 +89,10 @@ def parse(text: str, known: Known = Known()) -> Parsed:  # noqa: B008 (immutable
     except Unreadable as exc:
         return Parsed([], refused=f"{exc}; e.g. 'classify cats and dogs'")
     text, taken_back = retract_before_markers(restyled(style_phrases(text), is_style,
-                                                       known.class_word))
+                                                       known.class_word), known.class_word)
     declared, text = declared_count(text)  # "exactly two classes: …", before a header goes
     letters = ranges.letter_range(text, known.names_a_class)  # "hex digits: 0-9 and A-F"
-    text = without_purposes(without_chatter(text), known.class_word)  # "so I can find things"
+    text = without_purposes(without_chatter(text), known.class_word, is_style)  # "so I can …"
     text = split_compounds(sounded(text, known.class_word), known.class_word)
     text = equated(text, known.class_word, known.class_of)  # "jumper = the knitted thing"
     text = glossed(text, known.foreign, known.class_of)  # "bag (handbag)", "gato (cat)"
@@ -100,7 +100,7 @@ def parse(text: str, known: Known = Known()) -> Parsed:  # noqa: B008 (immutable
     text = join_modifiers(compared_with(text, known), known)  # "1s with 7s": a pair
     text = ranges.multiples(ranges.range_less(ranges.labelled(text)))  # "Sprint 3-4:"
     text = ranges.bounded(ranges.numbers_spaced(text))
-    text = ranges.parity_range(text)  # "the even numbers, handwritten, 0 through 8"
+    text = parity_range(text)  # "the even numbers, handwritten, 0 through 8"
     text = namely(text, lambda w: known.class_word(w) or w in ("even", "odd") or group_of(
         w, known.groups) is not None or is_number(w))  # "wardrobe contents, i.e. coats, …"
     header, text = read_header(one_line(text), known)
@@ -109,7 +109,7 @@ def parse(text: str, known: Known = Known()) -> Parsed:  # noqa: B008 (immutable
     text = spelt_subgroups(text, known.class_word)  # "except the footwear (sandals, …)"
     text = spelt_subgroup_words(text, known.subgroups, known.class_of)  # "footwear only"
     text, excepted, unclear = spell_out(text, known.groups, known.class_of)  # "all but cows"
-    text, filtered = ranges.parity_filter(text, known.groups)  # "2 to 8, but no odd ones"
+    text, filtered = parity_filter(text, known.groups)  # "2 to 8, but no odd ones"
     pointing = _POINTING.search(text)  # "NOT this one"
     chooser = corrections.left_open(text)  # "cats, dogs, and whatever else, you choose"
     unclear = unclear and f"{unclear[0]!r} leaves open which classes are left out; name the " \
@@ -140,7 +140,7 @@ def _read_sentence(sentence: str, known: Known, parsed: Parsed) -> None:
     pieces = SPLIT.split(sentence)  # chunk, separator, chunk, …
     comparing = any(f in COMPARING | _PICKING for t in tokens for f in singular_forms(t))
     excluding, refusing, items, where = False, False, [], []
-    start, styles, role = len(parsed.mentions), len(parsed.style), None
+    start, styles, origin = len(parsed.mentions), len(parsed.style), False
     for i in range(0, len(pieces), 2):  # "tell cats from dogs", "picks out … from …"
         separator = pieces[i - 1].strip().lower() if i else ""
         if refusing and separator in ("or", "nor") and words(pieces[i]):
@@ -153,23 +153,23 @@ def _read_sentence(sentence: str, known: Known, parsed: Parsed) -> None:
             (parsed.retracted if excluding == "retracted" else parsed.negated).append(bare)
             continue
         after_from = separator == "from"  # after a class word, "from" may compare
-        comparing_here = comparing and known.class_word(known.fix(
-            (words(pieces[i - 2]) or [""])[-1] if i else ""))  # not "… that they upload from"
-        negated, before = len(parsed.negated), len(parsed.mentions)
-        taken = len(parsed.retracted)
         raw = [known.fix(t) for t in words(pieces[i])]
-        role = "compared" if after_from and comparing_here else "source" if after_from or (
-            role == "source" and separator in ("and", "or", "&")
-            and not any(map(known.class_word, raw))) else None  # "from the zoo and the park"
-        _read_chunk(pieces[i], known, parsed, aside, role)
+        comparing_here = comparing and known.class_word(known.fix(
+            (words(pieces[i - 2]) or [""])[-1] if i else "")) \
+            and raw[:1] not in (["my"], ["our"], ["their"])  # not "… that they upload from",
+        negated, before = len(parsed.negated), len(parsed.mentions)  # "zebras from my trip"
+        taken = len(parsed.retracted)
+        origin = not any(map(known.class_word, raw)) and (after_from and not comparing_here or (
+            origin and separator in ("and", "or", "&")))  # "from the zoo and the safari park"
+        _read_chunk(pieces[i], known, parsed, aside, "compared" if after_from and comparing_here
+                    else "source" if after_from or origin else None)
         items.append((separator, parsed.mentions[before:], raw))
         where.append((len("".join(pieces[:i])), len("".join(pieces[:i + 1])),
                       parsed.mentions[before:]))
         refusing = len(parsed.negated) > negated
         excluding = _excludes_next(parsed, known, raw, (negated, before, taken))
     business_before_task(items, parsed, start, _PICKING)  # "a farm selling horses, classify cows …"
-    if not (aside and SELLING & set(tokens)):  # "My shop sells children's and adults'
-        parsed.listed |= list_items(items, comparing)  # footwear": the shop's goods (set 49)
+    parsed.listed |= list_items(items, comparing)
     parsed.asked |= asked(items)
     joined = coordinated(items)  # "cats, dogs and guinea pig photos": items, not sources
     parsed.sources, parsed.wordy = parsed.sources - joined, parsed.wordy - joined

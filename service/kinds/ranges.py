@@ -10,11 +10,19 @@ filter after a list or range of digits takes back the other parity ("2 to 8, but
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 
 from service.kinds.chunks import POST as _POST
 from service.kinds.tokens import NUMERALS, words
-from service.kinds.vocabulary import ABOUT_APP, COMPARING, DIGIT_CONTEXT, FILLER, NEGATIONS
+from service.kinds.vocabulary import (
+    ABOUT_APP,
+    BOUNDING,
+    COMPARING,
+    DIGIT_CONTEXT,
+    FILLER,
+    NEGATIONS,
+    WRITERS,
+)
 
 NUMBER = r"(?:\d|zero|one|two|three|four|five|six|seven|eight|nine)"
 _RANGE = re.compile(rf"\b({NUMBER})\s*(?:-|–|—|\b(?:up\s+)?to\b|\bthrough\b|\bthru\b|\btill\b|"
@@ -22,9 +30,6 @@ _RANGE = re.compile(rf"\b({NUMBER})\s*(?:-|–|—|\b(?:up\s+)?to\b|\bthrough\b|
 # "always between 0 and 5" bounds a range; after an instruction to compare ("tell apart
 # between 3 and 8", "confuses 1 and 7") it names a pair
 _BETWEEN = re.compile(rf"\bbetween\s+({NUMBER})\s+and\s+({NUMBER})\b", re.I)
-_BOUNDING = {"always", "only", "anywhere", "somewhere", "numbers", "digits", "numerals", "values",
-             "is", "are", "be", "lie", "lies", "fall", "falls", "range", "ranging", "all", "any",
-             "anything", "everything"}  # "always between 0 and 5", "digits between 2 and 7"
 
 
 # "between 1 and 7, which look alike", "between 2 and 6, exclusive", "0 or between 1 and 5":
@@ -43,7 +48,7 @@ def between(text: str) -> tuple[str, str | None]:
     def spelt(match: re.Match) -> str:
         nonlocal doubt
         before, everywhere = words(text[: match.start()]), set(words(text)) - {"between"}
-        if _as_int(match[2]) - _as_int(match[1]) < 2 or not before or before[-1] not in _BOUNDING:
+        if as_int(match[2]) - as_int(match[1]) < 2 or not before or before[-1] not in BOUNDING:
             return match[0]
         if everywhere & (COMPARING | _UNSURE):
             doubt = doubt or match[0]
@@ -144,7 +149,7 @@ def _bounded_sentence(sentence: str) -> str:
     if NEGATIONS & set(words(sentence)):
         return sentence
     if (both := _BETWEEN_BOUNDS.search(sentence)) and len(_BOUND_WORD.findall(sentence)) == 2:
-        a, b = _as_int(both["a"]), _as_int(both["b"])  # "bigger than 2 and smaller than 6"
+        a, b = as_int(both["a"]), as_int(both["b"])  # "bigger than 2 and smaller than 6"
         lo, hi = (a + 1, b - 1) if both["above"] else (b + 1, a - 1)
         if 0 <= lo < hi <= 9:
             return f"{sentence[:both.start()]}digits {lo} to {hi}{sentence[both.end():]}"
@@ -153,7 +158,7 @@ def _bounded_sentence(sentence: str) -> str:
     for pattern, side in _BOUNDS:
         match = pattern.search(sentence)
         if match:
-            lo, hi = _SPAN[side](_as_int(match[1]))
+            lo, hi = _SPAN[side](as_int(match[1]))
             if 0 <= lo < hi <= 9:
                 return f"{sentence[:match.start()]}digits {lo} to {hi}{sentence[match.end():]}"
     return sentence
@@ -187,13 +192,13 @@ def _spelt(match: re.Match, names_a_class: Callable[[str], bool]) -> list[str] |
     if after[:1] and after[0] in _RATE:  # "numbers from 1 to 3 per image": an amount
         return None
     if before and before[-1] in DIGIT_CONTEXT:  # "digits 1 through 3 on scanned checks"
-        clause = after[:1] == ["as"] and after[1:2] != ["well"]  # "… 0 through 9 as people
-        after = [] if clause else after[: next(  # scribble them" (set 49); not "as well as 7"
+        clause = after[:1] == ["as"] and after[1:2] and after[1] in WRITERS  # "… 0 through 9
+        after = [] if clause else after[: next(  # as people scribble them" (set 49)
             (i for i, t in enumerate(after) if t in _POST), len(after))]
     cued = bool(before) and before[-1] in DIGIT_CONTEXT and all(t in FILLER for t in after)
     if not cued and any(t not in FILLER for t in before + after):
         return None  # "0-3 is enough" ("Sprint 3-4" is one number by now: labelled)
-    lo, hi = (_as_int(match[i]) for i in (1, 2))
+    lo, hi = (as_int(match[i]) for i in (1, 2))
     if lo >= hi or not all(names_a_class(match[i].lower()) for i in (1, 2)):
         return None
     return [str(n) for n in range(lo, hi + 1)]
@@ -215,8 +220,8 @@ def range_less(text: str) -> str:
     digit word, less the digits it leaves out (held-out set 42: both asked for and excluded,
     a 422). Left as it is when a digit left out lies outside the range."""
     def less(m: re.Match) -> str:
-        lo, hi = _as_int(m["lo"]), _as_int(m["hi"])
-        out = {_as_int(n) for n in re.findall(NUMBER, m["out"], re.I)}
+        lo, hi = as_int(m["lo"]), as_int(m["hi"])
+        out = {as_int(n) for n in re.findall(NUMBER, m["out"], re.I)}
         before = re.split(r"[.;!?\n]", m.string[: m.start()])[-1]
         after = re.split(r"[.;!?\n]", m.string[m.end() :])[0]
         if lo >= hi or not all(lo <= n <= hi for n in out) or re.search(
@@ -227,7 +232,7 @@ def range_less(text: str) -> str:
     return _LESS.sub(less, text)
 
 
-def _as_int(number: str) -> int:
+def as_int(number: str) -> int:
     number = number.lower()
     return int(number) if number.isdigit() else list(NUMERALS.values()).index(number)
 
@@ -255,57 +260,8 @@ def multiples(text: str) -> str:
     def spelt(m: re.Match) -> str:
         if not _ASKS_DIGITS.search(text[:m.start()]):  # "cats in multiples of 2 per image"
             return m[0]
-        n = _as_int(m["n"])
-        lo, hi = sorted(_as_int(x) for x in (m["a"] or m["c"] or "0", m["b"] or m["d"] or "9"))
+        n = as_int(m["n"])
+        lo, hi = sorted(as_int(x) for x in (m["a"] or m["c"] or "0", m["b"] or m["d"] or "9"))
         kept = [k for k in range(n, 10, n) if lo <= k <= hi] if n else []
         return ", ".join(map(str, kept)) if len(kept) > 1 else m[0]
     return _MULTIPLES.sub(spelt, text)
-
-
-# "only the even numbers, handwritten, 0 through 8": the parity within the range (set 40: all
-# nine digits at 200, the two read as a union)
-_PARITY_RANGE = re.compile(
-    rf"\b(?P<parity>even|odd)\s+(?:digits?|numbers?|numerals?)\b(?P<mid>[^.;!?0-9]{{0,40}}?)"
-    rf"(?:\bbetween\s+(?P<a>{NUMBER})\s+and\s+|(?:\bfrom\s+)?\b(?P<lo>{NUMBER})\s*(?:-|–|to|"
-    rf"through|thru|until)\s*)(?P<hi>{NUMBER})(?=\s*(?:[,.;:!?)]|$|\b(?:only|please|pls|inclusive|"
-    r"handwritten|written|in|on)\b))", re.I)  # not "2 to 8 megapixels", "2 to 6 per image"
-_PARITY_MID = {"only", "just", "the", "handwritten", "written", "please", "pls", "digits",
-               "numbers", "from", "inclusive", "all"}  # words about the digits, no others
-
-
-def parity_range(text: str) -> str:
-    """"even numbers … 0 through 8" as the even digits from 0 to 8, the words between kept
-    ("handwritten"); left as it is when any other word lies between them or the range ends
-    no clause (an outside review: "apart from 0 to 4", "kids aged 4 to 8", "2 to 6 per
-    image" were read as the range)."""
-    def spelt(m: re.Match) -> str:
-        lo, hi = _as_int(m["lo"] or m["a"]), _as_int(m["hi"])
-        if lo >= hi or not all(w in _PARITY_MID for w in words(m["mid"])):
-            return m[0]  # "even digits apart from 0 to 4", "odd digits on pages 2 to 8"
-        odd = m["parity"].lower() == "odd"
-        return ", ".join(str(n) for n in range(lo, hi + 1) if n % 2 == odd) + m["mid"]
-    return _PARITY_RANGE.sub(spelt, text)
-
-
-_PARITY_ONES = re.compile(r",?\s*\b(?:but\s+)?(?:(?:no|not|without|skip|drop|exclude)\s+(?:the\s+|"
-                          r"any\s+)?|(?P<only>only|just|only\s+care\s+about)\s+(?:the\s+)?)"
-                          r"(?P<parity>even|odd)\s+ones\b|,?\s*\b(?:the\s+)?(?P<parity2>even|odd)"
-                          r"\s+ones\s+(?P<only2>only)\b", re.I)  # fmt: skip
-_PARITY_COUNTS = {w: int(d) for d, w in NUMERALS.items()}
-
-
-def parity_filter(text: str, groups: Mapping[str, list[str]]) -> tuple[str, list[str]]:
-    """``(text, dropped)``: "but no odd ones", "only the even ones" after a list or range of
-    digits, without that phrase, and the digits it takes away (all of the other parity:
-    "only the even ones" drops the odd). Taken back, not excluded: "Numbers 2 to 8, but no
-    odd ones" is 2, 4, 6, 8, not a clash (stop 32: a wrong set at 200)."""
-    digits = next((ms for ms in groups.values() if all(m in _PARITY_COUNTS for m in ms)), [])
-    dropped: list[str] = []
-
-    def drop(m: re.Match) -> str:
-        parity, only = m["parity"] or m["parity2"], m["only"] or m["only2"]
-        odd = (parity.lower() == "odd") == (only is None)  # the parity taken away
-        dropped.extend(str(_PARITY_COUNTS[d]) for d in digits  # "3": no filler
-                       if _PARITY_COUNTS[d] % 2 == odd)
-        return " "
-    return (_PARITY_ONES.sub(drop, text) if digits else text), dropped

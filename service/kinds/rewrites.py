@@ -75,21 +75,30 @@ _PURPOSE = re.compile(r"\bso\s+(?:that\s+)?(?:we|i|they|you|he|she|people|users|
                       re.I)
 
 
-def without_purposes(text: str, class_word: Callable[[str], bool]) -> str:
-    """``text`` without idioms (``_IDIOM``) and purpose clauses that name no class ("so I can
-    find things"); "so we can tell cats from dogs" states the task and stays."""
-    return _PURPOSE.sub(lambda m: m[0] if any(map(class_word, words(m[0]))) else " ",
-                        _IDIOM.sub(" ", text))
+def without_purposes(text: str, class_word: Callable[[str], bool],
+                     is_style: Callable[[str], bool]) -> str:
+    """``text`` without idioms (``_IDIOM``) and purpose clauses that name no class or style
+    and ask for nothing more ("so I can find things"); "so we can tell cats from dogs", "so I
+    can sort my pencil sketches" and "so we can also detect rabbits" stay."""
+    def keeps(clause: str) -> bool:
+        return any(class_word(w) or is_style(w) or w in ("also", "add", "plus", "too")
+                   for w in words(clause))
+    return _PURPOSE.sub(lambda m: m[0] if keeps(m[0]) else " ", _IDIOM.sub(" ", text))
+
+
+_NONZERO = re.compile(r"\bnon-?\s?zero\s+(digits?|numbers?|numerals?)\b", re.I)  # "the nine
+# nonzero digits" (set 48)
 
 
 def without_chatter(text: str) -> str:
     """Handles as "team", hedges and hashtag marks out, "w/" as "with", "shot on" as
     "filmed on", "clip art" as "clipart" (held-out set 42: read as paintings), "Cam" as a person
     ("ask Cam"; a lower-case or upper-case cam hints at photos), "ones with pigs" as "pigs"
-    where nothing else is about numbers ("sevens and ones with a serif" keeps its digit)."""
+    where nothing else is about numbers ("sevens and ones with a serif" keeps its digit), and
+    "nonzero digits" as "digits 1 to 9"."""
     text = text if _OTHER_NUMBER.search(text) else _PRONOUN_ONES.sub("", text)
     text = _CAM.sub("team", _CLIP_ART.sub("clipart", _SHOT.sub("filmed ", text)))
-    text = _WEBCOMIC.sub("web ", text)
+    text = _NONZERO.sub(r"\1 1 to 9", _WEBCOMIC.sub("web ", text))
     return _HASHTAG.sub(", ", _HEDGE.sub(" ", _HANDLE.sub(" team ", _WITH.sub("with ", text))))
 
 
@@ -199,6 +208,9 @@ def _in_exceptions(text: str, names: list[str], members: list[str]) -> str:
     return text
 
 
+_OWNERS = r"\b[\w-]+(?:'s|s')\s+(?:(?:and|or|&)\s+[\w-]+(?:'s|s')\s+)?"  # "children's and adults'"
+
+
 def spelt_subgroup_words(text: str, subgroups: Mapping[str, list[str]],
                          class_of: Callable[[str], str | None]) -> str:
     """A sub-group word where it asks or excludes, with the sub-group's classes in its place:
@@ -241,8 +253,9 @@ def spelt_subgroup_words(text: str, subgroups: Mapping[str, list[str]],
         spelt = ", ".join(members)
         if not named & set(members):
             text = asking.sub(lambda m, s=spelt, w=w: re.sub(w, s, m[0], flags=re.I), text)
-        text = re.sub(rf"\s*\b(?:the\s+)?{w}\b", "", text, flags=re.I)  # the rest is context
-        # (the space before it goes too: "adults' footwear." still ends a sentence, set 49)
+        text = re.sub(rf"\s*(?:{_OWNERS})?\b(?:the\s+)?{w}\b", "", text, flags=re.I)  # the
+        # rest is context, with the space and owners before it: "sells children's and adults'
+        # footwear." still ends a sentence and lists no "adults" (set 49)
     return _EVERYTHING_IN.sub("every ", text)
 
 

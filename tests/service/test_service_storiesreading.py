@@ -32,7 +32,7 @@ ANIMALS = ["bear", "bird", "cat", "cow", "dog", "elephant", "giraffe", "horse", 
      "my phone. I need them sorted into dresses, coats and jumpers.",
      ["dress", "coat", "pullover"], "photo"),  # had no domain
     ("pencil sketches of digits 2 to 4", DIGITS[2:5], "sketch"),  # had no domain
-    ("cows horses sheep dogs", ["cow", "horse", "sheep", "dog"], None),
+    ("cows sheep horses dogs", ["cow", "sheep", "horse", "dog"], None),
     ("Even numbers only please (0 counts as even, my class insisted).", DIGITS[::2], None),
     ("the numbers 0 through 9 as people scribble them on our delivery slips", DIGITS, None),
     ("Camera-trap stills from the wetland reserve: birds, cattle and horses (the horses are "
@@ -52,6 +52,18 @@ ANIMALS = ["bear", "bird", "cat", "cow", "dog", "elephant", "giraffe", "horse", 
      ["elephant", "giraffe", "zebra", "bird"], "photo"),
     ("please bear with me: cats and dogs", ["cat", "dog"], None),  # had bear at 200
     ("cats and dogs, we don't need anything else", ["cat", "dog"], None),  # was asked back
+    # from set 48 (unread until scored at the end of this stop's set-49 rules)
+    ("for my app i need dog, gato... sorry, cat, and horse. fotos from smartphone",
+     ["dog", "cat", "horse"], "photo"),  # dog was taken back at 200
+    ("sneakers and sandals, actually no, make it sneakers and ankle boots",
+     ["sneaker", "ankle boot"], None),  # sandal was kept at 200
+    ("numbers seven and one are always confused by our OCR, make a model only for those two",
+     ["seven", "one"], None),
+    ("Snapshots of zebras and giraffes from my trip, want to auto-sort my album",
+     ["zebra", "giraffe"], "photo"),
+    ("my weekend hobby project: sorting my scanned pencil doodles of birds and cats into "
+     "folders", ["bird", "cat"], "sketch"),
+    ("the nine nonzero digits", DIGITS[1:], None),
     ("photos of cows from the farm and horses", ["cow", "horse"], "photo"),
     # guards: counts past nine still count, a purpose that states the task stays
     ("We keep about forty ewes and twenty cows", ["sheep", "cow"], None),
@@ -60,6 +72,11 @@ ANIMALS = ["bear", "bird", "cat", "cow", "dog", "elephant", "giraffe", "horse", 
                                            "sandal", "shirt", "sneaker", "bag", "ankle boot"],
      None),
     ("we have photos so we can sort cats and dogs", ["cat", "dog"], "photo"),
+    ("vacas and caballos... sorry, cows and horses", ["cow", "horse"], None),
+    ("cats, dogs and horses, actually no dogs", ["cat", "horse"], None),
+    ("sort cats from dogs", ["cat", "dog"], None),
+    ("cats are needed and dogs", ["cat", "dog"], None),
+    ("cats and dogs so I can sort my pencil sketches", ["cat", "dog"], "sketch"),
 ])
 def test_read(pacs, text, classes, domain):
     got, got_domain = resolve_description(pacs, text)
@@ -73,6 +90,17 @@ def test_read(pacs, text, classes, domain):
     "digits 1 to 3 as well as 7",  # not 1-3: "as well as" adds
     "sheep dogs and cats",  # "sheep dogs" may be sheepdogs
     "cats, dogs and anything else, you choose",
+    "recognise cats from llamas",
+    # guards from an outside review of this stop's first version (each was wrong at 200)
+    "cows horses sheep dogs",  # "sheep dogs" may be sheepdogs
+    "cats, dogs and horses (the horses are dropped)",
+    "bags, coats and sandals (the sandals are being discontinued)",
+    "shirts and dresses (the shirts are mostly t-shirts)",
+    "the digits 1 to 4 as cartoons and 9 as a sketch",
+    "cats and dogs; don't know about anything else yet",
+    "We sell hats and scarves. Classify those plus bags and coats",
+    "cats and dogs from the Elephant and Castle branch",
+    "a dog sorting game with cats",
 ])
 def test_refused(pacs, text):
     with pytest.raises(Problem):
