@@ -256,7 +256,7 @@ def run_benchmark(args: Any) -> dict[str, Any]:
     from tqdm import tqdm
 
     from trainer.anytime.artifact import save_run
-    from trainer.anytime.report import write_report
+    from trainer.anytime.report import protocol_text, write_report
 
     t0 = time.perf_counter()
     bench, backbone, data = setup(args)
@@ -289,21 +289,3 @@ def run_benchmark(args: Any) -> dict[str, Any]:
                "seconds": time.perf_counter() - t0}
     write_report(Path(args.out), payload)
     return payload
-
-
-def protocol_text(args: Any) -> str:
-    """One paragraph of what every method got (the same for all)."""
-    clients = ("one client per domain" if getattr(args, "partition", "") == "domains" else
-               f"{args.num_clients} clients, Dirichlet alpha={args.alpha}")
-    return (f"{clients} over "
-            f"{args.per_class} images/class, split 60/20/20; {args.fraction:.0%} of clients per "
-            f"round; {'up to ' if args.select else ''}{args.rounds} rounds x "
-            f"{args.local_epochs} local epochs, batch {args.batch_size}; lr "
-            + ("and rounds chosen per setting and method (lr from {0.3, 1, 3} x the default, "
-               "rounds: that lr's best round) on the clients' validation splits (first seed)"
-               if args.select else
-               f"{args.lr} (finetune {args.lr_finetune}), not selected")
-            + f"; PA rank "
-            f"{args.adapter_rank}; personalisation {args.personal_epochs} epochs (client token "
-            f"for the Accumulator, everything trainable otherwise), epoch chosen on val; "
-            f"seeds {args.seeds}.")
