@@ -75,16 +75,17 @@ _LEAD = {"but", "then", "actually", "and", "also", "oh", "please", "pls", "ok", 
 _MEANT_ITEM = re.compile(r"(?<=,)\s*(?P<x>[^\W\d_]+)\s*,\s*sorry\s+i\s+mean\s+", re.I)
 
 
-def retract_before_markers(text: str, class_word: Callable[[str], bool] = lambda _: False
+def retract_before_markers(text: str, class_word: Callable[[str], bool] | None = None
                            ) -> tuple[str, list[str]]:
     """``(text, taken back)``: for each correction marker, the text before it back to the
     start of its sentence (the sentence before, when the marker opens one) is dropped, unless
     what follows adds or takes back its own (:func:`_keeps_before`; "Correction: no horses,
     cows" then reads "(drop horses), cows", not a clash with the horses asked before). "Oh
     wait" is no marker: it adds more often than it takes back ("Oh wait, the zoo also has
-    sheep"). ``class_word``: whether a word names a class (see ``_MEANT_ITEM``)."""
+    sheep"). ``class_word``: whether a word names a class (without it, no ``_MEANT_ITEM``)."""
     text = _TRAILING_SORRY.sub(", sorry I mean ", text)  # before an ellipsis ends a sentence
-    text = _MEANT_ITEM.sub(lambda m: m[0] if class_word(m["x"].lower()) else " ", text)
+    if class_word is not None:
+        text = _MEANT_ITEM.sub(lambda m: m[0] if class_word(m["x"].lower()) else " ", text)
     text = _TAKEN_BACK_AFTER.sub(r" (drop \1) ", _ELLIPSIS.sub(". ", _swapped(text)))
     dropped, text = [], _TAKE_BACK.sub("drop", _NEVER_MIND.sub("nvm", text))  # not a clash
     text = _WAIT_NO_ITEM.sub(_taken_back_item, text)  # "bear, bird, and— wait, no bird — horse"

@@ -86,6 +86,15 @@ _NEGATING = re.compile(r"\b(?:not|no|never|out|excluded|drop\w*|remov\w*|skip\w*
 # than what the class is (an outside review of stop 39)
 
 
+def _restates(m: re.Match, class_of: Callable[[str], str | None]) -> bool:
+    """Whether brackets only say what a class named before them is ("… and horses (the horses
+    are semi-feral ponies)", set 49): no other class, nothing taken back or added."""
+    name = class_of(m["w"].lower())
+    return name is not None and any(class_of(w) == name for w in words(m.string[:m.start()])) \
+        and not _NEGATING.search(m[0]) \
+        and {class_of(w) for w in re.findall(r"[a-z][\w-]*", m[0].lower())} <= {name, None}
+
+
 # "horses (which we don't need)", "cows (out of scope)": the class before is taken back
 _UNWANTED = re.compile(r"\b([a-z][\w-]*)\s*\((?P<inner>(?:which\s+|that\s+|those\s+|they\s+)?"
                        r"(?:we\s+|i\s+)?(?:are\s+|is\s+)?(?:not\s+(?:needed|required|wanted|included|"
@@ -103,10 +112,7 @@ def without_descriptions(text: str, class_of: Callable[[str], str | None],
     taken back (an outside review: kept at 200)."""
     text = _UNWANTED.sub(lambda m: f"{m[1]} (drop {m[1]})" if class_of(m[1].lower()) else m[0],
                          text)
-    text = _RESTATED.sub(lambda m: " " if (name := class_of(m["w"].lower())) and any(
-        class_of(w) == name for w in words(m.string[:m.start()])) and not _NEGATING.search(
-        m[0]) and {class_of(w) for w in re.findall(r"[a-z][\w-]*", m[0].lower())} <= {name, None}
-        else m[0], text)  # "… and horses (the horses are semi-feral ponies)" (set 49)
+    text = _RESTATED.sub(lambda m: " " if _restates(m, class_of) else m[0], text)
     return _DESCRIBING.sub(lambda m: m[0] if any(class_of(w) or is_style(w) or w in GENERIC
                                                  for w in words(m[0])) else " ", text)
 

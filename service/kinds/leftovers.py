@@ -18,7 +18,7 @@ import numpy as np
 from service.kinds.numbers import value_of
 from service.kinds.resolution import ClassResolver
 from service.kinds.tokens import IRREGULAR_PLURALS, compound_tail, is_number, plural, words
-from service.kinds.vocabulary import DIGIT_CONTEXT, FILLER, GENERIC, GROUPS, NEGATIONS
+from service.kinds.vocabulary import DIGIT_CONTEXT, FILLER, GENERIC, GROUPS, NEGATIONS, SAME_PLURAL
 
 # Words before a numeral that lean to no class are about something else ("a child holds up a
 # card showing" 3: 0.21). Chosen when names could end such a mention too: on the tuning pool
@@ -34,7 +34,6 @@ PREFIX_MAX_SIMILARITY = 0.40
 # outside review's probe, a wrong class set at 200.
 STRAY_MAX_SIMILARITY = 0.45
 _ASKING = {"plus", "also", "too", "additionally", "another"}  # "add": _asked_outright
-_SAME_PLURAL = {"fish", "deer", "moose", "sheep", "cattle"}  # "add deer": a plural asked for
 # "or maybe just the striped ones?", "horses, the sawhorse kind": about a class, not the app
 _HEDGES = {"maybe", "perhaps", "possibly", "probably", "kind", "kinds", "type", "types", "sort",
            "sorts", "variety", "breed", "breeds", "species", "class", "classes", "label",
@@ -140,7 +139,7 @@ def _asked_outright(tokens: list[str]) -> bool:
     mention that asks in its own words; "add" only before a plural or an irregular one (not
     "feat: add farm …", "add more later")."""
     return bool(_ASKING & set(tokens)) or "add" in tokens and any(
-        t != "add" and (plural(t) or t in IRREGULAR_PLURALS or t in _SAME_PLURAL)
+        t != "add" and (plural(t) or t in IRREGULAR_PLURALS or t in SAME_PLURAL)
         for t in tokens)
 
 

@@ -12,9 +12,7 @@ import functools
 from typing import Any
 
 from service.kinds.tokens import NUMERALS, is_number, side_by_side, singular_forms, words
-
-# names whose plural is the name: plural in a run of three or more
-_SAME_PLURAL = {"sheep", "deer", "fish", "moose", "bison", "swine", "cattle"}
+from service.kinds.vocabulary import SAME_PLURAL
 
 
 class Lexicon:
@@ -101,7 +99,7 @@ class Lexicon:
             return [phrase]
         numbers = all(len(t) == 1 and is_number(t[0]) for t in terms)
         plurals = all(" ".join(t) not in self._lexicon  # "bears" is not; "sheep" may be,
-                      or len(terms) >= 3 and " ".join(t) in _SAME_PLURAL  # in "cows horses
+                      or len(terms) >= 3 and " ".join(t) in SAME_PLURAL  # in "cows horses
                       and self._term(["".join(t + n)]) is None  # sheep dogs" (set 49); "sheep
                       for t, n in zip(terms, terms[1:], strict=False))  # dogs" may be sheepdogs
         named = all(" ".join(t) in self._named for t in terms)  # "zebra finch giraffe" is not

@@ -17,7 +17,7 @@ from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
 
 from service.kinds.chunks import POST, is_style
 from service.kinds.tokens import plural
-from service.kinds.vocabulary import DIGIT_CONTEXT, OBJECTS, REQUESTING
+from service.kinds.vocabulary import DIGIT_CONTEXT, OBJECTS, OWNERS, REQUESTING
 
 # words that may stand between a list item and its separator: "cats, the dogs and maybe
 # horses too", "zebras as well, please"
@@ -109,10 +109,7 @@ def asked(items: list[Item]) -> set[str]:
 def _schooled(chunk: list[str], i: int) -> bool:
     """"class" after a possessive is a school's ("0 counts as even, my class insisted": asked
     for "insisted", set 49), not a label ("Class: kangaroos")."""
-    return chunk[i] in ("class", "classes") and i > 0 and chunk[i - 1] in _OWNERS
-
-
-_OWNERS = {"my", "our", "your", "his", "her", "their"}
+    return chunk[i] in ("class", "classes") and i > 0 and chunk[i - 1] in OWNERS
 
 
 def _stems(word: str) -> set[str]:

@@ -60,6 +60,7 @@ from service.kinds.vocabulary import (
     COMPARING,
     EXCLUDING,
     NEGATIONS,
+    OWNERS,
     REQUESTING,
     SIZES,
     STYLE_HINTS,
@@ -156,7 +157,7 @@ def _read_sentence(sentence: str, known: Known, parsed: Parsed) -> None:
         raw = [known.fix(t) for t in words(pieces[i])]
         comparing_here = comparing and known.class_word(known.fix(
             (words(pieces[i - 2]) or [""])[-1] if i else "")) \
-            and raw[:1] not in (["my"], ["our"], ["their"])  # not "… that they upload from",
+            and raw[:1] != [] and raw[0] not in OWNERS  # not "… that they upload from",
         negated, before = len(parsed.negated), len(parsed.mentions)  # "zebras from my trip"
         taken = len(parsed.retracted)
         origin = not any(map(known.class_word, raw)) and (after_from and not comparing_here or (

@@ -210,3 +210,7 @@ BOUNDING = {"always", "only", "anywhere", "somewhere", "numbers", "digits", "num
 # cartoons", "as well as")
 WRITERS = {"people", "we", "they", "you", "i", "kids", "children", "users", "customers",
            "students", "pupils", "staff", "clients", "patients"}
+# names whose plural is the name ("add deer"; "cows sheep horses dogs": leftovers, lexicon)
+SAME_PLURAL = {"sheep", "deer", "fish", "moose", "bison", "swine", "cattle"}
+# possessive determiners: "my class" is a school's, "zebras from my trip" a source
+OWNERS = {"my", "our", "your", "his", "her", "their"}
