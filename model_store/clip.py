@@ -178,8 +178,8 @@ class ClipBackbone:
                 align_corners=False,
                 antialias=True,
             )
-        mean = torch.tensor(self.mean).view(1, 3, 1, 1)
-        std = torch.tensor(self.std).view(1, 3, 1, 1)
+        mean = torch.tensor(self.mean, device=x.device).view(1, 3, 1, 1)
+        std = torch.tensor(self.std, device=x.device).view(1, 3, 1, 1)
         return ((x - mean) / std).to(self.device)
 
     @torch.no_grad()

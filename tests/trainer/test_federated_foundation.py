@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
+import torch
+from safetensors.torch import save_file
 
 from model_store.artifacts import open_artifact
 from model_store.clip import load_clip
@@ -31,7 +34,7 @@ def _shapes(n_per_class: int = 12, seed: int = 0):
 
 def test_augment_colours_and_places_the_foreground():
     gray, _ = _shapes(4)
-    out = augment(gray, np.random.default_rng(0))
+    out = augment(gray, torch.Generator().manual_seed(0)).numpy()
     assert out.shape == (12, 32, 32, 3) and out.dtype == np.uint8
     corners = out[:, 0, 0].astype(int)
     assert len({tuple(c // 32) for c in corners}) > 3  # backgrounds differ across images
@@ -71,7 +74,8 @@ def test_foundation_main_trains_and_saves_an_open_clip_bundle(tmp_path):
     bb = load_clip(f"local-dir:{art.path}", device="cpu")
     assert bb.fingerprint == art.config["backbone_sha256"]
     acc = zero_shot_accuracy(
-        bb, augment(images, np.random.default_rng(1)), labels, ["dash", "pipe", "box"]
+        bb, augment(images, torch.Generator().manual_seed(1)).numpy(), labels,
+        ["dash", "pipe", "box"]
     )
     assert 0.0 <= acc <= 1.0
     again = foundation_main([
@@ -99,3 +103,39 @@ def test_vit_foundation_learns_the_public_shapes_and_continues_as_a_vit(tmp_path
     again = foundation_main([*common, "--init", "latest", "--steps", "2"])
     assert again["image_tower"] == "vit"
     assert load_clip(f"local-dir:{art.path}").model_cfg["vision_cfg"]["width"] == 192
+
+
+def test_augment_is_reproducible_from_its_generator():
+    gray, _ = _shapes(2)
+    a = augment(gray, torch.Generator().manual_seed(3))
+    b = augment(torch.from_numpy(gray), torch.Generator().manual_seed(3))
+    assert torch.equal(a, b)
+    assert not torch.equal(a, augment(gray, torch.Generator().manual_seed(4)))
+
+
+def test_exported_towers_rebuild_the_trained_foundation(tmp_path):
+    """A run's towers exported at a snapshot and at the end load into a fresh default CLIP
+    (``--init trained:FILE``, as after a GPU run) and give the trained foundation's embeddings."""
+    images, labels = _shapes()
+    npz = tmp_path / "public.npz"
+    np.savez(npz, images=images, labels=labels, class_names=np.array(["dash", "pipe", "box"]))
+    common = ["--public-npz", str(npz), "--arch", "vit", "--embed-dim", "16", "--batch-size", "8",
+              "--device", "cpu"]
+    trained = foundation_main([*common, "--store", str(tmp_path / "a"), "--steps", "3",
+                               "--snapshot-steps", "2", "--export-dir", str(tmp_path / "out")])
+    assert [s["step"] for s in trained["snapshots"]] == [2, 3]
+    final = tmp_path / "out" / "trained-s3.safetensors"
+    assert trained["snapshots"][-1]["sha256"] and final.is_file()
+    rebuilt = foundation_main([*common, "--store", str(tmp_path / "b"), "--steps", "0",
+                               "--init", f"trained:{final}"])
+    assert rebuilt["init"]["spec"] == "trained"
+    assert rebuilt["public_val_zero_shot_after"] == trained["public_val_zero_shot_after"]
+    a = load_clip(f"local-dir:{trained['path']}", device="cpu")
+    b = load_clip(f"local-dir:{rebuilt['path']}", device="cpu")
+    assert a.fingerprint == b.fingerprint
+    wrong = tmp_path / "wrong.safetensors"
+    save_file({"visual.proj": torch.zeros(3, 3)}, str(wrong))
+    with pytest.raises(SystemExit, match="does not fit this architecture"):
+        foundation_main([*common, "--store", str(tmp_path / "c"), "--steps", "0",
+                         "--init", f"trained:{wrong}"])
+    assert not (tmp_path / "c").exists()

@@ -23,7 +23,8 @@ def _foundation_parser() -> argparse.ArgumentParser:
                    help="image tower; 'vit' is open_clip's ViT (32x32, patch 4, width 192, "
                         "6 blocks), trained from scratch")
     p.add_argument("--init", default=None,
-                   help="continue from a foundation: 'latest', a version, or local-dir:/path")
+                   help="continue from a foundation: 'latest', a version, local-dir:/path, or "
+                        "trained:FILE (towers exported by --export-dir, e.g. on a GPU machine)")
     p.add_argument("--embed-dim", type=int, default=256)
     p.add_argument("--image-size", type=int, default=32)
     p.add_argument("--steps", type=int, default=600)
@@ -34,6 +35,11 @@ def _foundation_parser() -> argparse.ArgumentParser:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--device", default=None)
     p.add_argument("--no-save", action="store_true", help="train and report, write nothing")
+    p.add_argument("--snapshot-steps", type=int, nargs="*", default=[],
+                   help="also score public validation after these many steps")
+    p.add_argument("--export-dir", default=None,
+                   help="write the trained towers (no frozen MiniLM, ~11 MB for the ViT) at each "
+                        "snapshot and at the end, as trained-s<step>.safetensors")
     return p
 
 
