@@ -149,6 +149,11 @@ class ClipBackbone:
         """CLIP's learned temperature (``exp(logit_scale)``), the adapter logits' scale."""
         return float(self.model.logit_scale.detach().exp().clamp(max=100.0))
 
+    def weights_changed(self) -> None:
+        """Forget the cached :attr:`fingerprint`: call after training or loading new weights,
+        or artifacts and feature caches would be keyed by the weights the model had before."""
+        self._fingerprint = None
+
     @property
     def fingerprint(self) -> str:
         """sha256 over every state-dict tensor: the key of feature caches built on this model."""

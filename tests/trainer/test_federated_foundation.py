@@ -113,13 +113,15 @@ def test_augment_is_reproducible_from_its_generator():
     assert not torch.equal(a, augment(gray, torch.Generator().manual_seed(4)))
 
 
-def test_exported_towers_rebuild_the_trained_foundation(tmp_path):
+@pytest.mark.parametrize("arch", ["vit", "resnet18"])
+def test_exported_towers_rebuild_the_trained_foundation(tmp_path, arch):
     """A run's towers exported at a snapshot and at the end load into a fresh default CLIP
-    (``--init trained:FILE``, as after a GPU run) and give the trained foundation's embeddings."""
+    (``--init trained:FILE``, as after a GPU run) and give the trained foundation's weights
+    (resnet18: BatchNorm buffers too, and training mode restored after the mid-run snapshot)."""
     images, labels = _shapes()
     npz = tmp_path / "public.npz"
     np.savez(npz, images=images, labels=labels, class_names=np.array(["dash", "pipe", "box"]))
-    common = ["--public-npz", str(npz), "--arch", "vit", "--embed-dim", "16", "--batch-size", "8",
+    common = ["--public-npz", str(npz), "--arch", arch, "--embed-dim", "16", "--batch-size", "8",
               "--device", "cpu"]
     trained = foundation_main([*common, "--store", str(tmp_path / "a"), "--steps", "3",
                                "--snapshot-steps", "2", "--export-dir", str(tmp_path / "out")])
@@ -133,9 +135,41 @@ def test_exported_towers_rebuild_the_trained_foundation(tmp_path):
     a = load_clip(f"local-dir:{trained['path']}", device="cpu")
     b = load_clip(f"local-dir:{rebuilt['path']}", device="cpu")
     assert a.fingerprint == b.fingerprint
+    assert open_artifact(tmp_path / "b", "foundation").config["backbone_sha256"] == b.fingerprint
+    if arch == "resnet18":
+        bn = dict(a.model.visual.named_buffers())
+        assert any(k.endswith("num_batches_tracked") and int(v) == 3 for k, v in bn.items())
+
+
+def test_trained_towers_that_do_not_fit_are_refused(tmp_path):
+    images, labels = _shapes()
+    npz = tmp_path / "public.npz"
+    np.savez(npz, images=images, labels=labels, class_names=np.array(["dash", "pipe", "box"]))
+    common = ["--public-npz", str(npz), "--arch", "resnet18", "--embed-dim", "16",
+              "--batch-size", "8", "--device", "cpu"]
+    foundation_main([*common, "--steps", "1", "--no-save", "--export-dir", str(tmp_path)])
     wrong = tmp_path / "wrong.safetensors"
     save_file({"visual.proj": torch.zeros(3, 3)}, str(wrong))
-    with pytest.raises(SystemExit, match="does not fit this architecture"):
-        foundation_main([*common, "--store", str(tmp_path / "c"), "--steps", "0",
-                         "--init", f"trained:{wrong}"])
+    broken = tmp_path / "broken.safetensors"
+    broken.write_bytes(b"not a safetensors file")
+    cases = [(wrong, [], "does not fit"), (broken, [], "not a readable safetensors"),
+             (tmp_path / "trained-s1.safetensors", ["--image-size", "48"], "preprocess")]
+    for path, extra, message in cases:  # a CNN's weights fit any input size: metadata decides
+        with pytest.raises(SystemExit, match=message):
+            foundation_main([*common, *extra, "--store", str(tmp_path / "c"), "--steps", "0",
+                             "--init", f"trained:{path}"])
     assert not (tmp_path / "c").exists()
+
+
+def test_continued_training_records_the_new_weights_fingerprint(tmp_path):
+    images, labels = _shapes()
+    npz = tmp_path / "public.npz"
+    np.savez(npz, images=images, labels=labels, class_names=np.array(["dash", "pipe", "box"]))
+    common = ["--public-npz", str(npz), "--store", str(tmp_path / "s"), "--arch", "vit",
+              "--embed-dim", "16", "--batch-size", "8", "--device", "cpu"]
+    foundation_main([*common, "--steps", "1"])
+    again = foundation_main([*common, "--steps", "2", "--init", "latest"])
+    art = open_artifact(tmp_path / "s", "foundation", again["version"])
+    assert art.config["backbone_sha256"] != again["init"]["sha256"]
+    assert art.config["backbone_sha256"] == load_clip(f"local-dir:{art.path}",
+                                                      device="cpu").fingerprint

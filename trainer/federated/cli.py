@@ -34,7 +34,8 @@ def _foundation_parser() -> argparse.ArgumentParser:
     p.add_argument("--val-fraction", type=float, default=0.1)
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--device", default=None)
-    p.add_argument("--no-save", action="store_true", help="train and report, write nothing")
+    p.add_argument("--no-save", action="store_true",
+                   help="train and report, save no artifact (--export-dir still writes its files)")
     p.add_argument("--snapshot-steps", type=int, nargs="*", default=[],
                    help="also score public validation after these many steps")
     p.add_argument("--export-dir", default=None,

@@ -179,6 +179,7 @@ def train_foundation(backbone: ClipBackbone, images: np.ndarray, labels: np.ndar
             model.train()
             model.text.transformer.eval()
     model.eval()
+    backbone.weights_changed()
     return {"log": log, "seconds": time.perf_counter() - t0, "images_seen": steps * bs}
 
 
@@ -201,7 +202,7 @@ def _initial_backbone(args: Any) -> tuple[ClipBackbone, dict[str, Any]]:
     if not init:
         return backbone, {"spec": "default"}
     try:
-        sha = load_trained(backbone.model, init.removeprefix("trained:"))
+        sha = load_trained(backbone, init.removeprefix("trained:"))
     except ValueError as exc:
         raise SystemExit(f"--init {init}: {exc}") from exc
     return backbone, {"spec": "trained", "file": Path(init[8:]).name, "sha256": sha}
@@ -216,7 +217,7 @@ def _snapshotter(args: Any, backbone: ClipBackbone, val: tuple[np.ndarray, np.nd
         rec: dict[str, Any] = {"step": step, "public_val_zero_shot":
                                zero_shot_accuracy(backbone, val[0], val[1], names)}
         if args.export_dir:
-            rec.update(export_trained(backbone.model,
+            rec.update(export_trained(backbone,
                                       Path(args.export_dir) / f"trained-s{step}.safetensors"))
         records.append(rec)
         print(json.dumps(rec), flush=True)
