@@ -41,6 +41,10 @@ _PRONOUN_ONE = re.compile(
     r"\b(?:the|even|odd|which|these|those|new|similar|other|right|wrong)\s+ones\b|"
     r"\b(?:real|actual|genuine|live|living|wild|fake|toy|stuffed|plush|cute|young|baby|adult|"
     r"big|small|little|tiny)\s+ones\b|"  # "bears (real ones, not teddies!)" (set 49)
+    r"\b(?:hand-?written|written|printed|typed|scanned|hand-?drawn|drawn|painted|sketched)\s+"
+    r"ones\b(?!\s*(?:[,&]|and|or|from|vs\.?|versus)\s*(?:\d|zero|two|three|four|five|six|seven|eight|nine|"
+    r"twos|threes|fours|fives|sixes|sevens|eights|nines|zeroe?s)\b)|"  # "numbers from four up
+    # to eight um handwritten ones" (set 50: one at 200); not "handwritten ones and sevens"
     r"\b[a-z]+-[a-z]+\s+ones\b|"  # "shirts (button-up ones, not tees)": no digit
     r"\b(?:clothes|clothing|animal|fashion|shoe|footwear|farm|wild|pet|zoo)\s+ones\b|"
     r"\b(?:these|those)\s+[2-9]\b(?!\s*(?:[,&]|and|or)\s*\d)|"  # "classifier for those 4"

@@ -59,6 +59,10 @@ def between(text: str) -> tuple[str, str | None]:
 
 
 _LETTERS = re.compile(r"(?<![\w-])([a-z])\s*(?:-|–|—|\bto\b|\bthrough\b)\s*([a-z])(?![\w-])", re.I)
+# "A, B, C": single letters listed (set 50: "letters and numbers …: A, B, C, 1, 2, 3" was
+# answered 1-3 at 200); like a span, only beside a word for letters
+_LETTER_LIST = re.compile(r"(?<![\w'-])([a-z])\s*(?:,|&|\band\b|\bor\b)\s*([a-z])(?![\w'-])",
+                          re.I)
 _LETTER_CUE = re.compile(r"\b(?:letters?|hex|hexadecimal|alphabet\w*|alphanumeric|characters?)\b",
                          re.I)  # "hex digits 0-9 and A-F"; not "graded A to F"
 # "care about 0, 2, 4 and 6": a list, not an amount ("she is about 5" stays one, chunks._BOUNDS)
@@ -80,13 +84,20 @@ _LABEL_RANGE = re.compile(rf"\b((?:{_PROJECT})\s+{NUMBER}){_JOIN}{NUMBER}\b"  # 
 
 
 _LABEL_COLON = re.compile(rf"\b((?:{_PROJECT})\s+{NUMBER})\s*:", re.I)  # "week 1: 0-4"
+# a numbered place heading what follows: "Sorting line 3: pullovers, coats" (set 50: three at
+# 200; "line" is a style word, so the number was not read as a label)
+_PLACE_COLON = re.compile(rf"\b(line|station|bay|aisle|lane|dock|belt|zone|bin|shelf|rack|row|"
+                          rf"camera|cam|room|pen|barn|field|paddock|enclosure|site|store|gate)"
+                          rf"\s+(?:no\.?\s*|#\s*)?{NUMBER}\s*:", re.I)  # fmt: skip
 
 
 def labelled(text: str) -> str:
     """A range that labels or counts project time ("Sprint 3-4: classify cats and dogs",
     "(2-3 weeks)") as one number, which :func:`service.kinds.chunks.drop_numbers` drops as it
     drops "sprint 3" (held-out: both ends were read as digits at 200); a numbered label's colon
-    a comma ("week 1: 0-4, week 2: 5-9" read as one header; an outside review)."""
+    a comma ("week 1: 0-4, week 2: 5-9" read as one header; an outside review); a numbered
+    place's colon ("line 3:") without its number."""
+    text = _PLACE_COLON.sub(r"\1:", text)
     return _LABEL_COLON.sub(r"\1,", _LABEL_RANGE.sub(lambda m: m[1] or m[2], text))
 
 
@@ -165,9 +176,12 @@ def _bounded_sentence(sentence: str) -> str:
 
 
 def letter_range(text: str, names_a_class: Callable[[str], bool]) -> str | None:
-    """Why a request is refused when it asks for a span of letters its catalogue lacks ("hex
-    digits: 0-9 and A-F" answered the ten digits at 200, the letters unread), else None."""
-    match = _LETTERS.search(text)
+    """Why a request is refused when it asks for a span or a list of letters its catalogue
+    lacks ("hex digits: 0-9 and A-F" answered the ten digits at 200, the letters unread; "A, B,
+    C"), else None."""
+    match = _LETTERS.search(text) or next(  # not "I and a colleague": a word, not letters
+        (m for m in _LETTER_LIST.finditer(text) if {m[1].lower(), m[2].lower()} - {"a", "i"}),
+        None)
     if match is None or all(names_a_class(match[i].lower()) for i in (1, 2)) \
             or not _LETTER_CUE.search(text):  # "sizes S to L", "rows A-D", "graded A to F"
         return None

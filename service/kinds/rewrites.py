@@ -86,6 +86,19 @@ def without_purposes(text: str, class_word: Callable[[str], bool],
     return _PURPOSE.sub(lambda m: m[0] if keeps(m[0]) else " ", _IDIOM.sub(" ", text))
 
 
+# "the shoe type things", "bag-kind of stuff": the noun before it ("all the clothing stuff
+# except the bags and the shoe type things" kept the shoes at 200, set 50)
+_TYPE_THINGS = re.compile(r"\b([a-z]+)[\s-]+(?:type|kind|sort)\s+(?:of\s+)?(?:things|stuff|"
+                          r"items|ones)\b", re.I)
+
+
+def _plural(m: re.Match) -> str:
+    """The noun of a ``_TYPE_THINGS`` match in the plural its "things" had."""
+    noun = m[1]
+    return noun if noun.endswith("s") else noun + ("es" if noun.endswith(("sh", "ch", "x"))
+                                                   else "s")
+
+
 _NONZERO = re.compile(r"\bnon-?\s?zero\s+(digits?|numbers?|numerals?)\b", re.I)  # "the nine
 # nonzero digits" (set 48)
 
@@ -95,10 +108,10 @@ def without_chatter(text: str) -> str:
     "filmed on", "clip art" as "clipart" (held-out set 42: read as paintings), "Cam" as a person
     ("ask Cam"; a lower-case or upper-case cam hints at photos), "ones with pigs" as "pigs"
     where nothing else is about numbers ("sevens and ones with a serif" keeps its digit), and
-    "nonzero digits" as "digits 1 to 9"."""
+    "nonzero digits" as "digits 1 to 9", and "shoe type things" as "shoes"."""
     text = text if _OTHER_NUMBER.search(text) else _PRONOUN_ONES.sub("", text)
     text = _CAM.sub("team", _CLIP_ART.sub("clipart", _SHOT.sub("filmed ", text)))
-    text = _NONZERO.sub(r"\1 1 to 9", _WEBCOMIC.sub("web ", text))
+    text = _NONZERO.sub(r"\1 1 to 9", _WEBCOMIC.sub("web ", _TYPE_THINGS.sub(_plural, text)))
     return _HASHTAG.sub(", ", _HEDGE.sub(" ", _HANDLE.sub(" team ", _WITH.sub("with ", text))))
 
 

@@ -18,14 +18,17 @@ from service.kinds.wholes import names_a_group
 
 # List separators, not inside a hyphenated compound ("black-and-white"). Not a spaced dash:
 # tried at stop 29, it split "pets — cats and dogs" and "Fashion-MNIST style – bags" apart.
-# "plus" between two numbers is arithmetic ("the digit 3 plus 4"), not a list
+# "plus" between two numbers is arithmetic ("the digit 3 plus 4"), not a list; after a number
+# and before an article it joins ("numbers zero to nine plus a cat", set 50: the digits lost)
 _NUMBER_BEFORE = "".join(rf"(?<!\b{n}\s)" for n in NUMERALS.values()) + r"(?<!\d\s)(?<!\d)"
 SEPARATORS = re.compile(
     r",|;|&|\+|/|(?<![-\w])(?:and|or|nor|n|und|oder|ou|vs\.?|versus|from|" + _NUMBER_BEFORE
     + r"plus(?!\s+(?:sizes?|signs?|symbols?|(?:and|or)\s+minus|some|a\s+few|more|"
     r"others?|any\w*|the\s+(?:odd|even|rest|others?)|(?:the\s+)?(?:digits?|numbers?|numerals?|"
     r"animals?|clothes|clothing|garments?|apparel|fashion))\b)|"
-    r"but(?=\s+(?:not|no|never)\b))"
+    r"but(?=\s+(?:not|no|never)\b)|"
+    r"plus(?=\s+(?:an?|the)\s+(?!few\b|couple\b|\d|(?:zero|one|two|three|four|five|six|seven|"
+    r"eight|nine)\b)))"
     r"(?![-\w])", re.I)  # "cats n dogs", "horses but not the dogs we discussed", "Sandalen
 # und Sneaker" (set 46: class words a reader knows, joined in German)
 SPLIT = re.compile(f"({SEPARATORS.pattern})", re.I)  # the same, separators kept

@@ -31,7 +31,7 @@ _FILL = (r"the|of|your|our|a|single|possible|handwritten|written|printed|availab
 _PHRASE = re.compile(
     rf"\b(?:(?P<total>{_TOTAL})|(?P<parity>even|odd|prime)|(?:the\s+)?(?P<count>\d+|ten|nine|eight|"
     rf"seven|six|five|four|three))(?P<fill>(?:\s+(?:{_FILL}|even|odd|prime|single[\s-]digit))*)\s+(?P<group>[a-z]+)\b"
-    r"(?:\s+(?:items?|categor(?:y|ies)|class(?:es)?|things?|pieces?|articles?|kinds?|types?|ones|"
+    r"(?:\s+(?:items?|categor(?:y|ies)|class(?:es)?|things?|stuff|pieces?|articles?|kinds?|types?|ones|"
     r"lists?|groups?|sections?|catalogue|catalog|collection|range|lineup|"
     r"(?:in|on|from|of)\s+(?:your|the)\s+(?:list|catalogue|catalog|set)|(?:that\s+)?you\s+"
     r"(?:have|offer|"
