@@ -60,9 +60,9 @@ def between(text: str) -> tuple[str, str | None]:
 
 _LETTERS = re.compile(r"(?<![\w-])([a-z])\s*(?:-|–|—|\bto\b|\bthrough\b)\s*([a-z])(?![\w-])", re.I)
 # "A, B, C": single letters listed (set 50: "letters and numbers …: A, B, C, 1, 2, 3" was
-# answered 1-3 at 200); like a span, only beside a word for letters
-_LETTER_LIST = re.compile(r"(?<![\w'-])([a-z])\s*(?:,|&|\band\b|\bor\b)\s*([a-z])(?![\w'-])",
-                          re.I)
+# answered 1-3 at 200); like a span, only beside a word for letters, and in capitals: "the
+# vowels (a, e, i, o, u)" defines five
+_LETTER_LIST = re.compile(r"(?<![\w'-])([A-Z])\s*(?:,|&|\band\b|\bor\b)\s*([A-Z])(?![\w'-])")
 _LETTER_CUE = re.compile(r"\b(?:letters?|hex|hexadecimal|alphabet\w*|alphanumeric|characters?)\b",
                          re.I)  # "hex digits 0-9 and A-F"; not "graded A to F"
 # "care about 0, 2, 4 and 6": a list, not an amount ("she is about 5" stays one, chunks._BOUNDS)
@@ -180,8 +180,8 @@ def letter_range(text: str, names_a_class: Callable[[str], bool]) -> str | None:
     lacks ("hex digits: 0-9 and A-F" answered the ten digits at 200, the letters unread; "A, B,
     C"), else None."""
     match = _LETTERS.search(text) or next(  # not "I and a colleague": a word, not letters
-        (m for m in _LETTER_LIST.finditer(text) if {m[1].lower(), m[2].lower()} - {"a", "i"}),
-        None)
+        (m for m in _LETTER_LIST.finditer(text) if {m[1], m[2]} - {"A", "I"}
+         and not re.search(r"\bvowels?\b", text, re.I)), None)
     if match is None or all(names_a_class(match[i].lower()) for i in (1, 2)) \
             or not _LETTER_CUE.search(text):  # "sizes S to L", "rows A-D", "graded A to F"
         return None
