@@ -16,6 +16,11 @@ Any method may add parallel adapters ("PA", He et al. 2021) beside every block's
 ``FFN(x) + s * up(relu(down(x)))`` with ``up`` zero-initialised, so a fresh adapter is exact
 identity and the frozen backbone's features are where training starts.
 
+``zero_init`` (not in the paper; issue 15's stop-41 hypothesis) zeroes the Accumulator's two
+residual-branch output projections and its layer positions, so at step 0 ``h^l_{l+1} = z_cls^l``
+and the model *is* the foundation's forward pass; the paper's random block instead perturbs
+the CLS token before every later block from the first step.
+
 Exits are numbered 1..L (after block l). A model run to exit ``e`` computes blocks 1..e only:
 that is the anytime contract a client with a depth budget relies on.
 """
@@ -53,13 +58,19 @@ def mlp_head(width: int, num_classes: int) -> nn.Sequential:
 class Accumulator(nn.Module):
     """The single-block transformer over ``[z_client, z_cls^0 + p'_0, ...]`` (eq. 7)."""
 
-    def __init__(self, width: int, heads: int, depth_plus_one: int, mlp_ratio: float = 4.0):
+    def __init__(self, width: int, heads: int, depth_plus_one: int, mlp_ratio: float = 4.0,
+                 zero_init: bool = False):
         super().__init__()
         self.client_token = nn.Parameter(torch.randn(width) * width**-0.5)
         self.layer_pos = nn.Parameter(torch.randn(depth_plus_one, width) * width**-0.5)
         self.block = nn.TransformerEncoderLayer(
             width, heads, int(width * mlp_ratio), dropout=0.0, activation="gelu",
             batch_first=True, norm_first=True)
+        if zero_init:  # pre-LN: output = input + attn(...) + ffn(...), both branches now 0
+            for w in (self.layer_pos, self.block.self_attn.out_proj.weight,
+                      self.block.self_attn.out_proj.bias, self.block.linear2.weight,
+                      self.block.linear2.bias):
+                nn.init.zeros_(w)
 
     def forward(self, history: list[torch.Tensor]) -> torch.Tensor:
         """``h^l`` (B, l + 2, D) from the CLS history ``[z_cls^0, ..., z_cls^l]`` (each (B, D))."""
@@ -76,10 +87,12 @@ class AnytimeViT(nn.Module):
         num_classes: Classes of the task.
         method: One of :data:`METHODS`.
         adapter_rank: Rank of parallel adapters in every FFN; 0 = none.
+        zero_init: Start the Accumulator as identity (module docstring); a training choice
+            only, so artifacts need not record it.
     """
 
     def __init__(self, visual: nn.Module, num_classes: int, method: str = "accumulator",
-                 adapter_rank: int = 0):
+                 adapter_rank: int = 0, zero_init: bool = False):
         super().__init__()
         if method not in METHODS:
             raise ValueError(f"unknown anytime method {method!r}; expected one of {METHODS}")
@@ -92,7 +105,7 @@ class AnytimeViT(nn.Module):
             p.requires_grad_(method == "finetune")
         if method == "accumulator":
             heads = blocks[0].attn.num_heads
-            self.accumulator = Accumulator(width, heads, self.depth + 1)
+            self.accumulator = Accumulator(width, heads, self.depth + 1, zero_init=zero_init)
             self.head = mlp_head(width, num_classes)
         else:
             make = (lambda: nn.Linear(width, num_classes)) if method == "linear" \

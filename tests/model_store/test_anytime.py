@@ -73,6 +73,29 @@ def test_accumulator_matches_the_paper_at_every_exit_and_runs_only_that_deep(vis
     assert len({round(float(e.sum()), 4) for e in every}) == DEPTH  # exits really differ
 
 
+def test_zero_init_accumulator_starts_as_the_foundation_and_still_learns(visual):
+    """Step 0 of a zero-initialised Accumulator is the frozen ViT's own forward pass: every
+    exit reads head(z_client + z_cls^l) with z_cls^l untouched. Same seed, same other draws."""
+    torch.manual_seed(2)
+    paper = AnytimeViT(copy.deepcopy(visual), 5)
+    torch.manual_seed(2)
+    zero = AnytimeViT(copy.deepcopy(visual), 5, zero_init=True)
+    x = torch.randn(3, 3, 16, 16)
+    with torch.no_grad():
+        z = zero.visual._embeds(x)
+        plain = []
+        for block in zero.visual.transformer.resblocks:
+            z = block(z)
+            plain.append(zero.head(zero.accumulator.client_token + z[:, 0]))
+        for got, want in zip(zero.forward_exits(x, DEPTH), plain, strict=True):
+            torch.testing.assert_close(got, want)
+        assert not torch.allclose(paper(x), zero(x))  # the paper's random block perturbs
+    torch.testing.assert_close(paper.head[1].weight, zero.head[1].weight)  # same head draw
+    zero(x).logsumexp(-1).sum().backward()  # the zeroed outputs get gradient, so it can learn
+    assert zero.accumulator.block.linear2.weight.grad.abs().sum() > 0
+    assert zero.accumulator.block.self_attn.out_proj.weight.grad.abs().sum() > 0
+
+
 def test_trainable_parts_per_method(visual):
     acc = AnytimeViT(copy.deepcopy(visual), 5, adapter_rank=4)
     names = acc.trainable_names()

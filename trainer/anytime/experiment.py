@@ -33,7 +33,10 @@ METHODS = {
     "accumulator": ("accumulator", False), "accumulator_pa": ("accumulator", True),
     "lw_linear": ("linear", False), "lw_linear_pa": ("linear", True),
     "lw_mlp": ("mlp", False), "lw_mlp_pa": ("mlp", True), "finetune": ("finetune", False),
+    "accumulator_zero": ("accumulator", False), "accumulator_zero_pa": ("accumulator", True),
 }
+#: methods whose Accumulator starts as identity (``model_store.anytime`` ``zero_init``)
+ZERO_INIT = frozenset({"accumulator_zero", "accumulator_zero_pa"})
 SETTINGS = {"conventional": "last", "anytime": "anytime", "multitier": "last"}
 PARTITIONS = ("dirichlet", "domains")
 
@@ -91,7 +94,8 @@ def plan_one(fed_dir: Path, clients: list, bench: dict[str, Any], method: str, s
     args, depth = bench["args"], bench["depth"]
     kind, pa = METHODS[method]
     spec = {"foundation": bench["foundation"], "method": kind,
-            "num_classes": bench["num_classes"], "adapter_rank": args.adapter_rank if pa else 0}
+            "num_classes": bench["num_classes"], "adapter_rank": args.adapter_rank if pa else 0,
+            "zero_init": method in ZERO_INIT}
     tiers = tiers_for(setting, len(clients), depth)
     cfg = job_config(method, setting, seed, args, choice)
     job = anytime_job(fed_dir, clients, tiers, spec, cfg)

@@ -51,7 +51,7 @@ def build_model(fed_dir: str) -> AnytimeViT:
     spec, _ = load_shared(fed_dir)
     visual = copy.deepcopy(foundation_visual(spec["foundation"]))
     return AnytimeViT(visual, int(spec["num_classes"]), spec["method"],
-                      int(spec.get("adapter_rank", 0)))
+                      int(spec.get("adapter_rank", 0)), bool(spec.get("zero_init", False)))
 
 
 def to_device(model: AnytimeViT, device: str | None) -> AnytimeViT:
