@@ -10,9 +10,13 @@ import torch
 
 from model_store.adapters import load_fedclip, load_fedclip_adapter
 from trainer.federated.cli import federated_main
+from trainer.federated.task import FeatureModel
 
 DOMAINS = ["photo", "art_painting", "cartoon", "sketch"]
 CLASSES = ["zero", "one", "bear"]
+# full-rank FedCLIP runs in the 4-client federations; the leave-one-out tables skip it to save
+# a quarter of the fixture's federations (its exchange is counted below without one)
+METHODS = ("fedclip_r4", "fedavg", "fedprox")
 
 
 def _tiny_pacs(path, per=10, seed=0):
@@ -57,7 +61,6 @@ def run(tmp_path_factory):
             "--out",
             str(tmp / "out"),
             "--methods",
-            "fedclip",
             "fedclip_r4",
             "fedavg",
             "fedprox",
@@ -71,7 +74,7 @@ def run(tmp_path_factory):
             "1.0",
             "--select",
             "--max-rounds",
-            "3",
+            "2",
         ]
     )
     return tmp, payload
@@ -81,12 +84,12 @@ def test_report_has_all_tables_and_every_task(run):
     tmp, payload = run
     rows = payload["rows"]
     assert {(r["method"], r["held_out"]) for r in rows} == {
-        (m, d) for m in ("fedclip", "fedclip_r4", "fedavg", "fedprox") for d in DOMAINS
+        (m, d) for m in METHODS for d in DOMAINS
     }
     for r in rows:
         assert r["held_out"] not in r["participants"] and len(r["participants"]) == 3
         assert [x for x, _ in r["unseen_curve"]] == list(range(r["rounds"] + 1))
-        assert len(r["comm"]) == r["rounds"] and 1 <= r["rounds"] <= 3
+        assert len(r["comm"]) == r["rounds"] and 1 <= r["rounds"] <= 2
     report = (tmp / "out" / "report.md").read_text()
     for title in ("Table 1", "Table 2", "Table 3", "Communication per round"):
         assert title in report
@@ -101,7 +104,7 @@ def test_settings_chosen_per_task_on_its_participants_val_only(run):
     chosen, tried = sel["chosen"], sel["chosen"]["_tried"]
     assert sel["grids"]["embed"] == [3e-4, 1e-3, 3e-3] and sel["grids"]["mu"] == [1e-3, 1e-2, 0.1]
     for held in DOMAINS:
-        for method in ("fedclip", "fedclip_r4", "fedavg", "fedprox"):
+        for method in METHODS:
             cands = tried[f"{held}/{method}"]
             assert len(cands) == 3  # the same number of candidates for every method
             assert all(held not in c["participants"] for c in cands)
@@ -122,7 +125,9 @@ def test_exchanged_sizes_match_each_method(run):
     _, payload = run
     comm = {r["method"]: r["comm"][0]["params_per_client"] for r in payload["rows"]}
     d = 256  # default embed dim
-    assert comm["fedclip"] == 2 * d * d + 2 * d
+    full_rank = FeatureModel({"kind": "adapter", "scale": 1.0, "rank": None},
+                             torch.zeros(3, d), d).exchanged()  # the 4-client runs' FedCLIP
+    assert sum(v.numel() for v in full_rank.values()) == 2 * d * d + 2 * d
     assert comm["fedclip_r4"] == 2 * d * 4 + 4 + d
     assert comm["fedprox"] == d * 1280 + d * 384  # image + text projections
     assert payload["full_backbone_params"]["both_towers"] > 100 * comm["fedclip_r4"]

@@ -154,7 +154,10 @@ def test_torchrun_with_two_cpu_processes_writes_a_loadable_artifact(tmp_path, ti
     cmd = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc-per-node",
            "2", "-m", "tailor.cli", "train", "taper", "--config", "tiny", "--device", "cpu",
            "--data-dir", str(tiny_data_dir), "--store-dir", str(tmp_path / "store"),
-           "--out", str(tmp_path / "run")]
+           "--out", str(tmp_path / "run"),
+           # every stage still runs under DDP; half an epoch each and no control keep it short
+           "--set", "stage1_epochs=0.5", "--set", "stage2_epochs=0.5",
+           "--set", "stage3_epochs=0.5", "--set", "controls=false"]
     done = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr[-3000:]
     assert "training on 2 x CPU" in done.stderr
