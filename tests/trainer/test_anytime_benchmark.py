@@ -13,7 +13,7 @@ import torch
 from model_store.anytime_artifact import load_anytime
 from model_store.testing import make_tiny_foundation
 from trainer.anytime.cli import anytime_main
-from trainer.anytime.experiment import make_clients, subsample, tiers_for
+from trainer.anytime.experiment import make_clients, plan_one, subsample, tiers_for
 from trainer.federated.data import load_backbone, load_pacs
 
 C, DEPTH = 3, 3
@@ -131,3 +131,25 @@ def test_domain_partition_gives_one_client_per_domain(run):
     pooled = make_clients(backbone, data, argparse.Namespace(
         per_class=20, partition="dirichlet", num_clients=3, alpha=1.0), seed=0)
     assert len(pooled) == 3
+
+
+def test_zero_init_methods_start_the_federation_from_the_foundation(run, tmp_path):
+    """``accumulator_zero_pa`` reaches the federation's model: its initial exchanged state has
+    the Accumulator's residual outputs at zero; ``accumulator_pa`` (the paper's) does not."""
+    *_, tmp, ref = run
+    backbone, _ = load_backbone(f"foundation:{ref.version}", str(tmp / "store"), "cpu")
+    data = load_pacs(argparse.Namespace(pacs_npz=str(tmp / "pacs.npz")))
+    args = argparse.Namespace(per_class=20, partition="dirichlet", num_clients=3, alpha=1.0,
+                              adapter_rank=4, lr=1e-3, lr_finetune=1e-4, rounds=1,
+                              local_epochs=1, batch_size=16, weight_decay=0.0, fraction=1.0,
+                              personal_epochs=0)
+    clients = make_clients(backbone, data, args, seed=0)
+    bench = {"args": args, "depth": DEPTH, "num_classes": C,
+             "foundation": f"local-dir:{ref.path}"}
+    zeroed = ("accumulator.layer_pos", "accumulator.block.linear2.weight",
+              "accumulator.block.self_attn.out_proj.weight")
+    for method, zero in (("accumulator_zero_pa", True), ("accumulator_pa", False)):
+        job = plan_one(tmp_path / method, clients, bench, method, "anytime", seed=0)
+        state = job["initial_state"]
+        assert all(bool(state[k].eq(0).all()) == zero for k in zeroed), method
+        assert "visual.transformer.resblocks.0.mlp.down.weight" in state  # PA on both
