@@ -153,3 +153,7 @@ def test_zero_init_methods_start_the_federation_from_the_foundation(run, tmp_pat
         state = job["initial_state"]
         assert all(bool(state[k].eq(0).all()) == zero for k in zeroed), method
         assert "visual.transformer.resblocks.0.mlp.down.weight" in state  # PA on both
+    frozen = plan_one(tmp_path / "frozen", clients, bench, "accumulator_frozen_pa", "anytime",
+                      seed=0)["initial_state"]  # the ablation exchanges no block weight
+    assert {k for k in frozen if k.startswith("accumulator.")} == {"accumulator.client_token"}
+    assert "head.1.weight" in frozen

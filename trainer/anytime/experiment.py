@@ -34,9 +34,14 @@ METHODS = {
     "lw_linear": ("linear", False), "lw_linear_pa": ("linear", True),
     "lw_mlp": ("mlp", False), "lw_mlp_pa": ("mlp", True), "finetune": ("finetune", False),
     "accumulator_zero": ("accumulator", False), "accumulator_zero_pa": ("accumulator", True),
+    "accumulator_frozen_pa": ("accumulator", True),
 }
 #: methods whose Accumulator starts as identity (``model_store.anytime`` ``zero_init``)
-ZERO_INIT = frozenset({"accumulator_zero", "accumulator_zero_pa"})
+ZERO_INIT = frozenset({"accumulator_zero", "accumulator_zero_pa", "accumulator_frozen_pa"})
+#: ablation: the identity-initialised block and layer positions never train, so the model is
+#: one shared MLP head + client token (+ PA) over the untouched foundation: what the
+#: Accumulator's learned mixing adds is the difference to ``accumulator_zero_pa``
+FROZEN = frozenset({"accumulator_frozen_pa"})
 SETTINGS = {"conventional": "last", "anytime": "anytime", "multitier": "last"}
 PARTITIONS = ("dirichlet", "domains")
 
@@ -95,7 +100,7 @@ def plan_one(fed_dir: Path, clients: list, bench: dict[str, Any], method: str, s
     kind, pa = METHODS[method]
     spec = {"foundation": bench["foundation"], "method": kind,
             "num_classes": bench["num_classes"], "adapter_rank": args.adapter_rank if pa else 0,
-            "zero_init": method in ZERO_INIT}
+            "zero_init": method in ZERO_INIT, "freeze_accumulator": method in FROZEN}
     tiers = tiers_for(setting, len(clients), depth)
     cfg = job_config(method, setting, seed, args, choice)
     job = anytime_job(fed_dir, clients, tiers, spec, cfg)

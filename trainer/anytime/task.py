@@ -50,8 +50,12 @@ def build_model(fed_dir: str) -> AnytimeViT:
     where the draws are the same on every machine (a client moves it: :func:`to_device`)."""
     spec, _ = load_shared(fed_dir)
     visual = copy.deepcopy(foundation_visual(spec["foundation"]))
-    return AnytimeViT(visual, int(spec["num_classes"]), spec["method"],
-                      int(spec.get("adapter_rank", 0)), bool(spec.get("zero_init", False)))
+    model = AnytimeViT(visual, int(spec["num_classes"]), spec["method"],
+                       int(spec.get("adapter_rank", 0)), bool(spec.get("zero_init", False)))
+    if spec.get("freeze_accumulator"):  # an ablation (trainer.anytime.experiment.FROZEN)
+        for name, p in model.accumulator.named_parameters():
+            p.requires_grad_(name == "client_token")
+    return model
 
 
 def to_device(model: AnytimeViT, device: str | None) -> AnytimeViT:
