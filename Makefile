@@ -39,7 +39,7 @@ demo: setup
 	$(BIN)/tailor serve --host $(HOST) --port $(PORT) --print-examples
 
 test: setup
-	$(BIN)/pytest -q --durations=15
+	$(BIN)/pytest -q --durations=40
 
 lint:
 	$(BIN)/ruff check service trainer model_store tailor tests benchmarks
