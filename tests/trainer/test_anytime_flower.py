@@ -106,3 +106,28 @@ def test_personalisation_tunes_only_the_client_token_and_never_loses_on_val(fede
     assert personal_params(model, "client_token") == [model.accumulator.client_token]
     assert load_shared(fed_dir)[0]["tiers"] == list(TIERS)
     assert copy.deepcopy(model).depth == DEPTH
+
+
+def test_a_slow_block_moves_by_its_fraction_of_the_lr(tmp_path):
+    """``block_lr_scale`` (``accumulator_slow_pa``): after one AdamW step from the same start,
+    the block and layer positions moved by exactly the scale times what they move at full lr;
+    the head and client token moved the same in both."""
+    from model_store.anytime import AnytimeViT
+
+    _, backbone = make_tiny_foundation(tmp_path, layers=DEPTH)
+    data = _client(0, 16)
+    moved = {}
+    for scale in (1.0, 0.1):
+        torch.manual_seed(0)
+        model = AnytimeViT(copy.deepcopy(backbone.model.visual), C, adapter_rank=4)
+        model.block_lr_scale = scale
+        start = {k: v.detach().clone() for k, v in model.named_parameters()}
+        train_local(model, data, DEPTH, {"lr": 1e-2, "batch_size": 16, "seed": 0,
+                                         "weight_decay": 0.05})  # one step
+        moved[scale] = {k: v.detach() - start[k] for k, v in model.named_parameters()}
+    for name in ("accumulator.block.linear1.weight", "accumulator.layer_pos"):
+        assert moved[1.0][name].abs().sum() > 0
+        torch.testing.assert_close(moved[0.1][name], 0.1 * moved[1.0][name])
+    for name in ("head.1.weight", "accumulator.client_token",
+                 "visual.transformer.resblocks.0.mlp.down.weight"):
+        torch.testing.assert_close(moved[0.1][name], moved[1.0][name])

@@ -34,14 +34,18 @@ METHODS = {
     "lw_linear": ("linear", False), "lw_linear_pa": ("linear", True),
     "lw_mlp": ("mlp", False), "lw_mlp_pa": ("mlp", True), "finetune": ("finetune", False),
     "accumulator_zero": ("accumulator", False), "accumulator_zero_pa": ("accumulator", True),
-    "accumulator_frozen_pa": ("accumulator", True),
+    "accumulator_frozen_pa": ("accumulator", True), "accumulator_slow_pa": ("accumulator", True),
 }
 #: methods whose Accumulator starts as identity (``model_store.anytime`` ``zero_init``)
-ZERO_INIT = frozenset({"accumulator_zero", "accumulator_zero_pa", "accumulator_frozen_pa"})
+ZERO_INIT = frozenset({"accumulator_zero", "accumulator_zero_pa", "accumulator_frozen_pa",
+                       "accumulator_slow_pa"})
 #: ablation: the identity-initialised block and layer positions never train, so the model is
 #: one shared MLP head + client token (+ PA) over the untouched foundation: what the
 #: Accumulator's learned mixing adds is the difference to ``accumulator_zero_pa``
 FROZEN = frozenset({"accumulator_frozen_pa"})
+#: the block and layer positions train at this fraction of the lr (from zero init), so they
+#: can only move off identity slowly; ``accumulator_frozen_pa`` is the control
+BLOCK_LR_SCALE = {"accumulator_slow_pa": 0.1}
 SETTINGS = {"conventional": "last", "anytime": "anytime", "multitier": "last"}
 PARTITIONS = ("dirichlet", "domains")
 
@@ -100,7 +104,8 @@ def plan_one(fed_dir: Path, clients: list, bench: dict[str, Any], method: str, s
     kind, pa = METHODS[method]
     spec = {"foundation": bench["foundation"], "method": kind,
             "num_classes": bench["num_classes"], "adapter_rank": args.adapter_rank if pa else 0,
-            "zero_init": method in ZERO_INIT, "freeze_accumulator": method in FROZEN}
+            "zero_init": method in ZERO_INIT, "freeze_accumulator": method in FROZEN,
+            "block_lr_scale": BLOCK_LR_SCALE.get(method, 1.0)}
     tiers = tiers_for(setting, len(clients), depth)
     cfg = job_config(method, setting, seed, args, choice)
     job = anytime_job(fed_dir, clients, tiers, spec, cfg)

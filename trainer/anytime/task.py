@@ -55,6 +55,7 @@ def build_model(fed_dir: str) -> AnytimeViT:
     if spec.get("freeze_accumulator"):  # an ablation (trainer.anytime.experiment.FROZEN)
         for name, p in model.accumulator.named_parameters():
             p.requires_grad_(name == "client_token")
+    model.block_lr_scale = float(spec.get("block_lr_scale", 1.0))  # read by train_local
     return model
 
 
@@ -100,7 +101,7 @@ def train_local(model: AnytimeViT, data: ClientData, tier: int, cfg: dict[str, A
     x, y = data.split("train")
     seed = int(cfg.get("seed", 0))
     gen, rng = torch.Generator().manual_seed(seed), np.random.default_rng(seed)
-    params = params if params is not None else [p for p in model.parameters() if p.requires_grad]
+    params = params if params is not None else param_groups(model, float(cfg["lr"]))
     opt = make_optimizer(params, lr=float(cfg["lr"]),
                          weight_decay=float(cfg.get("weight_decay", 0.05)))
     bs, last, dev = int(cfg.get("batch_size", 32)), 0.0, _device(model)
@@ -119,6 +120,21 @@ def train_local(model: AnytimeViT, data: ClientData, tier: int, cfg: dict[str, A
             total += float(loss.detach()) * len(idx)
         last = total / max(len(y), 1)
     return last
+
+
+def param_groups(model: AnytimeViT, lr: float) -> list:
+    """The trainable parameters; with ``model.block_lr_scale`` != 1 (an experiment's spec), the
+    Accumulator's block and layer positions form their own group at ``lr * scale``."""
+    named = [(n, p) for n, p in model.named_parameters() if p.requires_grad]
+    scale = float(getattr(model, "block_lr_scale", 1.0))
+    if scale == 1.0:
+        return [p for _, p in named]
+
+    def slow(name: str) -> bool:
+        return name.startswith("accumulator.") and name != "accumulator.client_token"
+
+    return [{"params": [p for n, p in named if slow(n)], "lr": lr * scale},
+            {"params": [p for n, p in named if not slow(n)]}]
 
 
 @torch.no_grad()
