@@ -135,7 +135,8 @@ def test_domain_partition_gives_one_client_per_domain(run):
 
 def test_zero_init_methods_start_the_federation_from_the_foundation(run, tmp_path):
     """``accumulator_zero_pa`` reaches the federation's model: its initial exchanged state has
-    the Accumulator's residual outputs at zero; ``accumulator_pa`` (the paper's) does not."""
+    the Accumulator's residual outputs at zero; ``accumulator_pa`` (the paper's) does not, and
+    ``accumulator_frozen_pa`` exchanges no block weight at all."""
     *_, tmp, ref = run
     backbone, _ = load_backbone(f"foundation:{ref.version}", str(tmp / "store"), "cpu")
     data = load_pacs(argparse.Namespace(pacs_npz=str(tmp / "pacs.npz")))

@@ -36,16 +36,16 @@ METHODS = {
     "accumulator_zero": ("accumulator", False), "accumulator_zero_pa": ("accumulator", True),
     "accumulator_frozen_pa": ("accumulator", True), "accumulator_slow_pa": ("accumulator", True),
 }
-#: methods whose Accumulator starts as identity (``model_store.anytime`` ``zero_init``)
-ZERO_INIT = frozenset({"accumulator_zero", "accumulator_zero_pa", "accumulator_frozen_pa",
-                       "accumulator_slow_pa"})
-#: ablation: the identity-initialised block and layer positions never train, so the model is
-#: one shared MLP head + client token (+ PA) over the untouched foundation: what the
-#: Accumulator's learned mixing adds is the difference to ``accumulator_zero_pa``
-FROZEN = frozenset({"accumulator_frozen_pa"})
-#: the block and layer positions train at this fraction of the lr (from zero init), so they
-#: can only move off identity slowly; ``accumulator_frozen_pa`` is the control
-BLOCK_LR_SCALE = {"accumulator_slow_pa": 0.1}
+#: stop 41's variants of the Accumulator, as ``spec`` entries (``trainer.anytime.task``):
+#: ``zero_init`` starts the block as identity (``model_store.anytime``); ``freeze_accumulator``
+#: (ablation) never trains the block or layer positions, leaving one shared MLP head + client
+#: token (+ PA); ``block_lr_scale`` trains them at that fraction of the lr, so they can only
+#: move off identity slowly (the frozen variant is its control)
+VARIANTS: dict[str, dict[str, Any]] = {
+    "accumulator_zero": {"zero_init": True}, "accumulator_zero_pa": {"zero_init": True},
+    "accumulator_frozen_pa": {"zero_init": True, "freeze_accumulator": True},
+    "accumulator_slow_pa": {"zero_init": True, "block_lr_scale": 0.1},
+}
 SETTINGS = {"conventional": "last", "anytime": "anytime", "multitier": "last"}
 PARTITIONS = ("dirichlet", "domains")
 
@@ -104,8 +104,7 @@ def plan_one(fed_dir: Path, clients: list, bench: dict[str, Any], method: str, s
     kind, pa = METHODS[method]
     spec = {"foundation": bench["foundation"], "method": kind,
             "num_classes": bench["num_classes"], "adapter_rank": args.adapter_rank if pa else 0,
-            "zero_init": method in ZERO_INIT, "freeze_accumulator": method in FROZEN,
-            "block_lr_scale": BLOCK_LR_SCALE.get(method, 1.0)}
+            **VARIANTS.get(method, {})}
     tiers = tiers_for(setting, len(clients), depth)
     cfg = job_config(method, setting, seed, args, choice)
     job = anytime_job(fed_dir, clients, tiers, spec, cfg)

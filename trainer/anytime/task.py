@@ -52,7 +52,7 @@ def build_model(fed_dir: str) -> AnytimeViT:
     visual = copy.deepcopy(foundation_visual(spec["foundation"]))
     model = AnytimeViT(visual, int(spec["num_classes"]), spec["method"],
                        int(spec.get("adapter_rank", 0)), bool(spec.get("zero_init", False)))
-    if spec.get("freeze_accumulator"):  # an ablation (trainer.anytime.experiment.FROZEN)
+    if spec.get("freeze_accumulator"):  # an ablation (trainer.anytime.experiment.VARIANTS)
         for name, p in model.accumulator.named_parameters():
             p.requires_grad_(name == "client_token")
     model.block_lr_scale = float(spec.get("block_lr_scale", 1.0))  # read by train_local
