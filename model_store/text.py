@@ -41,13 +41,19 @@ class TextEncoder:
     """L2-normalised sentence embeddings from a local sentence-transformers model."""
 
     def __init__(
-        self, path: str | os.PathLike[str] | None = None, device: str | torch.device | None = None
+        self, path: str | os.PathLike[str] | None = None, device: str | torch.device | None = None,
+        runtime: str = "torch",
     ):
         """Load the encoder.
 
         Args:
             path: Local sentence-transformers folder; ``None`` uses the bundled MiniLM.
             device: Torch device; ``None`` lets ``pick_device`` choose.
+            runtime: ``"torch"``, or ``"onnx"`` to run the transformer under ONNX Runtime on a
+                CPU (:mod:`model_store.text_onnx`: same embeddings, about twice as fast for a
+                request's few phrases). ``"onnx"`` falls back to torch, with a warning, on a
+                GPU, for an unsupported pipeline or when the two disagree; ``self.runtime``
+                says which one runs.
 
         Raises:
             FileNotFoundError: ``path`` is not an existing sentence-transformers folder.
@@ -72,6 +78,14 @@ class TextEncoder:
         if dim is None:
             raise ValueError(f"{folder}: the model does not declare its embedding dimension")
         self.dim: int = int(dim)
+        if runtime not in ("torch", "onnx"):
+            raise ValueError(f"runtime must be 'torch' or 'onnx', not {runtime!r}")
+        self._onnx = None
+        if runtime == "onnx" and self.device.type == "cpu":
+            from model_store.text_onnx import onnx_encoder
+
+            self._onnx = onnx_encoder(self._model, self.path, self._torch_encode)
+        self.runtime = "onnx" if self._onnx is not None else "torch"
 
     @property
     def model(self):
@@ -99,6 +113,11 @@ class TextEncoder:
             raise ValueError("encode() takes a list of strings")
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
+        if self._onnx is not None:
+            return self._onnx.encode(texts, batch_size)
+        return self._torch_encode(texts, batch_size)
+
+    def _torch_encode(self, texts: list[str], batch_size: int = 64) -> np.ndarray:
         with torch.inference_mode():
             emb = self._model.encode(
                 texts,

@@ -41,11 +41,12 @@ log = logging.getLogger(__name__)
 
 
 @functools.lru_cache(maxsize=4)
-def load_text_encoder(path: str | None, device: str):
-    """Load the text encoder once per process (read-only, so apps in one process share it)."""
+def load_text_encoder(path: str | None, device: str, runtime: str = "onnx"):
+    """Load the text encoder once per process (read-only, so apps in one process share it).
+    ``runtime`` defaults to the service's own default (``Settings.text_runtime``)."""
     from model_store.text import TextEncoder
 
-    return TextEncoder(path, device=device)
+    return TextEncoder(path, device=device, runtime=runtime)
 
 
 def _canonical_sha256(obj: Any) -> str:
@@ -90,7 +91,7 @@ class TaperKind(ModelKind):
         log.info("loaded taper artifact %s on %s", bundle.version, device)
         match = None
         if resolver:
-            encoder = load_text_encoder(settings.text_encoder, "cpu")
+            encoder = load_text_encoder(settings.text_encoder, "cpu", settings.text_runtime)
             match = ClassResolver(bundle.catalogue, encoder, settings.match_threshold,
                                   settings.match_margin, (settings.match_described_threshold,
                                                           settings.match_described_margin))

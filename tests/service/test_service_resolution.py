@@ -308,3 +308,19 @@ def test_arrows_introducing_clauses_asides_and_cued_ranges(pacs, description, cl
 def test_plural_style_words_name_the_domain(pacs):
     assert _resolve(pacs, description="cats and dogs on our trail cameras") \
         == (["cat", "dog"], "photo")  # fmt: skip
+
+
+def test_text_runtime_setting_picks_the_encoder_and_answers_alike(make_settings, tmp_path):
+    """``TAILOR_TEXT_RUNTIME``: ONNX Runtime by default, PyTorch on request; the resolver gives
+    the same classes and scores either way (the encoders agree to ~1e-7)."""
+    from service.kinds.taper import TaperKind
+
+    phrases = ["felines", "the animal that barks at strangers", "charcoal drawings of houses"]
+    answers = {}
+    for runtime in ("onnx", "torch"):
+        settings = make_settings(f"sqlite:///{tmp_path / runtime}.db", text_runtime=runtime)
+        kind = TaperKind.load(settings, None)
+        assert kind.resolver.encoder.runtime == runtime
+        answers[runtime] = [(m.name, round(m.score, 4)) for m in kind.resolver.match_many(phrases)]
+    assert answers["onnx"] == answers["torch"], answers
+    assert make_settings("sqlite://").text_runtime == "onnx"

@@ -1,0 +1,138 @@
+"""The sentence encoder's transformer under ONNX Runtime, for request-time embeddings on CPU.
+
+Why: a task description is embedded on every ``/personalize`` request that needs the encoder,
+and on a CPU core MiniLM's PyTorch eager forward is most of a definition request's latency
+(issue 13 asks for ≤ 20 ms p50). ONNX Runtime runs the same fp32 graph 1.6–2.3× faster for
+the 2–3 short phrases a request holds, with embeddings equal to PyTorch's within 1e-6, so no
+resolver decision moves (int8 dynamic quantisation was faster still but moved embeddings by
+up to 0.07 in cosine, which the calibrated thresholds would feel).
+
+Why not sentence-transformers' own ``backend="onnx"``: it needs ``optimum-onnx``, whose only
+release pins ``transformers<5`` and would downgrade the stack. So this module exports the one
+supported pipeline itself: Transformer → mean pooling → (Normalize), checked against the
+PyTorch path at load; anything else stays on PyTorch.
+"""
+
+from __future__ import annotations
+
+import io
+import logging
+import threading
+import warnings
+
+import numpy as np
+import torch
+
+log = logging.getLogger(__name__)
+
+_PROBE = ["a dog", "the animal that barks at the postman", "handwritten sevens, in pencil"]
+_TOLERANCE = 1e-4  # max |onnx - torch| over the probe's unit embeddings; seen: ~2e-7
+_SESSIONS: dict[str, object] = {}  # model folder -> InferenceSession (thread-safe to run)
+_LOCK = threading.Lock()
+
+
+class _LastHidden(torch.nn.Module):
+    """Keyword call of a Hugging Face encoder, so the export has three plain tensor inputs."""
+
+    def __init__(self, model: torch.nn.Module):
+        super().__init__()
+        self.model = model
+
+    def forward(self, input_ids, attention_mask, token_type_ids):
+        return self.model(input_ids=input_ids, attention_mask=attention_mask,
+                          token_type_ids=token_type_ids).last_hidden_state  # fmt: skip
+
+
+def supported(st) -> bool:
+    """Whether ``st`` is Transformer → mean pooling → optional Normalize (MiniLM's shape)."""
+    names = [type(m).__name__ for m in st]
+    if names[:2] != ["Transformer", "Pooling"] or any(n != "Normalize" for n in names[2:]):
+        return False
+    cfg = st[1].get_config_dict()
+    if "pooling_mode" in cfg:  # sentence-transformers >= 6
+        return cfg["pooling_mode"] == "mean"
+    modes = [k for k, v in cfg.items() if k.startswith("pooling_mode_") and v]
+    return modes == ["pooling_mode_mean_tokens"]
+
+
+def _export(st, threads: int):
+    """``st``'s transformer exported to ONNX in memory (the TorchScript exporter: the dynamo
+    one needs more packages and takes longer), in a CPU session with ``threads`` threads.
+    onnxruntime's BERT fusion pass was tried and gained nothing measurable at these sizes."""
+    import onnxruntime as ort
+
+    sample = _features(st, _PROBE[:2])
+    buf = io.BytesIO()
+    axes = {0: "batch", 1: "tokens"}
+    names = ["input_ids", "attention_mask", "token_type_ids"]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # tracer warnings about Python-side shape checks
+        torch.onnx.export(_LastHidden(st[0].auto_model).eval(), tuple(sample[n] for n in names),
+                          buf, input_names=names, output_names=["hidden"], opset_version=17,
+                          dynamic_axes={n: axes for n in [*names, "hidden"]}, dynamo=False)
+    opts = ort.SessionOptions()
+    opts.intra_op_num_threads, opts.inter_op_num_threads = threads, 1
+    # Idle intra-op threads otherwise spin for a while after each run, taking the cores the
+    # rest of the request (and other requests) need: with spinning on, the PyTorch resolver
+    # run alongside in benchmarks/text_runtime.py went from 29 to 44 ms p50.
+    opts.add_session_config_entry("session.intra_op.allow_spinning", "0")
+    return ort.InferenceSession(buf.getvalue(), opts, providers=["CPUExecutionProvider"])
+
+
+def _features(st, texts: list[str]) -> dict[str, torch.Tensor]:
+    """The pipeline's own tokenisation (same truncation, same special tokens)."""
+    prep = getattr(st, "preprocess", None) or st.tokenize
+    feats = prep(texts)
+    ids = feats["input_ids"]
+    feats.setdefault("token_type_ids", torch.zeros_like(ids))
+    return {k: v for k, v in feats.items() if isinstance(v, torch.Tensor)}
+
+
+class OnnxSentenceEncoder:
+    """Unit embeddings of ``st``'s pipeline, with the transformer run by ONNX Runtime."""
+
+    def __init__(self, st, folder: str, threads: int | None = None):
+        self.st = st
+        with _LOCK:  # one export per model folder per process: apps in one process share it
+            if folder not in _SESSIONS:
+                _SESSIONS[folder] = _export(st, threads or torch.get_num_threads())
+            self.session = _SESSIONS[folder]
+        self.inputs = [i.name for i in self.session.get_inputs()]
+
+    def encode(self, texts: list[str], batch_size: int = 64) -> np.ndarray:
+        """``(n, dim)`` float32 unit rows; batches hold texts of similar length (less padding),
+        as sentence-transformers' own ``encode`` does."""
+        order = np.argsort([-len(t) for t in texts], kind="stable")
+        out = [None] * len(texts)
+        for start in range(0, len(texts), batch_size):
+            idx = order[start:start + batch_size]
+            for i, row in zip(idx, self._batch([texts[i] for i in idx]), strict=True):
+                out[i] = row
+        return np.stack(out).astype(np.float32)
+
+    def _batch(self, texts: list[str]) -> np.ndarray:
+        feats = _features(self.st, texts)
+        hidden = self.session.run(None, {n: feats[n].numpy() for n in self.inputs})[0]
+        mask = feats["attention_mask"].numpy()[..., None].astype(np.float32)
+        mean = (hidden * mask).sum(1) / np.maximum(mask.sum(1), 1e-9)
+        return mean / np.maximum(np.linalg.norm(mean, axis=1, keepdims=True), 1e-12)
+
+
+def onnx_encoder(st, folder: str, reference) -> OnnxSentenceEncoder | None:
+    """An ONNX Runtime encoder for ``st`` when its pipeline is supported, ``onnxruntime`` is
+    installed and the probe embeddings match ``reference`` (the PyTorch encode); else None,
+    with the reason logged, and the caller stays on PyTorch."""
+    if not supported(st):
+        log.warning("text encoder %s: pipeline %s is not Transformer+mean pooling; using torch",
+                    folder, [type(m).__name__ for m in st])  # fmt: skip
+        return None
+    try:
+        enc = OnnxSentenceEncoder(st, folder)
+    except ImportError:
+        log.warning("onnxruntime is not installed; the text encoder runs on torch")
+        return None
+    gap = float(np.abs(enc.encode(_PROBE) - reference(_PROBE)).max())
+    if gap > _TOLERANCE:
+        log.warning("text encoder %s: ONNX differs from torch by %.2g; using torch", folder, gap)
+        return None
+    return enc
