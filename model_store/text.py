@@ -50,7 +50,7 @@ class TextEncoder:
             path: Local sentence-transformers folder; ``None`` uses the bundled MiniLM.
             device: Torch device; ``None`` lets ``pick_device`` choose.
             runtime: ``"torch"``, or ``"onnx"`` to run the transformer under ONNX Runtime on a
-                CPU (:mod:`model_store.text_onnx`: same embeddings, about twice as fast for a
+                CPU (:mod:`model_store.text_onnx`: same embeddings, 1.6–2.3× faster for a
                 request's few phrases). ``"onnx"`` falls back to torch, with a warning, on a
                 GPU, for an unsupported pipeline or when the two disagree; ``self.runtime``
                 says which one runs.

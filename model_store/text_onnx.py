@@ -3,7 +3,8 @@
 Why: a task description is embedded on every ``/personalize`` request that needs the encoder,
 and on a CPU core MiniLM's PyTorch eager forward is most of a definition request's latency
 (issue 13 asks for ≤ 20 ms p50). ONNX Runtime runs the same fp32 graph 1.6–2.3× faster for
-the 2–3 short phrases a request holds, with embeddings equal to PyTorch's within 1e-6, so no
+the 2–3 short phrases a request holds (a definition request as a whole: 1.35×), with
+embeddings equal to PyTorch's within 1e-6, so no
 resolver decision moves (int8 dynamic quantisation was faster still but moved embeddings by
 up to 0.07 in cosine, which the calibrated thresholds would feel).
 
@@ -15,9 +16,9 @@ PyTorch path at load; anything else stays on PyTorch.
 
 from __future__ import annotations
 
+import inspect
 import io
 import logging
-import threading
 import warnings
 
 import numpy as np
@@ -25,22 +26,22 @@ import torch
 
 log = logging.getLogger(__name__)
 
-_PROBE = ["a dog", "the animal that barks at the postman", "handwritten sevens, in pencil"]
+_PROBE = ["a dog", "the animal that barks at the postman", "handwritten sevens, in pencil",
+          "a long request " * 200]  # past max_seq_length: truncation is checked too
 _TOLERANCE = 1e-4  # max |onnx - torch| over the probe's unit embeddings; seen: ~2e-7
-_SESSIONS: dict[str, object] = {}  # model folder -> InferenceSession (thread-safe to run)
-_LOCK = threading.Lock()
+_INPUTS = ("input_ids", "attention_mask", "token_type_ids")
 
 
 class _LastHidden(torch.nn.Module):
-    """Keyword call of a Hugging Face encoder, so the export has three plain tensor inputs."""
+    """Keyword call of a Hugging Face encoder with the named inputs only (DistilBERT-style
+    models take no ``token_type_ids``), so the export has plain positional tensor inputs."""
 
-    def __init__(self, model: torch.nn.Module):
+    def __init__(self, model: torch.nn.Module, names: list[str]):
         super().__init__()
-        self.model = model
+        self.model, self.names = model, names
 
-    def forward(self, input_ids, attention_mask, token_type_ids):
-        return self.model(input_ids=input_ids, attention_mask=attention_mask,
-                          token_type_ids=token_type_ids).last_hidden_state  # fmt: skip
+    def forward(self, *tensors):
+        return self.model(**dict(zip(self.names, tensors, strict=True))).last_hidden_state
 
 
 def supported(st) -> bool:
@@ -55,23 +56,27 @@ def supported(st) -> bool:
     return modes == ["pooling_mode_mean_tokens"]
 
 
-def _export(st, threads: int):
+def _export(st):
     """``st``'s transformer exported to ONNX in memory (the TorchScript exporter: the dynamo
-    one needs more packages and takes longer), in a CPU session with ``threads`` threads.
+    one needs more packages and takes longer), in a CPU session with torch's thread count.
     onnxruntime's BERT fusion pass was tried and gained nothing measurable at these sizes."""
     import onnxruntime as ort
 
+    model = st[0].auto_model
     sample = _features(st, _PROBE[:2])
-    buf = io.BytesIO()
-    axes = {0: "batch", 1: "tokens"}
-    names = ["input_ids", "attention_mask", "token_type_ids"]
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # tracer warnings about Python-side shape checks
-        torch.onnx.export(_LastHidden(st[0].auto_model).eval(), tuple(sample[n] for n in names),
+    params = inspect.signature(model.forward).parameters
+    takes_any = any(p.kind is p.VAR_KEYWORD for p in params.values())
+    names = [n for n in _INPUTS if n in sample and (n in params or takes_any)]
+    buf, axes = io.BytesIO(), {0: "batch", 1: "tokens"}
+    with warnings.catch_warnings(record=True) as caught:  # tracer notes on Python shape checks
+        warnings.simplefilter("always")
+        torch.onnx.export(_LastHidden(model, names).eval(), tuple(sample[n] for n in names),
                           buf, input_names=names, output_names=["hidden"], opset_version=17,
                           dynamic_axes={n: axes for n in [*names, "hidden"]}, dynamo=False)
+    for w in caught:  # kept for whoever debugs a new model; the probe check is the real guard
+        log.debug("onnx export: %s: %s", w.category.__name__, w.message)
     opts = ort.SessionOptions()
-    opts.intra_op_num_threads, opts.inter_op_num_threads = threads, 1
+    opts.intra_op_num_threads, opts.inter_op_num_threads = torch.get_num_threads(), 1
     # Idle intra-op threads otherwise spin for a while after each run, taking the cores the
     # rest of the request (and other requests) need: with spinning on, the PyTorch resolver
     # run alongside in benchmarks/text_runtime.py went from 29 to 44 ms p50.
@@ -82,26 +87,24 @@ def _export(st, threads: int):
 def _features(st, texts: list[str]) -> dict[str, torch.Tensor]:
     """The pipeline's own tokenisation (same truncation, same special tokens)."""
     prep = getattr(st, "preprocess", None) or st.tokenize
-    feats = prep(texts)
-    ids = feats["input_ids"]
-    feats.setdefault("token_type_ids", torch.zeros_like(ids))
-    return {k: v for k, v in feats.items() if isinstance(v, torch.Tensor)}
+    return {k: v for k, v in prep(texts).items() if isinstance(v, torch.Tensor)}
 
 
 class OnnxSentenceEncoder:
     """Unit embeddings of ``st``'s pipeline, with the transformer run by ONNX Runtime."""
 
-    def __init__(self, st, folder: str, threads: int | None = None):
+    def __init__(self, st):
         self.st = st
-        with _LOCK:  # one export per model folder per process: apps in one process share it
-            if folder not in _SESSIONS:
-                _SESSIONS[folder] = _export(st, threads or torch.get_num_threads())
-            self.session = _SESSIONS[folder]
+        self.session = _export(st)  # one per encoder: the service loads its encoder once
         self.inputs = [i.name for i in self.session.get_inputs()]
+        dim = getattr(st, "get_embedding_dimension", None) or st.get_sentence_embedding_dimension
+        self.dim = int(dim())
 
     def encode(self, texts: list[str], batch_size: int = 64) -> np.ndarray:
         """``(n, dim)`` float32 unit rows; batches hold texts of similar length (less padding),
         as sentence-transformers' own ``encode`` does."""
+        if not texts:
+            return np.zeros((0, self.dim), np.float32)
         order = np.argsort([-len(t) for t in texts], kind="stable")
         out = [None] * len(texts)
         for start in range(0, len(texts), batch_size):
@@ -127,11 +130,14 @@ def onnx_encoder(st, folder: str, reference) -> OnnxSentenceEncoder | None:
                     folder, [type(m).__name__ for m in st])  # fmt: skip
         return None
     try:
-        enc = OnnxSentenceEncoder(st, folder)
+        enc = OnnxSentenceEncoder(st)
+        gap = float(np.abs(enc.encode(_PROBE) - reference(_PROBE)).max())
     except ImportError:
         log.warning("onnxruntime is not installed; the text encoder runs on torch")
         return None
-    gap = float(np.abs(enc.encode(_PROBE) - reference(_PROBE)).max())
+    except Exception:  # an operator, model size or exporter ONNX cannot take: serve on torch
+        log.warning("text encoder %s: ONNX export failed; using torch", folder, exc_info=True)
+        return None
     if gap > _TOLERANCE:
         log.warning("text encoder %s: ONNX differs from torch by %.2g; using torch", folder, gap)
         return None

@@ -49,8 +49,9 @@ class Settings(BaseSettings):
         text_encoder: local sentence-transformers folder for descriptions (default: the bundled
             MiniLM).
         text_runtime: ``onnx`` runs the text encoder's transformer under ONNX Runtime (same
-            embeddings as torch, about half the time per request on a CPU); ``torch`` keeps
-            PyTorch. ``onnx`` falls back to torch, with a warning, where it cannot match it.
+            embeddings as torch; a definition request takes about a quarter less time on a
+            CPU); ``torch`` keeps PyTorch. ``onnx`` falls back to torch, with a warning, where
+            it cannot match it.
         match_threshold: cosine similarity below which a phrase is "unknown" (422 + suggestions).
         match_margin: how far a phrase's best class must lead the next one when it is matched
             by similarity (not by name or alias); closer is ambiguous (422 + suggestions).
