@@ -16,20 +16,25 @@ PyTorch path at load; anything else stays on PyTorch.
 
 from __future__ import annotations
 
+import hashlib
 import inspect
 import io
 import logging
+import os
 import warnings
+from pathlib import Path
 
 import numpy as np
 import torch
 
 log = logging.getLogger(__name__)
 
-_PROBE = ["a dog", "the animal that barks at the postman", "handwritten sevens, in pencil",
-          "a long request " * 200]  # past max_seq_length: truncation is checked too
+# Short on purpose: the check runs in every process that loads the encoder (a 256-token probe
+# cost 0.45 s more); truncation is covered by tests/model_store/test_ms_text_onnx.py.
+_PROBE = ["a dog", "the animal that barks at the postman", "handwritten sevens, in pencil"]
 _TOLERANCE = 1e-4  # max |onnx - torch| over the probe's unit embeddings; seen: ~2e-7
 _INPUTS = ("input_ids", "attention_mask", "token_type_ids")
+_OPSET = 17
 
 
 class _LastHidden(torch.nn.Module):
@@ -57,11 +62,64 @@ def supported(st) -> bool:
 
 
 def _export(st):
-    """``st``'s transformer exported to ONNX in memory (the TorchScript exporter: the dynamo
-    one needs more packages and takes longer), in a CPU session with torch's thread count.
-    onnxruntime's BERT fusion pass was tried and gained nothing measurable at these sizes."""
+    """A CPU session (torch's thread count) over ``st``'s transformer as ONNX: read from the
+    cache (:func:`_cached_graph`) or exported now. The TorchScript exporter, as the dynamo one
+    needs more packages and takes longer; onnxruntime's BERT fusion pass was tried and gained
+    nothing measurable at these sizes."""
     import onnxruntime as ort
 
+    opts = ort.SessionOptions()
+    opts.intra_op_num_threads, opts.inter_op_num_threads = torch.get_num_threads(), 1
+    # Idle intra-op threads otherwise spin for a while after each run, taking the cores the
+    # rest of the request (and other requests) need: with spinning on, the PyTorch resolver
+    # run alongside in benchmarks/text_runtime.py went from 29 to 44 ms p50.
+    opts.add_session_config_entry("session.intra_op.allow_spinning", "0")
+    path = _cached_graph(st)
+    if path is None:  # no writable cache: export in memory, as every process would
+        return ort.InferenceSession(_graph_bytes(st), opts, providers=["CPUExecutionProvider"])
+    try:
+        return ort.InferenceSession(path.read_bytes(), opts, providers=["CPUExecutionProvider"])
+    except Exception:  # a truncated or foreign cache file: export again, in memory
+        log.warning("text encoder: unreadable cached ONNX graph %s; exporting again", path)
+        path.unlink(missing_ok=True)
+        return ort.InferenceSession(_graph_bytes(st), opts, providers=["CPUExecutionProvider"])
+
+
+def _cached_graph(st) -> Path | None:
+    """The exported graph's file, written on first use (~1.4 s, paid once per machine rather
+    than once per worker process); None where the cache cannot be written. Keyed by the
+    weights' bytes and the torch, onnxruntime and opset versions, so a changed model or an
+    upgrade never reads a stale graph; written to a temporary file and renamed, so
+    concurrent workers never read half a file."""
+    import onnxruntime as ort
+
+    model = st[0].auto_model
+    key = hashlib.sha256(f"{torch.__version__} {ort.__version__} {_OPSET}".encode())
+    for name, tensor in model.state_dict().items():
+        key.update(name.encode())
+        key.update(tensor.detach().cpu().contiguous().view(torch.uint8).numpy().tobytes())
+    path = cache_dir() / f"{key.hexdigest()[:32]}.onnx"
+    if path.is_file():
+        return path
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_suffix(f".{os.getpid()}.tmp")
+        tmp.write_bytes(_graph_bytes(st))
+        os.replace(tmp, path)
+    except OSError as exc:  # a read-only home in a container, a full disk
+        log.info("text encoder: no ONNX cache at %s (%s)", path.parent, exc)
+        return None
+    return path
+
+
+def cache_dir() -> Path:
+    """``TAILOR_CACHE_DIR/text-onnx``, else ``~/.cache/tailor/text-onnx``."""
+    root = os.environ.get("TAILOR_CACHE_DIR") or Path.home() / ".cache" / "tailor"
+    return Path(root) / "text-onnx"
+
+
+def _graph_bytes(st) -> bytes:
+    """``st``'s transformer exported to ONNX, with only the inputs its ``forward`` takes."""
     model = st[0].auto_model
     sample = _features(st, _PROBE[:2])
     params = inspect.signature(model.forward).parameters
@@ -71,17 +129,11 @@ def _export(st):
     with warnings.catch_warnings(record=True) as caught:  # tracer notes on Python shape checks
         warnings.simplefilter("always")
         torch.onnx.export(_LastHidden(model, names).eval(), tuple(sample[n] for n in names),
-                          buf, input_names=names, output_names=["hidden"], opset_version=17,
+                          buf, input_names=names, output_names=["hidden"], opset_version=_OPSET,
                           dynamic_axes={n: axes for n in [*names, "hidden"]}, dynamo=False)
     for w in caught:  # kept for whoever debugs a new model; the probe check is the real guard
         log.debug("onnx export: %s: %s", w.category.__name__, w.message)
-    opts = ort.SessionOptions()
-    opts.intra_op_num_threads, opts.inter_op_num_threads = torch.get_num_threads(), 1
-    # Idle intra-op threads otherwise spin for a while after each run, taking the cores the
-    # rest of the request (and other requests) need: with spinning on, the PyTorch resolver
-    # run alongside in benchmarks/text_runtime.py went from 29 to 44 ms p50.
-    opts.add_session_config_entry("session.intra_op.allow_spinning", "0")
-    return ort.InferenceSession(buf.getvalue(), opts, providers=["CPUExecutionProvider"])
+    return buf.getvalue()
 
 
 def _features(st, texts: list[str]) -> dict[str, torch.Tensor]:
@@ -95,7 +147,7 @@ class OnnxSentenceEncoder:
 
     def __init__(self, st):
         self.st = st
-        self.session = _export(st)  # one per encoder: the service loads its encoder once
+        self.session = _export(st)
         self.inputs = [i.name for i in self.session.get_inputs()]
         dim = getattr(st, "get_embedding_dimension", None) or st.get_sentence_embedding_dimension
         self.dim = int(dim())

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-import json
 import logging
 
 import numpy as np
 import pytest
+import torch
+from sentence_transformers import SentenceTransformer
 
 from model_store import text_onnx
 from model_store.text import TextEncoder
@@ -30,41 +31,29 @@ def test_onnx_runtime_matches_torch(text_encoder):
     assert enc.encode([]).shape == (0, 384)
 
 
-def test_unsupported_pipeline_stays_on_torch(tmp_path, text_encoder, caplog):
-    """CLS pooling is not the exported pipeline: the encoder falls back, still encodes, and
-    says why in the log."""
-    folder = tmp_path / "cls-pooled"
-    text_encoder.model.save(str(folder))
-    cfg_path = folder / "1_Pooling" / "config.json"
-    cfg = json.loads(cfg_path.read_text())
-    cfg["pooling_mode"] = "cls"
-    cfg_path.write_text(json.dumps(cfg))
+def test_unsupported_pipeline_stays_on_torch(text_encoder, caplog):
+    """CLS pooling is not the exported pipeline: no ONNX encoder, and the log says why."""
+    st = text_encoder.model
+    pooling = type(st[1])  # the installed version's Pooling class, wherever it lives
+    cls_pooled = SentenceTransformer(modules=[st[0], pooling(384, pooling_mode="cls")],
+                                     device="cpu")  # fmt: skip
+    assert text_onnx.supported(st) and not text_onnx.supported(cls_pooled)
     with caplog.at_level(logging.WARNING, logger="model_store.text_onnx"):
-        enc = TextEncoder(folder, device="cpu", runtime="onnx")
-    assert enc.runtime == "torch" and "mean pooling" in caplog.text
-    assert not text_onnx.supported(enc.model)
-    emb = enc.encode(TEXTS[:3])
-    assert np.abs(emb - text_encoder.encode(TEXTS[:3])).max() > 1e-3  # CLS, not the mean
+        assert text_onnx.onnx_encoder(cls_pooled, "cls-pooled", text_encoder.encode) is None
+    assert "mean pooling" in caplog.text
 
 
-def test_disagreement_with_torch_falls_back(tmp_path, text_encoder, monkeypatch, caplog):
+def test_disagreement_with_torch_falls_back(text_encoder, monkeypatch, caplog):
     """Where the exported graph and PyTorch differ beyond the tolerance, PyTorch serves (a
     negative tolerance makes any gap, even none, a disagreement)."""
-    folder = tmp_path / "copy"
-    text_encoder.model.save(str(folder))
     monkeypatch.setattr(text_onnx, "_TOLERANCE", -1.0)
     with caplog.at_level(logging.WARNING, logger="model_store.text_onnx"):
-        enc = TextEncoder(folder, device="cpu", runtime="onnx")
-    assert enc.runtime == "torch" and "differs from torch" in caplog.text
-
-
-def test_runtime_must_be_known():
-    with pytest.raises(ValueError, match="runtime must be"):
-        TextEncoder(device="cpu", runtime="tensorrt")
+        assert text_onnx.onnx_encoder(text_encoder.model, "minilm", text_encoder.encode) is None
+    assert "differs from torch" in caplog.text
 
 
 @pytest.mark.parametrize("error", [ImportError("no onnxruntime"), RuntimeError("bad operator")])
-def test_export_failure_stays_on_torch(tmp_path, text_encoder, monkeypatch, caplog, error):
+def test_export_failure_stays_on_torch(text_encoder, monkeypatch, caplog, error):
     """A missing onnxruntime or an export the exporter or runtime cannot take (an operator, a
     model over 2 GB) must not stop the service: it serves on PyTorch and says why."""
     def fail(st):
@@ -72,6 +61,49 @@ def test_export_failure_stays_on_torch(tmp_path, text_encoder, monkeypatch, capl
 
     monkeypatch.setattr(text_onnx, "_export", fail)
     with caplog.at_level(logging.WARNING, logger="model_store.text_onnx"):
+        assert text_onnx.onnx_encoder(text_encoder.model, "minilm", text_encoder.encode) is None
+    assert "onnxruntime is not installed" in caplog.text or "export failed" in caplog.text
+    if isinstance(error, RuntimeError):  # and the encoder itself serves on torch
         enc = TextEncoder(device="cpu", runtime="onnx")
-    assert enc.runtime == "torch" and ("onnxruntime" in caplog.text or "failed" in caplog.text)
-    np.testing.assert_allclose(enc.encode(TEXTS[:2]), text_encoder.encode(TEXTS[:2]), atol=1e-6)
+        assert enc.runtime == "torch"
+        np.testing.assert_allclose(enc.encode(TEXTS[:2]), text_encoder.encode(TEXTS[:2]),
+                                   atol=1e-6)  # fmt: skip
+
+
+def test_runtime_must_be_known():
+    with pytest.raises(ValueError, match="runtime must be"):
+        TextEncoder(device="cpu", runtime="tensorrt")
+
+
+def test_exported_graph_is_cached_per_model(tmp_path, monkeypatch, text_encoder, caplog):
+    """The export is paid once per machine: a second load reads the file (exporting again
+    would fail here); a damaged file is exported again; a cache that cannot be written leaves
+    an in-memory export; a model with other weights gets its own file."""
+    monkeypatch.setenv("TAILOR_CACHE_DIR", str(tmp_path / "cache"))
+    st, ref = text_encoder.model, text_encoder.encode
+    assert text_onnx.onnx_encoder(st, "minilm", ref) is not None
+    (graph,) = text_onnx.cache_dir().glob("*.onnx")
+    with monkeypatch.context() as m:
+        m.setattr(text_onnx, "_graph_bytes", lambda st: (_ for _ in ()).throw(AssertionError()))
+        assert text_onnx.onnx_encoder(st, "minilm", ref) is not None  # read, not exported
+    graph.write_bytes(b"not an onnx graph")
+    with caplog.at_level(logging.WARNING, logger="model_store.text_onnx"):
+        assert text_onnx.onnx_encoder(st, "minilm", ref) is not None
+    assert "unreadable cached ONNX graph" in caplog.text and not graph.exists()
+    (tmp_path / "a-file").write_text("")
+    monkeypatch.setenv("TAILOR_CACHE_DIR", str(tmp_path / "a-file"))  # mkdir fails under it
+    assert text_onnx._cached_graph(st) is None
+    assert text_onnx.onnx_encoder(st, "minilm", ref) is not None
+    monkeypatch.setenv("TAILOR_CACHE_DIR", str(tmp_path / "cache"))
+    first = text_onnx._cached_graph(st)
+    monkeypatch.setattr(text_onnx, "_graph_bytes", lambda st: b"other weights")
+    weight = st[0].auto_model.embeddings.word_embeddings.weight
+    kept = weight[0, 0].item()
+    with torch.no_grad():
+        try:
+            weight[0, 0] = kept + 1.0
+            other = text_onnx._cached_graph(st)
+        finally:
+            weight[0, 0] = kept  # the session-wide encoder, restored bit for bit
+    assert other != first and other.read_bytes() == b"other weights"
+    assert text_onnx._cached_graph(st) == first
