@@ -51,9 +51,9 @@ class TextEncoder:
             device: Torch device; ``None`` lets ``pick_device`` choose.
             runtime: ``"torch"``, or ``"onnx"`` to run the transformer under ONNX Runtime on a
                 CPU (:mod:`model_store.text_onnx`: same embeddings, 1.6–2.3× faster for a
-                request's few phrases). ``"onnx"`` falls back to torch, with a warning, on a
-                GPU, for an unsupported pipeline or when the two disagree; ``self.runtime``
-                says which one runs.
+                request's few phrases). On a GPU ``"onnx"`` stays on torch; on a CPU it falls
+                back to torch, with a warning, for an unsupported pipeline, a failed export or
+                when the two disagree. ``self.runtime`` says which one runs.
 
         Raises:
             FileNotFoundError: ``path`` is not an existing sentence-transformers folder.

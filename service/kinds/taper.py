@@ -40,10 +40,16 @@ from service.kinds.task_request import resolve_request
 log = logging.getLogger(__name__)
 
 
-@functools.lru_cache(maxsize=4)
-def load_text_encoder(path: str | None, device: str, runtime: str = "onnx"):
+def load_text_encoder(path: str | None, device: str, runtime: str | None = None):
     """Load the text encoder once per process (read-only, so apps in one process share it).
-    ``runtime`` defaults to the service's own default (``Settings.text_runtime``)."""
+    ``runtime`` None means ``Settings.text_runtime``'s default, resolved before the cache so
+    that spelling it out or not loads one encoder, not two."""
+    return _load_text_encoder(path, device,
+                              runtime or Settings.model_fields["text_runtime"].default)
+
+
+@functools.lru_cache(maxsize=4)
+def _load_text_encoder(path: str | None, device: str, runtime: str):
     from model_store.text import TextEncoder
 
     return TextEncoder(path, device=device, runtime=runtime)
