@@ -53,12 +53,15 @@ def default_model_config(
     embed_dim: int = 256,
     image_size: int = 32,
     text_path: str | None = None,
+    vit_layers: int | None = None,
 ) -> dict[str, Any]:
-    """open_clip ``model_cfg`` of Tailor's default foundation (see module docstring)."""
+    """open_clip ``model_cfg`` of Tailor's default foundation (see module docstring);
+    ``vit_layers`` deepens (or thins) the ViT tower (default 6 blocks: what a CPU trains)."""
     if image_tower not in IMAGE_TOWERS:
         raise ValueError(f"unknown image tower {image_tower!r}; expected one of {IMAGE_TOWERS}")
     text = text_path or bundled_model_path()
-    vision = vit_vision_cfg(image_size) if image_tower == VIT else {
+    depth = {} if vit_layers is None else {"layers": int(vit_layers)}
+    vision = vit_vision_cfg(image_size, **depth) if image_tower == VIT else {
         "image_size": int(image_size),
         "timm_model_name": image_tower,
         "timm_model_pretrained": False,
@@ -259,6 +262,7 @@ def build_default_clip(
     image_size: int = 32,
     device: Any = None,
     seed: int = 0,
+    vit_layers: int | None = None,
 ) -> ClipBackbone:
     """Tailor's unaligned default: an image tower (ImageNet Lite0, or a from-scratch ResNet-18
     or ViT) + the pretrained MiniLM text tower.
@@ -268,7 +272,7 @@ def build_default_clip(
     anywhere.
     """
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    cfg = default_model_config(image_tower, embed_dim, image_size)
+    cfg = default_model_config(image_tower, embed_dim, image_size, vit_layers=vit_layers)
     model = _create(cfg, checkpoint=None, pretrained_text=True)
     if image_tower == VIT:
         reinit_vit(model.visual, seed)

@@ -72,6 +72,11 @@ class TextEncoder:
         self.device = pick_device(str(device) if device is not None else None)
         self._model = SentenceTransformer(self.path, device=str(self.device), local_files_only=True)
         self._model.eval()
+        if self.device.type == "cpu":
+            # Weights stored in fp16/bf16 run in float32 here: CPU half-precision kernels are
+            # slower and less exact, and the ONNX export needs one dtype (an fp16 MiniLM copy
+            # made the export fail and the encoder fall back to torch).
+            self._model.float()
         get_dim = getattr(self._model, "get_embedding_dimension", None)
         get_dim = get_dim or self._model.get_sentence_embedding_dimension
         dim = get_dim()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import logging
 
 import numpy as np
@@ -107,3 +108,16 @@ def test_exported_graph_is_cached_per_model(tmp_path, monkeypatch, text_encoder,
             weight[0, 0] = kept  # the session-wide encoder, restored bit for bit
     assert other != first and other.read_bytes() == b"other weights"
     assert text_onnx._cached_graph(st) == first
+
+
+def test_half_precision_weights_run_in_float32_on_cpu(tmp_path, monkeypatch, text_encoder):
+    """A model stored in fp16 (as a GPU box's copy may be) runs in float32 on a CPU, so the
+    ONNX export takes it (with fp16 parameters it failed on a LayerNorm's mixed types) and its
+    embeddings stay those of the fp32 model up to the weights' rounding."""
+    monkeypatch.setenv("TAILOR_CACHE_DIR", str(tmp_path / "cache"))
+    half = tmp_path / "minilm-fp16"
+    copy.deepcopy(text_encoder.model).half().save(str(half))  # the session's stays fp32
+    enc = TextEncoder(half, device="cpu", runtime="onnx")
+    assert enc.runtime == "onnx"
+    assert all(p.dtype == torch.float32 for p in enc.model.parameters())
+    np.testing.assert_allclose(enc.encode(TEXTS[:6]), text_encoder.encode(TEXTS[:6]), atol=3e-3)

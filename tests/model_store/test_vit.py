@@ -31,6 +31,17 @@ def test_config_is_a_native_open_clip_vit():
         vit_vision_cfg(32, width=100)
 
 
+def test_depth_is_a_choice_and_a_trained_file_of_another_depth_is_refused(vit, tmp_path):
+    from trainer.federated.trained import export_trained, load_trained
+
+    deep = build_default_clip("vit", embed_dim=16, image_size=32, device="cpu", vit_layers=8)
+    assert len(deep.model.visual.transformer.resblocks) == 8
+    assert len(cls_states(deep.model.visual, deep.preprocess(IMAGES[:1]))) == 9
+    export_trained(deep, tmp_path / "deep.safetensors")
+    with pytest.raises(ValueError, match="does not fit"):
+        load_trained(vit, tmp_path / "deep.safetensors")
+
+
 def test_every_vision_weight_is_drawn_from_the_seed(vit):
     again = build_default_clip("vit", embed_dim=16, image_size=32, device="cpu")
     other = build_default_clip("vit", embed_dim=16, image_size=32, device="cpu", seed=1)

@@ -22,6 +22,9 @@ def _foundation_parser() -> argparse.ArgumentParser:
                    choices=IMAGE_TOWERS,
                    help="image tower; 'vit' is open_clip's ViT (32x32, patch 4, width 192, "
                         "6 blocks), trained from scratch")
+    p.add_argument("--vit-layers", type=int, default=None,
+                   help="blocks of the ViT tower (default 6); each block is one more exit for "
+                        "the anytime methods")
     p.add_argument("--init", default=None,
                    help="continue from a foundation: 'latest', a version, local-dir:/path, or "
                         "trained:FILE (towers exported by --export-dir, e.g. on a GPU machine)")
@@ -46,7 +49,11 @@ def _foundation_parser() -> argparse.ArgumentParser:
 
 def foundation_main(argv: list[str] | None = None) -> dict[str, Any]:
     """``tailor train foundation``: parse the options, then ``foundation.run_foundation``."""
-    return fnd.run_foundation(_foundation_parser().parse_args(argv))
+    parser = _foundation_parser()
+    args = parser.parse_args(argv)
+    if args.vit_layers is not None and (args.image_tower != "vit" or args.vit_layers < 1):
+        parser.error("--vit-layers takes a positive block count, with --arch vit only")
+    return fnd.run_foundation(args)
 
 
 def _federated_parser() -> argparse.ArgumentParser:

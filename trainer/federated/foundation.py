@@ -198,7 +198,8 @@ def _initial_backbone(args: Any) -> tuple[ClipBackbone, dict[str, Any]]:
         args.image_tower = vision.get("timm_model_name") or ("vit" if "width" in vision
                                                              else "custom")
         return backbone, source
-    backbone = build_default_clip(args.image_tower, args.embed_dim, args.image_size, args.device)
+    backbone = build_default_clip(args.image_tower, args.embed_dim, args.image_size, args.device,
+                                  vit_layers=getattr(args, "vit_layers", None))
     if not init:
         return backbone, {"spec": "default"}
     try:
@@ -242,8 +243,9 @@ def run_foundation(args: Any) -> dict[str, Any]:
     val_images = augment(images[val], torch.Generator().manual_seed(10_000 + args.seed)).numpy()
     backbone, source = _initial_backbone(args)
     before = zero_shot_accuracy(backbone, val_images, labels[val], names)
-    cfg = {k: getattr(args, k) for k in ("steps", "batch_size", "lr", "weight_decay", "seed",
-                                         "image_tower", "embed_dim", "image_size")}
+    cfg = {k: getattr(args, k, None) for k in ("steps", "batch_size", "lr", "weight_decay",
+                                               "seed", "image_tower", "embed_dim", "image_size",
+                                               "vit_layers")}
     cfg["snapshot_steps"] = sorted({*args.snapshot_steps, args.steps} if args.export_dir
                                    else set(args.snapshot_steps)) if args.steps else []
     snapshots: list[dict[str, Any]] = []
