@@ -1,5 +1,6 @@
-"""Anytime federated learning in a real Flower simulation (Ray) with 4 multi-tier clients
-on a tiny ViT foundation: the aggregate, what travels, and the depth budgets."""
+"""Anytime federated learning in a real Flower simulation with 4 multi-tier clients on a tiny
+ViT foundation: the aggregate, what travels, and the depth budgets; under Ray's engine and
+under the in-process grid (trainer.federated.inline), which must give the same answers."""
 
 from __future__ import annotations
 
@@ -35,8 +36,8 @@ def _client(i: int, n: int) -> ClientData:
     return ClientData(f"c{i}", arrays)
 
 
-@pytest.fixture(scope="module")
-def federation(tmp_path_factory):
+@pytest.fixture(scope="module", params=["ray", "inline"])
+def federation(tmp_path_factory, request):
     spec = {"foundation": _tiny_foundation(tmp_path_factory.mktemp("store")),
             "method": "accumulator", "adapter_rank": 4, "num_classes": C}
     cfg = {"method": "fedavg", "weighting": "samples", "rounds": 1, "lr": 3e-3,
@@ -44,7 +45,7 @@ def federation(tmp_path_factory):
            "exit_mode": "anytime", "personal_part": "client_token", "personal_epochs": 1}
     clients = [_client(i, n) for i, n in enumerate(SIZES)]
     fed_dir = tmp_path_factory.mktemp("fed")
-    sink = run_anytime(fed_dir, clients, list(TIERS), spec, cfg)
+    sink = run_anytime(fed_dir, clients, list(TIERS), spec, cfg, backend=request.param)
     return str(fed_dir), clients, cfg, sink
 
 

@@ -1,4 +1,5 @@
-"""`tailor train federated` end to end on a tiny synthetic 4-domain set (real Flower + Ray)."""
+"""`tailor train federated` end to end on a tiny synthetic 4-domain set (real Flower apps in
+the in-process grid; the Ray engine itself is covered by test_federated_flower.py)."""
 
 from __future__ import annotations
 
@@ -75,6 +76,8 @@ def run(tmp_path_factory):
             "--select",
             "--max-rounds",
             "2",
+            "--backend",
+            "inline",
         ]
     )
     return tmp, payload

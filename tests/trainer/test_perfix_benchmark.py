@@ -34,7 +34,7 @@ def run(tmp_path_factory):
         "--seeds", "0", "--per-class", "20", "--num-clients", "3", "--alpha", "1.0",
         "--fraction", "0.67", "--rounds", "2", "--batch-size", "16", "--lr", "3e-3",
         "--rank", "4", "--num-tokens", "2", "--select",
-        "--save", "fedperfix"])
+        "--save", "fedperfix", "--backend", "inline"])
     return tmp / "out", payload, tmp / "store"
 
 

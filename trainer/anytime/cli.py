@@ -51,6 +51,9 @@ def _parser() -> argparse.ArgumentParser:
                         "splits (first seed), then run every seed")
     p.add_argument("--num-cpus", type=int, default=2,
                    help="simulated clients run at once (one CPU each, sharing the GPU if any)")
+    p.add_argument("--backend", default="ray", choices=("ray", "inline"),
+                   help="Flower's Ray simulation engine, or the same apps in this process, "
+                        "clients in turn (no Ray needed: a GPU box without it, quick checks)")
     p.add_argument("--device", default="auto",
                    help="where clients train and the foundation runs: auto (CUDA when "
                         "present), cpu, cuda, cuda:N")

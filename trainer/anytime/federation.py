@@ -51,18 +51,19 @@ def anytime_job(fed_dir: Path, clients: list[ClientData], tiers: list[int],
 
 
 def run_jobs(jobs: list[dict[str, Any]], num_nodes: int, num_cpus: int = 2,
-             num_gpus: int = 0) -> None:
+             num_gpus: int = 0, backend: str = "ray") -> None:
     """Run :func:`anytime_job` federations back to back in one simulation: a Ray start costs
     more than a small federation, and each job keeps its own node state (its ``fed-dir``), so
-    the results are those of separate runs. ``num_gpus`` GPUs are shared by the clients."""
+    the results are those of separate runs. ``num_gpus`` GPUs are shared by the clients;
+    ``backend`` is Ray's engine or the in-process grid (:func:`simulate`)."""
     simulate(jobs, num_nodes=num_nodes, num_cpus=num_cpus, client_app=make_client_app(),
-             num_gpus=num_gpus)
+             num_gpus=num_gpus, backend=backend)
 
 
 def run_anytime(fed_dir: Path, clients: list[ClientData], tiers: list[int],
                 spec: dict[str, Any], cfg: dict[str, Any], num_cpus: int = 2,
-                num_gpus: int = 0) -> dict[str, Any]:
+                num_gpus: int = 0, backend: str = "ray") -> dict[str, Any]:
     """Federate ``clients`` (see :func:`anytime_job`) on its own; return the server's sink."""
     job = anytime_job(fed_dir, clients, tiers, spec, cfg)
-    run_jobs([job], len(clients), num_cpus, num_gpus)
+    run_jobs([job], len(clients), num_cpus, num_gpus, backend)
     return job["sink"]

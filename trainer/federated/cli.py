@@ -79,6 +79,8 @@ def _federated_parser() -> argparse.ArgumentParser:
     p.add_argument("--personal-epochs", type=int, default=5)
     p.add_argument("--dirichlet-alpha", type=float, default=0.5)
     p.add_argument("--no-deploy", action="store_true", help="skip the 4-client artifact run")
+    p.add_argument("--backend", default="ray", choices=("ray", "inline"),
+                   help="Flower's Ray simulation engine, or the same apps in this process")
     p.add_argument("--select", "--select-lr", dest="select", action="store_true",
                    help="choose lr (from {0.3, 1, 3} x its default), FedProx's mu and the number "
                         "of rounds per task, on that task's participants' val splits (seed 0)")

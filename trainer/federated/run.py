@@ -99,7 +99,8 @@ def run_benchmark(args: argparse.Namespace) -> dict[str, Any]:
             jobs += task_jobs(task, parts, unseen, shared, scale, cfg, list(args.methods), root,
                               seed, table)
     t_feat = time.perf_counter() - t0
-    sim_seconds = simulate(jobs, num_nodes=len(data.domain_names) - 1) if jobs else 0.0
+    sim_seconds = simulate(jobs, num_nodes=len(data.domain_names) - 1,
+                           backend=args.backend) if jobs else 0.0
     payload: dict[str, Any] = {
         "setting": "Tailor-PACS leave-one-domain-out", "backbone": source,
         "config": {**cfg, "seeds": list(args.seeds), "methods": list(args.methods),
@@ -141,7 +142,8 @@ def _deploy_and_dirichlet(args, data, full, labels, shared, scale, cfg, root, so
                                    root, grids, table)
         jobs += task_jobs(name, clients, None, shared, scale, cfg, ["fedclip", "fedavg"], root,
                           0, table)
-    payload["seconds"]["four_client_simulation"] = simulate(jobs, num_nodes=4)
+    payload["seconds"]["four_client_simulation"] = simulate(jobs, num_nodes=4,
+                                                            backend=args.backend)
     done = [j for j in jobs if not j["sink"]["meta"].get("selection")]
     payload["extra"] = {
         "four_client_runs": [{k: v for k, v in summarize_job(j).items()

@@ -23,6 +23,7 @@ from flwr.clientapp import ClientApp
 from flwr.simulation import run_simulation
 
 from trainer.federated.client_app import make_client_app
+from trainer.federated.inline import run_inline
 from trainer.federated.server_app import make_server_app
 from trainer.federated.task import (
     ClientData,
@@ -30,6 +31,8 @@ from trainer.federated.task import (
     save_federation_inputs,
     unseen_evaluator,
 )
+
+BACKENDS = ("ray", "inline")
 
 
 def _ray_env(num_cpus: int, num_gpus: int = 0) -> dict[str, Any]:
@@ -79,19 +82,27 @@ def run_federation(fed_dir: Path, clients: list[ClientData], spec: dict[str, Any
 
 
 def simulate(jobs: list[dict[str, Any]], num_nodes: int, num_cpus: int = 2,
-             client_app: ClientApp | None = None, num_gpus: int = 0) -> float:
+             client_app: ClientApp | None = None, num_gpus: int = 0,
+             backend: str = "ray") -> float:
     """Run ``jobs`` (see :func:`make_server_app`) in one Flower simulation; return seconds.
 
     ``client_app`` defaults to FedCLIP's; the anytime trainer passes its own (the server side,
-    FedAvg with accounting, is the same for both).
+    FedAvg with accounting, is the same for both). ``backend="inline"`` runs the same apps
+    without Ray, nodes in turn in this process (:mod:`trainer.federated.inline`; ``num_cpus``
+    and ``num_gpus`` then do not apply).
 
     Raises:
         RuntimeError: A job did not finish (a client failed or timed out).
     """
+    if backend not in BACKENDS:
+        raise ValueError(f"backend must be one of {BACKENDS}, not {backend!r}")
     t0 = time.perf_counter()
-    run_simulation(server_app=make_server_app(jobs), client_app=client_app or make_client_app(),
-                   num_supernodes=num_nodes, backend_name="ray",
-                   backend_config=_ray_env(num_cpus, num_gpus))
+    if backend == "inline":
+        run_inline(make_server_app(jobs), client_app or make_client_app(), num_nodes)
+    else:
+        run_simulation(server_app=make_server_app(jobs),
+                       client_app=client_app or make_client_app(), num_supernodes=num_nodes,
+                       backend_name="ray", backend_config=_ray_env(num_cpus, num_gpus))
     for job in jobs:
         if "global_state" not in job.get("sink", {}):
             raise RuntimeError(f"federation did not finish; client errors: "

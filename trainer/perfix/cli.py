@@ -49,6 +49,8 @@ def _parser() -> argparse.ArgumentParser:
                    help="write METHOD's first-seed label-skew federation (the averaged ViT and "
                         "every client's local part) as the 'perfix' artifact in --store")
     p.add_argument("--num-cpus", type=int, default=2)
+    p.add_argument("--backend", default="ray", choices=("ray", "inline"),
+                   help="Flower's Ray simulation engine, or the same apps in this process")
     return p
 
 

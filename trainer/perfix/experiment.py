@@ -76,7 +76,8 @@ def run_many(jobs: list[dict[str, Any]], bench: dict[str, Any], bar: Any = None)
         job["on_done"] = lambda _job: bar and bar.update()
         groups.setdefault(len(job["row"]["clients"]), []).append(job)
     for num_nodes, group in groups.items():
-        run_jobs(group, num_nodes, num_cpus=bench["args"].num_cpus)
+        run_jobs(group, num_nodes, num_cpus=bench["args"].num_cpus,
+                 backend=getattr(bench["args"], "backend", "ray"))
 
 
 def row_of(job: dict[str, Any], bench: dict[str, Any]) -> dict[str, Any]:

@@ -35,11 +35,13 @@ def perfix_job(fed_dir: Path, clients: list[ClientData], spec: dict[str, Any],
     return {"cfg": cfg, "initial_state": exchanged(build_model(fed)), "sink": {}}
 
 
-def run_jobs(jobs: list[dict[str, Any]], num_nodes: int, num_cpus: int = 2) -> None:
+def run_jobs(jobs: list[dict[str, Any]], num_nodes: int, num_cpus: int = 2,
+             backend: str = "ray") -> None:
     """Run :func:`perfix_job` federations back to back in one simulation: a Ray start costs
     more than a small federation, and each job keeps its own node state (its ``fed-dir``), so
-    the results are those of separate runs."""
-    simulate(jobs, num_nodes=num_nodes, num_cpus=num_cpus, client_app=make_client_app())
+    the results are those of separate runs. ``backend``: see :func:`simulate`."""
+    simulate(jobs, num_nodes=num_nodes, num_cpus=num_cpus, client_app=make_client_app(),
+             backend=backend)
 
 
 def run_perfix(fed_dir: Path, clients: list[ClientData], spec: dict[str, Any],
