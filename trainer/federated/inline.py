@@ -17,7 +17,6 @@ error reply, as there, so a strategy sees failures the same way.
 
 from __future__ import annotations
 
-import time
 import traceback
 from collections.abc import Iterable
 from uuid import uuid4
@@ -63,7 +62,7 @@ class InlineGrid(Grid):
         for msg in messages:
             meta = msg.metadata.__dict__  # what a SuperLink stamps on a message it accepts
             meta.update(_run_id=self._run.run_id, _src_node_id=SUPERLINK_NODE_ID,
-                        _message_id=str(uuid4()), _created_at=time.time())
+                        _message_id=str(uuid4()))
             self._replies[msg.metadata.message_id] = self._deliver(msg)
             ids.append(msg.metadata.message_id)
         return ids
