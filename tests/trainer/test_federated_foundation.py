@@ -103,6 +103,13 @@ def test_vit_foundation_learns_the_public_shapes_and_continues_as_a_vit(tmp_path
     again = foundation_main([*common, "--init", "latest", "--steps", "2"])
     assert again["image_tower"] == "vit"
     assert load_clip(f"local-dir:{art.path}").model_cfg["vision_cfg"]["width"] == 192
+    assert open_artifact(tmp_path / "store", "foundation").metadata["training"][
+        "vit_layers"] == 6  # the depth built, recorded though no flag asked for it
+    for bad in (["--init", "latest", "--arch", "vit", "--vit-layers", "8"],  # a stored depth
+                ["--arch", "resnet18", "--vit-layers", "8"],
+                ["--arch", "vit", "--vit-layers", "0"]):
+        with pytest.raises(SystemExit):
+            foundation_main([*common, *bad])
 
 
 def test_augment_is_reproducible_from_its_generator():

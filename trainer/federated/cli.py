@@ -53,6 +53,8 @@ def foundation_main(argv: list[str] | None = None) -> dict[str, Any]:
     args = parser.parse_args(argv)
     if args.vit_layers is not None and (args.image_tower != "vit" or args.vit_layers < 1):
         parser.error("--vit-layers takes a positive block count, with --arch vit only")
+    if args.vit_layers is not None and args.init and not args.init.startswith("trained:"):
+        parser.error("--vit-layers shapes a new tower; a stored foundation (--init) keeps its own")
     return fnd.run_foundation(args)
 
 

@@ -243,9 +243,10 @@ def run_foundation(args: Any) -> dict[str, Any]:
     val_images = augment(images[val], torch.Generator().manual_seed(10_000 + args.seed)).numpy()
     backbone, source = _initial_backbone(args)
     before = zero_shot_accuracy(backbone, val_images, labels[val], names)
-    cfg = {k: getattr(args, k, None) for k in ("steps", "batch_size", "lr", "weight_decay",
-                                               "seed", "image_tower", "embed_dim", "image_size",
-                                               "vit_layers")}
+    cfg = {k: getattr(args, k) for k in ("steps", "batch_size", "lr", "weight_decay", "seed",
+                                         "image_tower", "embed_dim", "image_size")}
+    vision = backbone.model_cfg["vision_cfg"]  # the tower as built, whatever asked for it
+    cfg["vit_layers"] = int(vision["layers"]) if "width" in vision else None
     cfg["snapshot_steps"] = sorted({*args.snapshot_steps, args.steps} if args.export_dir
                                    else set(args.snapshot_steps)) if args.steps else []
     snapshots: list[dict[str, Any]] = []

@@ -8,15 +8,21 @@ straight to the ClientApp, with that node's own ``Context`` (``partition-id``,
 same ServerApp, strategies and ClientApp run unchanged. Flower's ``Grid`` interface is what a
 ServerApp talks to in simulation and in deployment alike; this is one more implementation.
 
-What differs from the Ray engine: nodes run one after another, in this process and on its
-devices (a GPU is shared by simply using it); node ids are 1..N, not random; messages are
-not serialised, which is safe because every app here rebuilds tensors from its records
-(``to_torch_state_dict``) instead of keeping references. A ClientApp exception becomes an
-error reply, as there, so a strategy sees failures the same way.
+What is the same as the Ray engine: messages and replies pass Flower's own validation (an
+invalid reply becomes an error reply here, where a SuperLink would drop it and the round would
+time out); a ClientApp exception becomes an error reply and leaves the node's state as it was
+before the message. What differs: nodes run one after another, in this process and on its
+devices (a GPU is shared by simply using it), so a ``timeout`` cannot cut a slow node off (a
+warning says when one was exceeded); node ids are 2..N+1, not random (0 is unset and 1 the
+SuperLink's); messages are not serialised, which is safe because every app here rebuilds
+tensors from its records (``to_torch_state_dict``) instead of keeping references.
 """
 
 from __future__ import annotations
 
+import copy
+import logging
+import time
 import traceback
 from collections.abc import Iterable
 from uuid import uuid4
@@ -25,8 +31,12 @@ import torch
 from flwr.app import Context, Error, Message, RecordDict
 from flwr.clientapp import ClientApp
 from flwr.common.constant import SUPERLINK_NODE_ID, ErrorCode
+from flwr.server.utils.validator import validate_message
 from flwr.serverapp import Grid, ServerApp
 from flwr.supercore.run import Run
+
+log = logging.getLogger(__name__)
+FIRST_NODE_ID = SUPERLINK_NODE_ID + 1  # Flower never gives a node 0 or the SuperLink's id
 
 
 class InlineGrid(Grid):
@@ -37,8 +47,9 @@ class InlineGrid(Grid):
             raise ValueError(f"a federation needs at least one node, not {num_nodes}")
         self._app, self._run = client_app, Run.create_empty(run_id)
         self._contexts = {
-            i + 1: Context(run_id=run_id, node_id=i + 1, state=RecordDict(), run_config={},
-                           node_config={"partition-id": i, "num-partitions": num_nodes})
+            FIRST_NODE_ID + i: Context(run_id=run_id, node_id=FIRST_NODE_ID + i, run_config={},
+                                       state=RecordDict(),
+                                       node_config={"partition-id": i, "num-partitions": num_nodes})
             for i in range(num_nodes)}
         self._replies: dict[str, Message] = {}
 
@@ -63,6 +74,8 @@ class InlineGrid(Grid):
             meta = msg.metadata.__dict__  # what a SuperLink stamps on a message it accepts
             meta.update(_run_id=self._run.run_id, _src_node_id=SUPERLINK_NODE_ID,
                         _message_id=str(uuid4()))
+            if errors := validate_message(msg, is_reply_message=False):
+                raise ValueError(f"invalid message: {'; '.join(errors)}")
             self._replies[msg.metadata.message_id] = self._deliver(msg)
             ids.append(msg.metadata.message_id)
         return ids
@@ -73,23 +86,38 @@ class InlineGrid(Grid):
     def send_and_receive(self, messages: Iterable[Message], *,
                          timeout: float | None = None) -> list[Message]:
         """Every reply (nodes answer in turn, so ``timeout`` never cuts one off)."""
-        return self.pull_messages(self.push_messages(messages))
+        t0 = time.monotonic()
+        replies = self.pull_messages(self.push_messages(messages))
+        if timeout is not None and time.monotonic() - t0 > timeout:
+            log.warning("inline grid: the nodes took %.0f s, past the %.0f s timeout that "
+                        "would have dropped the slow ones under Ray", time.monotonic() - t0,
+                        timeout)
+        return replies
 
     def _deliver(self, msg: Message) -> Message:
         dst = msg.metadata.dst_node_id
         if dst not in self._contexts:
-            raise ValueError(f"no node {dst} in this grid (nodes 1..{len(self._contexts)})")
+            raise ValueError(f"no node {dst} in this grid (nodes {list(self._contexts)})")
+        context = self._contexts[dst]
+        before = copy.deepcopy(context.state)  # Ray keeps a failed run's state changes neither
         threads = torch.get_num_threads()  # a ClientApp may set its worker's; not ours
         try:
-            reply = self._app(msg, self._contexts[dst])
+            reply = self._app(msg, context)
         except Exception as exc:  # reported as the Ray engine reports it: an error reply
-            reason = f"{type(exc)}:<'{exc}'>\n{traceback.format_exc(limit=5)}"
-            reply = Message(Error(code=ErrorCode.CLIENT_APP_RAISED_EXCEPTION, reason=reason),
-                            reply_to=msg)
+            context.state = before
+            reply = _error(msg, f"{type(exc)}:<'{exc}'>\n{traceback.format_exc(limit=5)}")
         finally:
             torch.set_num_threads(threads)
         reply.metadata.__dict__["_message_id"] = str(uuid4())
+        if errors := validate_message(reply, is_reply_message=True):
+            reply = _error(msg, f"invalid reply: {'; '.join(errors)}")
+            reply.metadata.__dict__["_message_id"] = str(uuid4())
         return reply
+
+
+def _error(msg: Message, reason: str) -> Message:
+    return Message(Error(code=ErrorCode.CLIENT_APP_RAISED_EXCEPTION, reason=reason),
+                   reply_to=msg)
 
 
 def run_inline(server_app: ServerApp, client_app: ClientApp, num_nodes: int) -> None:
