@@ -129,7 +129,7 @@ def run_many(jobs: list[dict[str, Any]], bench: dict[str, Any], bar: Any = None)
         job["on_done"] = lambda _job: bar and bar.update()
     run_jobs(jobs, len(jobs[0]["row"]["clients"]), num_cpus=args.num_cpus,
              num_gpus=int(str(getattr(args, "device", "cpu")).startswith("cuda")),
-             backend=getattr(args, "backend", "ray"))
+             backend=args.backend)
 
 
 def select(bench: dict[str, Any], clients: list, tmp: Path, bar: Any) -> dict[str, Any]:

@@ -77,7 +77,7 @@ def run_many(jobs: list[dict[str, Any]], bench: dict[str, Any], bar: Any = None)
         groups.setdefault(len(job["row"]["clients"]), []).append(job)
     for num_nodes, group in groups.items():
         run_jobs(group, num_nodes, num_cpus=bench["args"].num_cpus,
-                 backend=getattr(bench["args"], "backend", "ray"))
+                 backend=bench["args"].backend)
 
 
 def row_of(job: dict[str, Any], bench: dict[str, Any]) -> dict[str, Any]:
