@@ -15,6 +15,7 @@ from model_store.testing import make_tiny_foundation
 from trainer.anytime.cli import anytime_main
 from trainer.anytime.experiment import make_clients, plan_one, subsample, tiers_for
 from trainer.federated.data import load_backbone, load_pacs
+from trainer.federated.task import gated_epoch
 
 C, DEPTH = 3, 3
 
@@ -48,6 +49,22 @@ def test_report_json_and_plots_are_written(run):
     report = (out / "report.md").read_text()
     assert "| accumulator |" in report and "| lw_linear |" in report
     assert "zero-shot test accuracy" in report and 0 <= payload["zero_shot"][0] <= 1
+
+
+def test_personalisation_is_recorded_per_epoch_and_its_replay_matches_the_run(run):
+    """Replaying the run's own gate (min z 0) on the recorded curves picks the epochs the
+    clients kept and reproduces their test gains; the report compares stricter gates."""
+    out, payload, *_ = run
+    for row in payload["rows"]:
+        for glob, pers, curve in zip(row["client_global"], row["client_personal"],
+                                     row["client_personal_curve"], strict=True):
+            assert len(curve["val"]) == len(curve["z"]) == len(curve["test"]) == 2
+            assert gated_epoch(curve, 0.0) == curve["epoch"]
+            assert curve["test"][0] == pytest.approx(glob, abs=1e-6)  # epoch 0 = global
+            assert curve["test"][curve["epoch"]] == pytest.approx(pers, abs=1e-6)
+            assert gated_epoch(curve, 1e9) == 0
+    report = (out / "report.md").read_text()
+    assert report.count("| accumulator | 2.33 |") == 1 and "| lw_linear | 1.64 |" in report
 
 
 def test_lr_and_rounds_chosen_on_validation_only_and_used(run):
@@ -143,7 +160,7 @@ def test_zero_init_methods_start_the_federation_from_the_foundation(run, tmp_pat
     args = argparse.Namespace(per_class=20, partition="dirichlet", num_clients=3, alpha=1.0,
                               adapter_rank=4, lr=1e-3, lr_finetune=1e-4, rounds=1,
                               local_epochs=1, batch_size=16, weight_decay=0.0, fraction=1.0,
-                              personal_epochs=0)
+                              personal_epochs=0, personal_min_z=0.0)
     clients = make_clients(backbone, data, args, seed=0)
     bench = {"args": args, "depth": DEPTH, "num_classes": C,
              "foundation": f"local-dir:{ref.path}"}

@@ -67,5 +67,5 @@ def test_ray_shares_gpus_among_the_clients_that_run_at_once():
 def test_the_clients_device_travels_in_the_job_config():
     args = argparse.Namespace(lr=1e-3, lr_finetune=1e-4, rounds=3, local_epochs=1,
                               batch_size=8, weight_decay=0.0, fraction=1.0, personal_epochs=1,
-                              device="cuda:1")  # fmt: skip
+                              personal_min_z=0.0, device="cuda:1")  # fmt: skip
     assert job_config("accumulator", "anytime", 0, args)["device"] == "cuda:1"

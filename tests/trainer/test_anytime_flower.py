@@ -99,7 +99,12 @@ def test_personalisation_tunes_only_the_client_token_and_never_loses_on_val(fede
     for pid, p in sink["personal"].items():
         glob = sink["client_eval"][-1][pid]
         glob_val = np.mean([glob[f"val_acc_exit{e}"] for e in range(1, TIERS[pid] + 1)])
-        assert p["metrics"]["val_acc"] >= glob_val - 1e-9
+        m = p["metrics"]
+        assert m["val_acc"] >= glob_val - 1e-9
+        assert len(m["curve_val"]) == len(m["curve_test"]) == 2  # epochs 0 and 1
+        assert m["curve_val"][0] == pytest.approx(glob_val)  # epoch 0: the global model
+        assert m["curve_val"][int(m["best_epoch"])] == pytest.approx(m["val_acc"])
+        assert m["curve_test"][int(m["best_epoch"])] == pytest.approx(m["test_acc"])
         changed = [k for k in p["state"]
                    if not torch.equal(p["state"][k], sink["global_state"][k])]
         assert set(changed) <= {"accumulator.client_token"}

@@ -75,7 +75,8 @@ def make_client_app(fed_dir: str | None = None) -> ClientApp:
         best = personalize(model, data, tier, dict(msg.content["config"]))
         context.state[state_key("personal", fed)] = ArrayRecord(best["state"])
         metrics = {"num-examples": data.num("train"), "unit": 1, "best_epoch": best["epoch"],
-                   "val_acc": best["val_acc"], "test_acc": best["test_acc"], "partition-id": pid}
+                   "val_acc": best["val_acc"], "test_acc": best["test_acc"], "partition-id": pid,
+                   **{f"curve_{k}": [c[k] for c in best["curve"]] for k in ("val", "z", "test")}}
         accs = exit_accuracies(model, *data.split("val"), tier)  # the model the server keeps
         for e in range(1, model.depth + 1):  # what serving reports per exit (NaN: past L_i)
             metrics[f"val_acc_exit{e}"] = accs[e - 1] if e <= tier else float("nan")

@@ -93,7 +93,8 @@ def job_config(method: str, setting: str, seed: int, args: Any,
             "local_epochs": args.local_epochs, "batch_size": args.batch_size,
             "weight_decay": args.weight_decay, "seed": seed, "fraction_train": args.fraction,
             "exit_mode": SETTINGS[setting], "personal_part": part,
-            "personal_epochs": args.personal_epochs, "device": getattr(args, "device", None)}
+            "personal_epochs": args.personal_epochs, "personal_min_z": args.personal_min_z,
+            "device": getattr(args, "device", None)}
 
 
 def plan_one(fed_dir: Path, clients: list, bench: dict[str, Any], method: str, setting: str,
@@ -180,20 +181,30 @@ def scores(final: dict[int, dict], clients: list, tiers: list[int], depth: int, 
     return exit_acc, own, headline
 
 
+def _curve(metrics: dict[str, Any]) -> dict[str, Any]:
+    """A client's personalisation epochs (val, paired z over epoch 0, test; analysis only)
+    and the epoch it kept."""
+    epoch = metrics.get("best_epoch")
+    return {"epoch": None if epoch is None else int(epoch),
+            **{k: list(metrics.get(f"curve_{k}", [])) for k in ("val", "z", "test")}}
+
+
 def summarize(sink: dict[str, Any], clients: list, tiers: list[int], depth: int, method: str,
               setting: str, seed: int) -> dict[str, Any]:
     """Per-exit test accuracy, the setting's headline number (test, and val for selection),
     and each client's personalisation gain."""
     final = sink["client_eval"][-1]
     exit_acc, own, headline = scores(final, clients, tiers, depth, setting, "test")
-    personal = {i: sink["personal"][i]["metrics"]["test_acc"] for i in sink["personal"]}
+    personal = {i: sink["personal"][i]["metrics"] for i in sink["personal"]}
     rounds = sink["rounds"]
     val_curve = [scores(ev, clients, tiers, depth, setting, "val")[2]
                  for ev in sink["client_eval"]]
     return {"method": method, "setting": setting, "seed": seed, "tiers": tiers,
             "headline": headline, "val_headline": val_curve[-1], "val_curve": val_curve,
             "exit_acc": exit_acc, "client_global": own,
-            "client_personal": [personal.get(i, math.nan) for i in range(len(clients))],
+            "client_personal": [personal[i]["test_acc"] if i in personal else math.nan
+                                for i in range(len(clients))],
+            "client_personal_curve": [_curve(personal.get(i, {})) for i in range(len(clients))],
             "params_per_round": rounds[0]["params_per_client"],
             "bytes_up_per_round": float(np.mean([r["bytes_up"] for r in rounds])),
             "clients_per_round": rounds[0]["clients"], "seconds": round(sink["seconds"], 1)}

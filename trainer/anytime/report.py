@@ -10,6 +10,8 @@ from typing import Any
 
 import numpy as np
 
+from trainer.federated.task import gated_epoch
+
 
 def _ms(values: list[float]) -> str:
     v = [x for x in values if not np.isnan(x)]
@@ -64,7 +66,28 @@ def personal_table(rows: list[dict[str, Any]], methods: list[str], setting: str)
         if gains:
             lines.append(f"| {m} | {100 * np.mean(gains):+.1f} | {100 * min(gains):+.1f} | "
                          f"{sum(g >= 0 for g in gains)}/{len(gains)} |")
-    return lines
+    return lines if len(lines) > 2 else []  # runs from before the per-epoch record
+
+
+GATES = (0.0, 1.0, 1.64, 2.33)  # one-sided 50 / 84 / 95 / 99 % of a paired val gain
+
+
+def gate_table(rows: list[dict[str, Any]], methods: list[str], setting: str) -> list[str]:
+    """Personalisation replayed under val gates of growing strictness (``min_z``) from the
+    per-epoch record: test is read only to report the outcome, never to choose the gate."""
+    groups = _by(rows)
+    lines = ["| method | min z | kept personalised | mean gain | worst client | not worse |",
+             "|---|---|---|---|---|---|"]
+    for m in methods:
+        curves = [c for r in groups[(m, setting)] for c in r.get("client_personal_curve", [])
+                  if c.get("val")]
+        for z in GATES if curves else ():
+            picks = [gated_epoch(c, z) for c in curves]
+            gains = [c["test"][e] - c["test"][0] for c, e in zip(curves, picks, strict=True)]
+            lines.append(f"| {m} | {z:g} | {sum(e > 0 for e in picks)}/{len(picks)} | "
+                         f"{100 * np.mean(gains):+.1f} | {100 * min(gains):+.1f} | "
+                         f"{sum(g >= 0 for g in gains)}/{len(gains)} |")
+    return lines if len(lines) > 2 else []  # runs from before the per-epoch record
 
 
 def plot_exits(rows: list[dict[str, Any]], methods: list[str], setting: str,
@@ -111,6 +134,10 @@ def write_report(out: Path, payload: dict[str, Any]) -> None:
         lines += [f"## Accuracy at every exit — {s}", "", *exit_table(rows, methods, s), "",
                   f"![{s}]({s}.png)", "", f"## Personalisation gain per client — {s}", "",
                   *personal_table(rows, methods, s), ""]
+        if gates := gate_table(rows, methods, s):
+            lines += ["Replayed under val gates (a personalised epoch is kept only when its "
+                      "paired val gain exceeds `min z` standard errors; `--personal-min-z`):",
+                      "", *gates, ""]
         plot_exits(rows, methods, s, payload["flops"], out / f"{s}.png")
     if payload.get("selection"):
         lines += ["## Learning rate and rounds chosen on validation (first seed)", "",

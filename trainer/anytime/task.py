@@ -137,20 +137,26 @@ def param_groups(model: AnytimeViT, lr: float) -> list:
             {"params": [p for n, p in named if not slow(n)]}]
 
 
-@torch.no_grad()
 def exit_accuracies(model: AnytimeViT, x: torch.Tensor, y: torch.Tensor, max_exit: int,
                     batch_size: int = 256) -> list[float]:
-    """Top-1 accuracy at every exit ``1..max_exit`` (one pass per batch; NaN when empty)."""
+    """Top-1 accuracy at every exit ``1..max_exit`` (NaN when the split is empty)."""
     if len(y) == 0:
         return [float("nan")] * max_exit
+    return exit_hits(model, x, y, max_exit, batch_size).mean(0).tolist()
+
+
+@torch.no_grad()
+def exit_hits(model: AnytimeViT, x: torch.Tensor, y: torch.Tensor, max_exit: int,
+              batch_size: int = 256) -> torch.Tensor:
+    """Per-example correctness at every exit, float (n, max_exit); one pass per batch."""
     model.eval()
-    hits, dev = torch.zeros(max_exit), _device(model)
+    rows, dev = [torch.zeros(0, max_exit)], _device(model)
     for start in range(0, len(y), batch_size):
         with _autocast(dev):
             logits = model.forward_exits(x[start:start + batch_size].to(dev), max_exit)
         labels = y[start:start + batch_size].to(dev)
-        hits += torch.tensor([float((lg.argmax(1) == labels).sum()) for lg in logits])
-    return (hits / len(y)).tolist()
+        rows.append(torch.stack([(lg.argmax(1) == labels).float().cpu() for lg in logits], 1))
+    return torch.cat(rows)
 
 
 def _device(model: torch.nn.Module) -> torch.device:
@@ -162,6 +168,13 @@ def score(model: AnytimeViT, data: ClientData, tier: int, split: str, mode: str)
     exits ``1..L_i`` (``anytime``)."""
     accs = exit_accuracies(model, *data.split(split), tier)
     return float(np.mean(accs)) if mode == "anytime" else accs[-1]
+
+
+def score_items(model: AnytimeViT, data: ClientData, tier: int, split: str,
+                mode: str) -> torch.Tensor:
+    """:func:`score` per example (its mean is ``score``), for paired comparisons."""
+    grid = exit_hits(model, *data.split(split), tier)
+    return grid.mean(1) if mode == "anytime" else grid[:, -1]
 
 
 def personal_params(model: AnytimeViT, part: str) -> list[torch.nn.Parameter]:
@@ -187,7 +200,9 @@ def personalize(model: AnytimeViT, data: ClientData, tier: int,
         train_local(model, data, tier, {**cfg, "local_epochs": 1, "seed": seed}, params)
 
     best = best_local_epoch(model, int(cfg.get("personal_epochs", 5)), train_epoch,
-                            lambda: score(model, data, tier, "val", mode),
-                            lambda: exchanged(model))
+                            lambda: score_items(model, data, tier, "val", mode),
+                            lambda: exchanged(model),
+                            min_z=float(cfg.get("personal_min_z", 0.0)),
+                            test_score=lambda: score(model, data, tier, "test", mode))
     best["test_acc"] = score(model, data, tier, "test", mode)
     return best

@@ -79,7 +79,8 @@ def personalize_all(grid: Grid, arrays: ArrayRecord, config: ConfigRecord,
     for reply in grid.send_and_receive(msgs, timeout=timeout):
         if reply.has_error():
             raise RuntimeError(f"personalisation failed on a client: {reply.error.reason}")
-        metrics = {k: float(v) for k, v in reply.content["metrics"].items()}
+        metrics = {k: [float(x) for x in v] if isinstance(v, list) else float(v)
+                   for k, v in reply.content["metrics"].items()}  # lists: per-epoch records
         out[int(metrics["partition-id"])] = {
             "metrics": metrics, "state": reply.content["arrays"].to_torch_state_dict()}
     return out
@@ -94,8 +95,10 @@ def run_job(grid: Grid, cfg: dict[str, Any], initial_state: dict, sink: dict[str
         cfg: ``method`` (fedavg|fedprox), ``weighting`` (samples|uniform), ``rounds``,
             ``num_clients``, ``fraction_train`` (partial participation: the share of clients
             Flower samples per round, default 1), ``mu``, ``personal_epochs`` (0 skips
-            personalisation), ``fed-dir`` and the client train config (``lr``,
-            ``local_epochs``, ``batch_size``, ``weight_decay``, ``seed``; anytime clients also
+            personalisation), ``personal_min_z`` (its val gate, see
+            :func:`trainer.federated.task.best_local_epoch`), ``fed-dir`` and the client train
+            config (``lr``, ``local_epochs``, ``batch_size``, ``weight_decay``, ``seed``; anytime
+            clients also
             ``exit_mode``, ``personal_part``).
         initial_state: Starting values of the exchanged parameters.
         sink: Filled with ``rounds`` (accounting), ``last_uploads``, ``client_eval``,
@@ -124,7 +127,8 @@ def run_job(grid: Grid, cfg: dict[str, Any], initial_state: dict, sink: dict[str
     sink["result"] = result
     sink["global_state"] = result.arrays.to_torch_state_dict()
     if int(cfg.get("personal_epochs", 0)) > 0:
-        pcfg = ConfigRecord({**dict(train_cfg), "personal_epochs": cfg["personal_epochs"]})
+        pcfg = ConfigRecord({**dict(train_cfg), "personal_epochs": cfg["personal_epochs"],
+                             "personal_min_z": float(cfg.get("personal_min_z", 0.0))})
         sink["personal"] = personalize_all(grid, result.arrays, pcfg,
                                            float(cfg.get("timeout", 600)))
 

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import functools
 import json
+import math
 import zlib
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -175,30 +176,78 @@ def accuracy(model: nn.Module, x: torch.Tensor, y: torch.Tensor) -> float:
     """Top-1 accuracy (0..1); an empty split scores NaN rather than a misleading 0."""
     if len(y) == 0:
         return float("nan")
+    return float(hits(model, x, y).mean())
+
+
+def hits(model: nn.Module, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+    """Per-example top-1 correctness (float 0/1, shape (n,)): what a paired comparison needs."""
     model.eval()
-    return float((model(x).argmax(1) == y).float().mean())
+    return (model(x).argmax(1) == y).float()
+
+
+def paired_gain(new: torch.Tensor, old: torch.Tensor) -> tuple[float, float]:
+    """Mean per-example gain of ``new`` over ``old`` (scores of the same examples) and its
+    standard error; with under two examples the error is infinite (no evidence either way)."""
+    d = (new.double() - old.double()).flatten()
+    if d.numel() < 2:
+        return (float(d.mean()) if d.numel() else 0.0), float("inf")
+    return float(d.mean()), float(d.std(unbiased=True)) / d.numel() ** 0.5
 
 
 def best_local_epoch(model: nn.Module, epochs: int, train_epoch: Callable[[int], Any],
-                     val_score: Callable[[], float],
-                     snapshot: Callable[[], dict[str, torch.Tensor]]) -> dict[str, Any]:
+                     val_items: Callable[[], torch.Tensor],
+                     snapshot: Callable[[], dict[str, torch.Tensor]], *,
+                     min_z: float = 0.0,
+                     test_score: Callable[[], float] | None = None) -> dict[str, Any]:
     """Personalisation's epoch choice, shared by FedCLIP and the anytime clients: train
     ``epochs`` local epochs, keep the one best on the client's validation split, load it.
 
     Epoch 0 (the model as received) is a candidate, so personalisation can only match or beat
-    the global model on validation — on test it may still lose, which the reports show.
+    the global model on validation; on test it may still lose, because a val split of a few
+    dozen images rewards noise. ``min_z`` guards against that: a trained epoch replaces the
+    received model only when its paired val gain (``val_items``: per-example scores) is above
+    ``min_z`` standard errors (0: any gain, the old rule). ``test_score``, when given, is
+    recorded per epoch in ``curve`` for analysis only; it never takes part in the choice.
 
     Returns:
-        ``{"epoch", "val_acc", "state"}`` of the chosen epoch.
+        ``{"epoch", "val_acc", "state", "curve"}`` of the chosen epoch; ``curve`` lists
+        ``{"val", "z", "test"}`` per epoch 0..epochs (``z``: gain over epoch 0 ÷ its error).
     """
-    best = {"epoch": 0, "val_acc": val_score(), "state": snapshot()}
+    base = val_items()
+    best = {"epoch": 0, "val_acc": float(base.mean()), "state": snapshot()}
+    curve = [{"val": best["val_acc"], "z": 0.0, "test": _maybe(test_score)}]
     for epoch in range(1, epochs + 1):
         train_epoch(epoch)
-        val = val_score()
-        if val > best["val_acc"]:
-            best = {"epoch": epoch, "val_acc": val, "state": snapshot()}
+        items = val_items()
+        gain, err = paired_gain(items, base)
+        z = gain / err if err > 0 else (math.inf if gain > 0 else 0.0)
+        curve.append({"val": float(items.mean()), "z": z, "test": _maybe(test_score)})
+        if keeps(curve[-1]["val"], z, best["val_acc"], min_z):
+            best = {"epoch": epoch, "val_acc": curve[-1]["val"], "state": snapshot()}
     model.load_state_dict(best["state"], strict=False)
+    return {**best, "curve": curve}
+
+
+def keeps(val: float, z: float, best_val: float, min_z: float) -> bool:
+    """The gate of :func:`best_local_epoch`: an epoch beats the best so far on val and its
+    gain over the received model is above ``min_z`` (>= 0) standard errors."""
+    if min_z < 0:
+        raise ValueError(f"min_z must be >= 0, got {min_z}")
+    return val > best_val and z > min_z
+
+
+def gated_epoch(curve: dict[str, list[float]], min_z: float) -> int:
+    """The epoch :func:`best_local_epoch` would keep under ``min_z``, replayed from a recorded
+    curve (``val``, ``z`` per epoch): how reports compare gates without retraining."""
+    best = 0
+    for epoch in range(1, len(curve["val"])):
+        if keeps(curve["val"][epoch], curve["z"][epoch], curve["val"][best], min_z):
+            best = epoch
     return best
+
+
+def _maybe(score: Callable[[], float] | None) -> float:
+    return float(score()) if score is not None else float("nan")
 
 
 def personalize(model: FeatureModel, data: ClientData, cfg: dict[str, Any]) -> dict[str, Any]:
@@ -210,7 +259,8 @@ def personalize(model: FeatureModel, data: ClientData, cfg: dict[str, Any]) -> d
         train_local(model, data, {**step_cfg, "seed": int(cfg.get("seed", 0)) * 1000 + epoch})
 
     best = best_local_epoch(model, int(cfg.get("personal_epochs", 5)), train_epoch,
-                            lambda: accuracy(model, *data.split("val")), model.exchanged)
+                            lambda: hits(model, *data.split("val")), model.exchanged,
+                            min_z=float(cfg.get("personal_min_z", 0.0)))
     best["test_acc"] = accuracy(model, *data.split("test"))
     return best
 
