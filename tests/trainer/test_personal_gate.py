@@ -77,3 +77,31 @@ def test_the_test_record_never_changes_the_choice():
     assert [c["val"] for c in best["curve"]] == pytest.approx([e.mean() for e in EPOCHS])
     best, _ = _choose(EPOCHS, min_z=0.0)
     assert all(np.isnan(c["test"]) for c in best["curve"])
+
+
+def test_fedclip_personalisation_reads_the_gate_from_its_config():
+    """The FedCLIP client's personalisation honours ``personal_min_z``: an unreachable gate
+    keeps the received adapter bit for bit; without one it moves (random class text features
+    start near chance on this toy task, and the adapter learns it)."""
+    from trainer.federated.task import ClientData, FeatureModel, personalize
+
+    rng = np.random.default_rng(0)
+    arrays = {}
+    for split, n in (("train", 60), ("val", 30), ("test", 30)):
+        y = rng.integers(0, 3, n)
+        x = rng.normal(size=(n, 8)).astype(np.float32)
+        x[np.arange(n), y] += 3.0  # the class lights its own feature
+        arrays[f"x_{split}"], arrays[f"y_{split}"] = x, y.astype(np.int64)
+    data = ClientData("c0", arrays)
+    kept = {}
+    for min_z in (0.0, 1e9):
+        torch.manual_seed(0)
+        text = torch.from_numpy(np.random.default_rng(1).normal(size=(3, 8)).astype(np.float32))
+        model = FeatureModel({"kind": "adapter", "scale": 1.0, "rank": None}, text, image_dim=8)
+        start = {k: v.clone() for k, v in model.exchanged().items()}
+        best = personalize(model, data, {"lr": 3e-2, "batch_size": 16, "weight_decay": 0.0,
+                                         "personal_epochs": 3, "personal_min_z": min_z})
+        same = all(torch.equal(v, start[k]) for k, v in model.exchanged().items())
+        kept[min_z] = (best["epoch"], same)
+    assert kept[1e9] == (0, True)
+    assert kept[0.0][0] > 0 and not kept[0.0][1]

@@ -10,6 +10,7 @@ import sys
 from typing import Any
 
 from trainer.anytime.experiment import METHODS, PARTITIONS, SETTINGS, run_benchmark
+from trainer.federated.cli import add_personal_args
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -41,10 +42,7 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--lr-finetune", type=float, default=1e-4)
     p.add_argument("--weight-decay", type=float, default=0.05)
     p.add_argument("--adapter-rank", type=int, default=16)
-    p.add_argument("--personal-epochs", type=int, default=5)
-    p.add_argument("--personal-min-z", type=float, default=0.0,
-                   help="keep a personalised epoch only when its paired val gain over the "
-                        "global model exceeds this many standard errors (0: any gain)")
+    add_personal_args(p)
     p.add_argument("--save", default=None, metavar="SETTING/METHOD",
                    help="write that federation (first seed: global + personalised per client) "
                         "as the 'anytime' artifact in --store, e.g. anytime/accumulator_pa")
@@ -70,7 +68,5 @@ def anytime_main(argv: list[str] | None = None) -> dict[str, Any]:
     args = parser.parse_args(argv)
     if args.save and args.save not in {f"{s}/{m}" for s in args.settings for m in args.methods}:
         parser.error(f"--save {args.save!r} is not one of the runs (SETTING/METHOD)")
-    if args.personal_min_z < 0:
-        parser.error(f"--personal-min-z must be >= 0, got {args.personal_min_z}")
     args.command = "tailor train anytime " + shlex.join(argv)
     return run_benchmark(args)

@@ -11,6 +11,22 @@ from model_store.clip import IMAGE_TOWERS
 from trainer.federated import foundation as fnd
 
 
+def _non_negative(text: str) -> float:
+    value = float(text)
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be >= 0, got {text}")
+    return value
+
+
+def add_personal_args(p: argparse.ArgumentParser) -> None:
+    """Local personalisation after federation, shared by ``federated`` and ``anytime``."""
+    p.add_argument("--personal-epochs", type=int, default=5,
+                   help="local epochs after federation; the best on the client's val is kept")
+    p.add_argument("--personal-min-z", type=_non_negative, default=0.0,
+                   help="keep a personalised epoch only when its paired val gain over the "
+                        "global model exceeds this many standard errors (0: any gain)")
+
+
 def _foundation_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="tailor train foundation", description=fnd.__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -78,7 +94,7 @@ def _federated_parser() -> argparse.ArgumentParser:
     p.add_argument("--weight-decay", type=float, default=0.2)
     p.add_argument("--mu", type=float, default=0.01)
     p.add_argument("--weighting", default="samples", choices=("samples", "uniform"))
-    p.add_argument("--personal-epochs", type=int, default=5)
+    add_personal_args(p)
     p.add_argument("--dirichlet-alpha", type=float, default=0.5)
     p.add_argument("--no-deploy", action="store_true", help="skip the 4-client artifact run")
     p.add_argument("--backend", default="ray", choices=("ray", "inline"),

@@ -46,7 +46,7 @@ def _train_cfg(args: argparse.Namespace) -> dict[str, Any]:
             "batch_size": args.batch_size, "lr_adapter": args.lr_adapter,
             "lr_proj": args.lr_proj, "weight_decay": args.weight_decay, "mu": args.mu,
             "weighting": args.weighting, "personal_epochs": args.personal_epochs,
-            "max_rounds": args.max_rounds}
+            "personal_min_z": args.personal_min_z, "max_rounds": args.max_rounds}
 
 
 def _grids(args: argparse.Namespace) -> dict[str, list[float]] | None:
