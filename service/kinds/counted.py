@@ -50,6 +50,8 @@ _PRONOUN_ONE = re.compile(
     r"\b(?:these|those)\s+[2-9]\b(?!\s*(?:[,&]|and|or)\s*\d)|"  # "classifier for those 4"
     r"\b(?:[2-9]|two|three|four|five|six|seven|eight|nine|ten)\s+(?:in\s+total|total|in\s+all)\b|"
     r"\bone\s+of\s+(?:these|those|them|the\s+above|the\s+following)\b|"  # "isn't one of these"
+    r"\bthe\s+(?:two|three|four|five)\s+(?=apart\b)|"  # "tells the two apart" (set 51): the
+    # classes just named, not the digit two
     r"\bthe\s+(?:two|three|four|five)\s+(?:that|which|who|we|i|you)\b[^,.;:!?]*?"
     r"(?=\s+(?:are|is|were)\b|[,.;:!?]|$)|"  # "the three that always get mixed up", "just the
     # two you wear most": a count and its clause; not what follows "are" ("the three that I

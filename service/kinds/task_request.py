@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from service.kinds import leftovers
+from service.kinds import heads, leftovers
 from service.kinds.corrections import RETRACTING
 from service.kinds.foils import NAMED_ONLY
 from service.kinds.listed import listed
@@ -177,6 +177,8 @@ def resolve_request(
         if request.classes is None else (matches, [])  # a listed class is asked for
     if ignored is not None:
         ignored += context + strays
+    if request.classes is None:  # a listed definition may name another class in passing
+        matches = heads.rescued(resolver, matches, request.description or "", notes)
     unknown = [m for m in matches if m.name is None]
     if unknown:
         raise Problem(
@@ -235,3 +237,4 @@ def _refuse_ambiguous(resolver: ClassResolver, phrases: list[str], listed: bool 
                       "these mentions name the same class; keep one of each: " + "; ".join(
                           f"{', '.join(map(repr, ps))} → {name}" for name, ps in clashes.items()),
                       same_class=clashes)  # fmt: skip
+
