@@ -43,7 +43,7 @@ def run(tmp_path_factory):
 
 def test_report_json_and_plots_are_written(run):
     out, payload, *_ = run
-    assert {"report.md", "results.json", "multitier.png"} <= {
+    assert {"report.md", "results.json", "multitier.png", "multitier-rounds.png"} <= {
         p.name for p in out.iterdir()}
     assert json.loads((out / "results.json").read_text())["rows"] == payload["rows"]
     report = (out / "report.md").read_text()

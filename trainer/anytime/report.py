@@ -116,6 +116,30 @@ def plot_exits(rows: list[dict[str, Any]], methods: list[str], setting: str,
     plt.close(fig)
 
 
+def plot_rounds(rows: list[dict[str, Any]], methods: list[str], setting: str,
+                path: Path) -> None:
+    """The setting's validation headline after every round, one line per method (mean over
+    seeds): whether a method leads for good or only converges first."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    groups = _by(rows)
+    fig, ax = plt.subplots(figsize=(6, 4))
+    for m in methods:
+        curves = [r["val_curve"] for r in groups[(m, setting)] if r.get("val_curve")]
+        if curves:
+            n = min(map(len, curves))
+            val = 100 * np.mean([c[:n] for c in curves], axis=0)
+            ax.plot(np.arange(1, n + 1), val, label=m)
+    ax.set(xlabel="round", ylabel="validation headline (%)", title=setting)
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
 def write_report(out: Path, payload: dict[str, Any]) -> None:
     """``results.json``, ``report.md`` and one PNG per setting under ``out``."""
     out.mkdir(parents=True, exist_ok=True)
@@ -139,6 +163,8 @@ def write_report(out: Path, payload: dict[str, Any]) -> None:
                       "paired val gain exceeds `min z` standard errors; `--personal-min-z`):",
                       "", *gates, ""]
         plot_exits(rows, methods, s, payload["flops"], out / f"{s}.png")
+        plot_rounds(rows, methods, s, out / f"{s}-rounds.png")
+        lines += [f"![{s} per round]({s}-rounds.png)", ""]
     if payload.get("selection"):
         lines += ["## Learning rate and rounds chosen on validation (first seed)", "",
                   "| setting/method | lr | rounds | best val headline per lr (at round) |",
