@@ -1,7 +1,8 @@
 """Stop 44 (issue 13): a mention that failed only because context stayed glued to its one
 class word (service.kinds.heads), read with the real bundled MiniLM over Tailor-PACS. Every
 case but the guards (marked) was a 422 on the stop-43 resolver; each guard is a request whose
-retraction, exclusion or comparison that 422 was hiding, so it must stay a 422."""
+retraction, exclusion or comparison that 422 was hiding, so it must stay a 422; and no class
+word standing outside the request's one list may be added (an outside review's probes)."""
 
 from __future__ import annotations
 
@@ -52,6 +53,24 @@ def test_what_was_read_is_said_in_the_notes(pacs):
 def test_a_request_that_takes_back_or_compares_keeps_its_422(pacs, text):
     with pytest.raises(Problem):
         resolve_description(pacs, text)
+
+
+@pytest.mark.parametrize(("text", "extra"), [
+    # an outside review of this module's first version (each was a 200 with the extra class)
+    ("Classify cats and dogs, avoid flagging horses", "horse"),
+    ("Classify coats and dresses, the kind the fashion house's top dogs approve", "dog"),
+    ("Tell apart trousers and shirts, our current model is a dog's breakfast", "dog"),
+    ("Classify sandals and sneakers, each box bears a barcode", "bear"),
+    ("Recognise cows and sheep, and the robotic dogs the farm is testing", "dog"),
+    ("v1 shipped with birds and horses, v3 needs birds and dogs", "horse"),
+    ("Sort coats and dresses, like last season when the model confused coats with bags", "bag"),
+])
+def test_a_class_word_outside_the_requests_list_is_not_added(pacs, text, extra):
+    try:
+        names, _ = resolve_description(pacs, text)
+    except Problem:
+        return  # asking back is right too
+    assert extra not in names
 
 
 def test_only_one_class_named_in_the_plural_is_read(pacs):
