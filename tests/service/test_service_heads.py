@@ -81,3 +81,14 @@ def test_only_one_class_named_in_the_plural_is_read(pacs):
     assert head_class(pacs, "farm collies setting") == pacs.names.index("dog")  # an alias
     for other in ("frozen food aisle hot dogs", "kids love teddy bears", "rain boots shop"):
         assert head_class(pacs, other) is None  # the word before makes it another thing
+
+
+@pytest.mark.parametrize(("text", "classes"), [
+    # the same review's probes of the rest of the resolver: each had horse at 200 (stop 43)
+    ("Classify cats and dogs, ignoring horses entirely", ["cat", "dog"]),
+    ("Classify cats and dogs, skipping horses for now", ["cat", "dog"]),
+    ("Sort cows and sheep, omitting horses in this release", ["cow", "sheep"]),
+    ("Classify cats and dogs, barring horses", ["cat", "dog"]),
+])
+def test_a_participle_that_excludes_negates_its_chunk(pacs, text, classes):
+    assert sorted(resolve_description(pacs, text)[0]) == classes
