@@ -12,6 +12,8 @@ code does.
 
 from __future__ import annotations
 
+import contextlib
+import random
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -86,6 +88,22 @@ def personalize_all(grid: Grid, arrays: ArrayRecord, config: ConfigRecord,
     return out
 
 
+@contextlib.contextmanager
+def _seeded_sampling(seed: int):
+    """Flower samples each round's participants with the global ``random.sample`` over the
+    grid's node ids (``flwr.serverapp.strategy.strategy_utils.sample_nodes``), unseeded: two
+    runs of one seed federated different clients (stop 44 measured 3 points between reruns).
+    Seeded here for the job, and the caller's random state restored after. Repeatable under
+    the in-process grid, whose node ids are fixed; Ray draws random node ids per run, so there
+    the participants still differ between runs."""
+    state = random.getstate()
+    random.seed(seed)
+    try:
+        yield
+    finally:
+        random.setstate(state)
+
+
 def run_job(grid: Grid, cfg: dict[str, Any], initial_state: dict, sink: dict[str, Any],
             evaluate_fn: Callable[[int, ArrayRecord], MetricRecord | None] | None = None) -> None:
     """Run one federation (one method on one client set) on the connected nodes.
@@ -120,10 +138,11 @@ def run_job(grid: Grid, cfg: dict[str, Any], initial_state: dict, sink: dict[str
     train_cfg = ConfigRecord({k: cfg[k] for k in keys if k in cfg})
     eval_cfg = ConfigRecord({k: cfg[k] for k in ("fed-dir", "lr", "batch_size", "weight_decay",
                                                  "seed") if k in cfg})  # FedBABU's head tuning
-    result = strategy.start(grid=grid, initial_arrays=ArrayRecord(initial_state),
-                            num_rounds=int(cfg["rounds"]), train_config=train_cfg,
-                            evaluate_config=eval_cfg, evaluate_fn=evaluate_fn,
-                            timeout=float(cfg.get("timeout", 600)))
+    with _seeded_sampling(int(cfg.get("seed", 0))):
+        result = strategy.start(grid=grid, initial_arrays=ArrayRecord(initial_state),
+                                num_rounds=int(cfg["rounds"]), train_config=train_cfg,
+                                evaluate_config=eval_cfg, evaluate_fn=evaluate_fn,
+                                timeout=float(cfg.get("timeout", 600)))
     sink["result"] = result
     sink["global_state"] = result.arrays.to_torch_state_dict()
     if int(cfg.get("personal_epochs", 0)) > 0:
