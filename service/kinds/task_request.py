@@ -237,4 +237,3 @@ def _refuse_ambiguous(resolver: ClassResolver, phrases: list[str], listed: bool 
                       "these mentions name the same class; keep one of each: " + "; ".join(
                           f"{', '.join(map(repr, ps))} → {name}" for name, ps in clashes.items()),
                       same_class=clashes)  # fmt: skip
-

@@ -11,7 +11,7 @@ from service_testkit import resolve_description
 
 from service.core.problems import Problem
 from service.core.schemas import PersonalizeCreate
-from service.kinds.heads import head_class
+from service.kinds.heads import _lists, head_class
 from service.kinds.task_request import resolve_request
 
 
@@ -92,3 +92,10 @@ def test_only_one_class_named_in_the_plural_is_read(pacs):
 ])
 def test_a_participle_that_excludes_negates_its_chunk(pacs, text, classes):
     assert sorted(resolve_description(pacs, text)[0]) == classes
+
+
+def test_a_possessive_is_no_list_item_whatever_its_apostrophe(pacs):
+    cat, dog = pacs.names.index("cat"), pacs.names.index("dog")
+    for text in ("cats and the dog's bowls", "cats and the dog\u2019s bowls"):
+        assert _lists(pacs, text) == [{cat}]
+    assert _lists(pacs, "cats, dogs and the birds' feeder") == [{cat, dog}]

@@ -204,5 +204,5 @@ def personalize(model: AnytimeViT, data: ClientData, tier: int,
                             lambda: exchanged(model),
                             min_z=float(cfg.get("personal_min_z", 0.0)),
                             test_score=lambda: score(model, data, tier, "test", mode))
-    best["test_acc"] = score(model, data, tier, "test", mode)
+    best["test_acc"] = best["curve"][best["epoch"]]["test"]  # scored when that epoch ended
     return best

@@ -116,8 +116,7 @@ def run_job(grid: Grid, cfg: dict[str, Any], initial_state: dict, sink: dict[str
             personalisation), ``personal_min_z`` (its val gate, see
             :func:`trainer.federated.task.best_local_epoch`), ``fed-dir`` and the client train
             config (``lr``, ``local_epochs``, ``batch_size``, ``weight_decay``, ``seed``; anytime
-            clients also
-            ``exit_mode``, ``personal_part``).
+            clients also ``exit_mode``, ``personal_part``).
         initial_state: Starting values of the exchanged parameters.
         sink: Filled with ``rounds`` (accounting), ``last_uploads``, ``client_eval``,
             ``result`` (Flower's Result), ``global_state`` and ``personal``.
