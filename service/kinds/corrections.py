@@ -187,8 +187,9 @@ _ELSEWHERE = (r"\b(?:(?:go|goes|went|going|belongs?|moved?|moving)\s+(?:to|in|in
 _DISMISSING = re.compile(
     _ELSEWHERE + r"|"
     r"(?:\b(?:do\s*n[o']?t|doesn'?t|won'?t)\s+(?:need|want|care\s+about)|\bignore|\bdrop|"
-    r"\bremove|\bskip)\s+(?:those|"
-    r"them|these|that|it|him|her)\b|\b(?:that'?s|that\s+is|it'?s|they'?re|those\s+are)\s+"
+    r"\bremove|\bskip)\s+(?:those|them|these|that|it|him|her)\b|"
+    r"\b(?:do\s*n[o']?t|no\s+need\s+to)\s+bother(?:\s+(?:with|about)(?:\s+(?:those|them|"
+    r"these|that|it))?)?(?=\s*(?:[.;!?]|$))|\b(?:that'?s|that\s+is|it'?s|they'?re|those\s+are)\s+"
     r"(?:irrelevant|not\s+(?:needed|relevant|important)|out\s+of\s+scope)\b|"
     r"(?<=,)\s*(?:(?:but|btw|and)\s+)?(?:irrelevant|unrelated)(?:\s+(?:to|for)\s+(?:this|the\s+"
     r"task|it|us|the\s+model))?\b|"  # "our mascot is a zebra btw, irrelevant to this"

@@ -49,20 +49,20 @@ _JOINS = {",", "&", "/", "and", "or", "nor", "vs", "versus", "plus", "the", "a",
 # boots"). The encoder cannot tell: "hot dogs" is as near dog (0.62) as "mixing shirts" is to
 # shirt (0.58), so the modifiers are listed; an outside review of stop 29 found "frozen food
 # aisle hot dogs" and "unicorn horse" answered at 200.
-_MAKES_ANOTHER = {"hot", "corn", "prairie", "sea", "teddy", "gummy", "jelly", "rocking", "hobby",
+MAKES_ANOTHER = {"hot", "corn", "prairie", "sea", "teddy", "gummy", "jelly", "rocking", "hobby",
                   "toy", "stuffed", "plush", "tea", "sleeping", "bean", "rain", "snow", "ski",
                   "wellington", "unicorn", "polo", "sheep", "lap", "clothes", "fire", "water"}
 
 
 def head_class(resolver: ClassResolver, phrase: str) -> int | None:
     """The class a mention's words name, when they name exactly one, in the plural, and no
-    word before it makes it another thing (``_MAKES_ANOTHER``)."""
+    word before it makes it another thing (``MAKES_ANOTHER``)."""
     found = resolver.classes_in(phrase)
     if len(found) != 1:
         return None
     tokens = words(phrase)
     heads = [i for i, t in enumerate(tokens) if plural(t) and resolver.term(t) == found[0]]
-    safe = [i for i in heads if not (i and tokens[i - 1] in _MAKES_ANOTHER)]
+    safe = [i for i in heads if not (i and tokens[i - 1] in MAKES_ANOTHER)]
     return found[0] if heads and safe == heads else None
 
 

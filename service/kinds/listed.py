@@ -13,6 +13,7 @@ import re
 
 from service.kinds.chunks import is_style, negates
 from service.kinds.numbers import digit_in
+from service.kinds.parsed import Marks
 from service.kinds.parsing import parse
 from service.kinds.repeats import distinct
 from service.kinds.resolution import ClassResolver
@@ -34,7 +35,7 @@ _BUT = {"but", "except", "excluding", "other", "apart", "besides", "save"}
 
 
 def listed(resolver: ClassResolver, classes: list[str]):
-    """``(mentions, domain, context, (listed, kept, declared))`` of a ``classes`` request, as
+    """``(mentions, domain, context, Marks)`` of a ``classes`` request, as
     ``task_request`` reads a description: each item one mention, respelt, its style opening
     read as the domain; 422 for an item that is code, negated or empty."""
     from service.core.problems import Problem
@@ -48,7 +49,7 @@ def listed(resolver: ClassResolver, classes: list[str]):
                           f"class {text!r} {why}; name each class you want, plainly")
     texts, domain = _styled(resolver, classes)
     phrases = distinct([_respelt(resolver, text) for text in texts])
-    return phrases, domain, [], (set(phrases), set(), None)
+    return phrases, domain, [], Marks(set(phrases), set(), None)
 
 
 def _negated(resolver: ClassResolver, text: str) -> bool:

@@ -6,6 +6,7 @@ reading."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 
 @dataclass
@@ -37,4 +38,19 @@ class Parsed:
     # context however near a class it reads ("park" is near "parka": coat at 200, set 49)
     origins: set[str] = field(default_factory=set)
     negating: set[str] = field(default_factory=set)  # in a sentence that says "not": no strays
+    sentence_of: dict[str, int] = field(default_factory=dict)  # mention → its sentence's index
+    sentences: list[str] = field(default_factory=list)  # as read, after the rewrites
     declared: int | None = None  # "exactly two classes: …": how many classes the text says
+
+
+class Marks(NamedTuple):
+    """What the resolver needs of a request besides its mentions: the list items, the
+    mentions never dropped as strays, the count it declares, each parsed mention's sentence
+    (for repeats across sentences) and the class indices it excludes or takes back."""
+
+    listed: set[str]
+    kept: set[str]
+    declared: int | None
+    sentence_of: dict[str, int] = {}  # noqa: RUF012 (never written)
+    sentences: list[str] = []  # noqa: RUF012
+    gone: frozenset[int] = frozenset()

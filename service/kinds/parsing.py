@@ -126,8 +126,12 @@ def parse(text: str, known: Known = Known()) -> Parsed:  # noqa: B008 (immutable
     parsed = Parsed([], style, fields=cut + taken_back, negated=excepted,
                     hints=hints, retracted=filtered,
                     declared=declared)
-    for sentence in SENTENCE.split(text):
+    for i, sentence in enumerate(SENTENCE.split(text)):
+        before = len(parsed.mentions)
+        parsed.sentences.append(sentence)
         _read_sentence(sentence, known, parsed)
+        for mention in parsed.mentions[before:]:
+            parsed.sentence_of.setdefault(mention, i)
     parsed.style = parsed.style or [w for t in taken_back for w in words(t) if is_style(w)]
     parsed.sources -= parallel(parsed.sources, [known.fix(t) for t in words(text)], known)
     return parsed  # ("Photos of sheep and cows? No, just sheep": still photos)

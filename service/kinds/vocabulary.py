@@ -213,6 +213,8 @@ BOUNDING = {"always", "only", "anywhere", "somewhere", "numbers", "digits", "num
 WRITERS = {"people", "we", "they", "you", "i", "kids", "children", "users", "customers",
            "students", "pupils", "staff", "clients", "patients"}
 # names whose plural is the name ("add deer"; "cows sheep horses dogs": leftovers, lexicon)
+# a class's adjective: one class however it is used ("an equine drawing class" is horses)
+ADJECTIVAL = {"equine", "feline", "canine", "bovine", "ovine", "ursine", "avian", "elephantine"}
 SAME_PLURAL = {"sheep", "deer", "fish", "moose", "bison", "swine", "cattle"}
 # possessive determiners: "my class" is a school's, "zebras from my trip" a source
 OWNERS = {"my", "our", "your", "his", "her", "their"}
