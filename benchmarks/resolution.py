@@ -44,7 +44,7 @@ chats with emoji, tweets, CSV headers, small businesses, tenders; 60 + 30) was w
 stop 29 and scored at d29adc4 and at 10063be before it was read. Splits ``outside`` …
 ``outside21``.
 
-    .venv/bin/python benchmarks/resolution.py [--threshold 0.55]
+    .venv/bin/python benchmarks/resolution.py [--threshold 0.55] [--no-sweep]
 
 Prints per split and kind: exact class-set accuracy (a 422 is right only where one is
 expected), domain accuracy (rows with expected classes), 422 rate, wrong-200 rate (a 200 whose
@@ -274,6 +274,8 @@ def main(argv: list[str] | None = None) -> dict:
                    help="drop the catalogue's aliases (ablation)")
     p.add_argument("--encoder", default=None,
                    help="a local sentence-transformers folder to compare (default: bundled MiniLM)")
+    p.add_argument("--no-sweep", dest="sweep", action="store_false",
+                   help="score at the service's setting only (the sweep takes ~40 min on 2 cores)")
     p.add_argument("--out", type=Path, default=OUT)
     args = p.parse_args(argv)
     from service.core.settings import Settings
@@ -291,10 +293,10 @@ def main(argv: list[str] | None = None) -> dict:
     run(resolver, catalogue, rows[:5], *default)  # warm-up (encoder, caches)
     bare, resolver.encoder = resolver.encoder, Memo(resolver.encoder)
     pool = [r for r in rows if r["split"] in TUNE_SPLITS]
-    chosen, sweep = choose_threshold(resolver, catalogue, pool)
+    chosen, sweep = choose_threshold(resolver, catalogue, pool) if args.sweep else (default, [])
     resolver.encoder = bare
     scores = {}
-    for label, (t, m) in (("default", default), ("chosen", chosen)):
+    for label, (t, m) in (("default", default), ("chosen", chosen))[:2 if args.sweep else 1]:
         outcomes = run(resolver, catalogue, tqdm(rows, desc=f"scoring at {t}/{m}"), t, m)
         groups = {}
         for split in dict.fromkeys(r["split"] for r in rows):
@@ -303,7 +305,7 @@ def main(argv: list[str] | None = None) -> dict:
                                and kind in ("all", o["kind"])]  # fmt: skip
                 groups[f"{split}/{kind}"] = score(chosen_rows)
         scores[f"{label} {t}/{m}"] = groups
-        if label == "chosen":
+        if label == "chosen" or not args.sweep:
             failures = [o for o in outcomes if not o["right"]]
     from benchmarks._definitions import ablation
     from benchmarks._definitions import table as top1_table
