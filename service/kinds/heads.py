@@ -50,8 +50,8 @@ _JOINS = {",", "&", "/", "and", "or", "nor", "vs", "versus", "plus", "the", "a",
 # shirt (0.58), so the modifiers are listed; an outside review of stop 29 found "frozen food
 # aisle hot dogs" and "unicorn horse" answered at 200.
 MAKES_ANOTHER = {"hot", "big", "corn", "prairie", "sea", "teddy", "gummy", "jelly", "rocking",
-                  "hobby", "toy", "stuffed", "plush", "tea", "sleeping", "bean", "rain", "snow", "ski",
-                  "wellington", "unicorn", "polo", "sheep", "lap", "clothes", "fire", "water"}
+                 "hobby", "toy", "stuffed", "plush", "tea", "sleeping", "bean", "rain", "snow",
+                 "ski", "wellington", "unicorn", "polo", "sheep", "lap", "clothes", "fire", "water"}
 
 
 def head_class(resolver: ClassResolver, phrase: str) -> int | None:

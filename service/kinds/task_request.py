@@ -80,7 +80,7 @@ def _mentions(resolver: ClassResolver, request: Any):
 
 def _context(resolver: ClassResolver, parsed: Any) -> list[str]:
     """The parsed description's mentions that are about the app (:func:`leftovers.context`),
-    none when fewer than two mentions would remain."""
+    none when fewer than two mentions would remain (a run of class names counts each)."""
     named = sum(resolver.exact(m) is not None for m in parsed.mentions)
     context = leftovers.context(resolver, parsed.clauses, parsed.asides | parsed.sources,
                                 parsed.wordy if named >= 2 else (),
@@ -89,7 +89,9 @@ def _context(resolver: ClassResolver, parsed: Any) -> list[str]:
                                     if set(words(s)) <= GROUPS | SIZES | VENUES})
     context = [c for c in context if not (c in parsed.listed and plural(c.split()[0]))
                and not (c in parsed.asked and _animal_foil(c.split()[0]))]
-    return [] if context and len(parsed.mentions) - len(context) < 2 else context
+    left = sum(len(resolver.term_run(m, m in parsed.runs)) for m in parsed.mentions
+               if m not in context)  # "cat dog bird photos from my phone": three and context
+    return [] if context and left < 2 else context
 
 
 def _animal_foil(word: str) -> bool:
