@@ -109,12 +109,13 @@ def retract_before_markers(text: str, class_word: Callable[[str], bool] | None =
     return text, dropped
 
 
-# one class for another: "replace coats with shirts", "swap the birds for dogs", "use sheep
-# instead of dogs", "instead of cats, dogs": the one replaced is taken back in an aside of its
-# own, so that the retraction reaches no further ("dogs instead of cats, and horses")
+# one class for another: "replace coats with shirts", "swap the birds for dogs" ("replace birds
+# w horses": set 54), "use sheep instead of dogs", "instead of cats, dogs": the one replaced is
+# taken back in an aside of its own, so that the retraction reaches no further ("dogs instead
+# of cats, and horses")
 _ITEM = r"(?:the\s+|a\s+|an\s+)?(?!(?:all|every|any|everything)\b)([a-z0-9][\w'\- ]{0,30}?)"
 _SWAPS = [(re.compile(p, re.I), r) for p, r in [
-    (rf"\b(?:replace|swap|substitute|exchange|switch)\s+{_ITEM}\s+(?:with|for|by)\b",
+    (rf"\b(?:replace|swap|substitute|exchange|switch)\s+{_ITEM}\s+(?:with|w/?|for|by)(?!\w)",
      r" (drop \1) also "),
     (rf"\binstead\s+of\s+{_ITEM}(?=\s*(?:[,.;:!?)]|$))", r" (drop \1) "),
     (rf"\binstead\s+of\s+{_ITEM}\s*,", r" (drop \1) also "),

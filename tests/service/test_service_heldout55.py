@@ -1,0 +1,45 @@
+"""Shapes that held-out sets 53-55 (stop 45, issue 13) answered wrong at 200 or refused, with
+the real bundled MiniLM over Tailor-PACS. Each case but the guards was a wrong class set at
+200 (marked) or a 422 on the stop-44 resolver."""
+
+from __future__ import annotations
+
+import pytest
+from service_testkit import resolve_description as _resolve
+
+from service.kinds.pasted import without_enumerators
+from service.kinds.sentences import SENTENCE
+
+
+@pytest.mark.parametrize(("text", "classes"), [
+    # item marks counting 1, 2, 3 are no digits (wrong 200: one, two, three)
+    ("Action items: (1) Ravi to set up classifier for farm-animal footage: cows, sheep, "
+     "horses. (2) Input = drone photos. (3) Revisit next sprint.", ["cow", "sheep", "horse"]),
+    ("Steps: 1) classify cats and dogs 2) use photos", ["cat", "dog"]),
+    # a whole group with "your catalogue has" before its exception (wrong 200: cat kept)
+    ("We want every animal your catalogue has except cats.",
+     ["bear", "bird", "cow", "dog", "elephant", "giraffe", "horse", "sheep", "zebra"]),
+    ("pls set up cats dogs birds. wait no replace birds w horses", ["cat", "dog", "horse"]),
+    # a quoted word ends its sentence; a bare "none" leaves out no zero (set 9)
+    ("Must-have classes (ranked): 1) 'eight' 2) 'three' 3) 'zero'. Nice-to-have: none.",
+     ["eight", "three", "zero"]),
+    # "this two" counts the classes (wrong 200: two)
+    ("Please, can make classifier which know difference between sandal and sneaker? Only this "
+     "two. Pictures is cartoon.", ["sandal", "sneaker"]),
+])
+def test_read(pacs, text, classes):
+    assert _resolve(pacs, text)[0] == classes
+
+
+@pytest.mark.parametrize("text", [
+    "digits (1) and (7)",  # marks out of order, or one alone, may be digits: guards
+    "classify 3) and 7)",
+    "We need (2) cats",
+])
+def test_marks_that_do_not_count_from_one_stay(text):
+    assert without_enumerators(text) == text
+
+
+def test_a_quoted_word_ends_a_sentence():
+    assert SENTENCE.split("'zero'. Nice") == ["'zero'", " Nice"]
+    assert SENTENCE.split("'no'. Nice") == ["'no'. Nice"]  # a short word still needs a capital
