@@ -115,8 +115,10 @@ def retract_before_markers(text: str, class_word: Callable[[str], bool] | None =
 # of cats, and horses")
 _ITEM = r"(?:the\s+|a\s+|an\s+)?(?!(?:all|every|any|everything)\b)([a-z0-9][\w'\- ]{0,30}?)"
 _SWAPS = [(re.compile(p, re.I), r) for p, r in [
-    (rf"\b(?:replace|swap|substitute|exchange|switch)\s+{_ITEM}\s+(?:with|w/?|for|by)(?!\w)",
+    (rf"\b(?:replace|swap|substitute|exchange|switch)\s+{_ITEM}\s+(?:with|for|by)\b",
      r" (drop \1) also "),
+    (rf"\b(?:replace|substitute)\s+{_ITEM}\s+w/?(?!\w)", r" (drop \1) also "),  # not "swap 6
+    # w 9", which tells what users confuse (an outside review)
     (rf"\binstead\s+of\s+{_ITEM}(?=\s*(?:[,.;:!?)]|$))", r" (drop \1) "),
     (rf"\binstead\s+of\s+{_ITEM}\s*,", r" (drop \1) also "),
 ]]
@@ -189,8 +191,8 @@ _DISMISSING = re.compile(
     _ELSEWHERE + r"|"
     r"(?:\b(?:do\s*n[o']?t|doesn'?t|won'?t)\s+(?:need|want|care\s+about)|\bignore|\bdrop|"
     r"\bremove|\bskip)\s+(?:those|them|these|that|it|him|her)\b|"
-    r"\b(?:do\s*n[o']?t|no\s+need\s+to)\s+bother(?:\s+(?:with|about)(?:\s+(?:those|them|"
-    r"these|that|it))?)?(?=\s*(?:[.;!?]|$))|\b(?:that'?s|that\s+is|it'?s|they'?re|those\s+are)\s+"
+    r"\b(?:do\s*n[o']?t|no\s+need\s+to)\s+bother\s+with(?:\s+(?:those|them|these|that|it))?"
+    r"(?=\s*(?:[.;!?]|$))|\b(?:that'?s|that\s+is|it'?s|they'?re|those\s+are)\s+"
     r"(?:irrelevant|not\s+(?:needed|relevant|important)|out\s+of\s+scope)\b|"
     r"(?<=,)\s*(?:(?:but|btw|and)\s+)?(?:irrelevant|unrelated)(?:\s+(?:to|for)\s+(?:this|the\s+"
     r"task|it|us|the\s+model))?\b|"  # "our mascot is a zebra btw, irrelevant to this"

@@ -56,7 +56,9 @@ _PRONOUN_ONE = re.compile(
     r"(?=\s+(?:are|is|were)\b|[,.;:!?]|$)|"  # "the three that always get mixed up", "just the
     # two you wear most": a count and its clause; not what follows "are" ("the three that I
     # need are cats, dogs and birds")
-    r"\b(?:these|those|this|both|all|(?:the\s+)?(?:other|remaining|first|last|latter|former))\s+"
+    r"\bthis\s+(?:two|three|four|five|six|ten)\b(?=\s*(?:[.!?]|$))|"  # "tell this two from a
+    # seven" (an outside review) is the digit
+    r"\b(?:these|those|both|all|(?:the\s+)?(?:other|remaining|first|last|latter|former))\s+"
     rf"(?:two|three|four|five|six|ten)\b(?!\s*[,&]\s*{NUMBER}|\s+(?:and|or|&)\b|\s+{NUMBER}\b)",
     re.I)  # "make one for 4 vs 9", "even ones only", "just those two", "only this two" (set
 # 53), "those two: cats, dogs" and "just the other three" are no digits; "those two, three and

@@ -63,16 +63,22 @@ def as_prose(text: str, known: Known) -> tuple[str, list[str]]:
 
 # "(1) … (2) …", "1) … 2) …": item marks in running text, not digits asked for
 _ENUMERATOR = re.compile(r"(?:^|(?<=[\s:;,.]))(?:\((\d{1,2})\)|(\d{1,2})\))(?=\s)", re.M)
+_ANY_MARK = re.compile(r"\(\d{1,2}\)|(?<![\w(])\d{1,2}\)")
+_LETTER = re.compile(r"[A-Za-z]")
 
 
 def without_enumerators(text: str) -> str:
     """``text`` with its inline item marks as line breaks, when they count 1, 2, … in order
     ("Action items: (1) Ravi to set up a classifier for cows, sheep, horses. (2) Input =
     drone photos. (3) Revisit next sprint.": held-out set 55 read one, two and three at 200).
-    A lone "(1)" or marks out of order may be digits: left alone."""
+    A lone "(1)", marks out of order, a mark not counted ("(4);") and marks with no words
+    between them ("Digits (1) (2) (3) only") may be digits: left alone."""
     marks = list(_ENUMERATOR.finditer(text))
-    if len(marks) < 2 or [int(m[1] or m[2]) for m in marks] != list(range(1, len(marks) + 1)):
-        return text
+    bounds = [m.end() for m in marks], [m.start() for m in marks[1:]] + [len(text)]
+    if len(marks) < 2 or [int(m[1] or m[2]) for m in marks] != list(range(1, len(marks) + 1)) \
+            or len(_ANY_MARK.findall(text)) != len(marks) \
+            or not all(_LETTER.search(text, a, b) for a, b in zip(*bounds, strict=True)):
+        return text  # "(1) (2) (3) (4); also 9": digits asked for (an outside review)
     return _ENUMERATOR.sub("\n", text)
 
 

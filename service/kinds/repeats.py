@@ -24,7 +24,10 @@ from service.kinds.vocabulary import ADJECTIVAL, FILLER
 GLOSS = re.compile(r"\b(?:same\s+(?:thing|class|label|category)|counts?\s+as|recorded\s+as|"
                    r"(?:also\s+)?(?:known|referred\s+to|filed|listed)\s+as|a\.?k\.?a\b|"
                    r"whatever\s+you\s+call\s+(?:them|it))", re.I)
-APART = re.compile(r"\b(?:separate|own|apart|distinct|different|individual)", re.I)
+# a sentence that keeps a kind of the class apart: "Wild cats should be their own class", "Guide
+# dogs need a separate label", "puppies should be split out" (an outside review of stop 45)
+APART = re.compile(r"\b(?:separat\w*|own|apart|distinct\w*|different|individual\w*|split|"
+                   r"(?:new|extra|another|a|its|their)\s+(?:label|class|category|tag))\b", re.I)
 HEDGES = {"maybe", "perhaps", "possibly", "probably", "yeah", "um", "uh", "hmm", "erm"}
 
 
@@ -116,10 +119,10 @@ def repeated_apart(resolver: ClassResolver, phrases: list[str], marks: Any,
         apart = None not in places and len(set(places)) == len(places)
         outside = not all(any(f" {p} " in f" {m} " for m in marks.listed) for p in group)
         glossed = [p for p, at in zip(group, places, strict=True) if at is not None
-                   and GLOSS.search(marks.sentences[at]) and not APART.search(marks.sentences[at])
-                   and not _own_word(resolver, p, idx)]
-        if (apart or outside) and all(_own_word(resolver, p, idx) or p in glossed
-                                      for p in group):
+                   and GLOSS.search(marks.sentences[at]) and not _own_word(resolver, p, idx)]
+        kept_apart = any(at is not None and APART.search(marks.sentences[at]) for at in places)
+        if (apart or outside) and not kept_apart and all(
+                _own_word(resolver, p, idx) or p in glossed for p in group):
             dropped += group[1:]
             notes.append(f"{', '.join(map(repr, group))} name one class: {name}")
     return [p for p in phrases if p not in dropped]

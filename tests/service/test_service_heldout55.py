@@ -7,6 +7,7 @@ from __future__ import annotations
 import pytest
 from service_testkit import resolve_description as _resolve
 
+from service.core.problems import Problem
 from service.kinds.pasted import without_enumerators
 from service.kinds.sentences import SENTENCE
 
@@ -26,6 +27,12 @@ from service.kinds.sentences import SENTENCE
     # "this two" counts the classes (wrong 200: two)
     ("Please, can make classifier which know difference between sandal and sneaker? Only this "
      "two. Pictures is cartoon.", ["sandal", "sneaker"]),
+    # an outside review of stop 45: digits in brackets, "this two" before more words
+    ("Read the answer numbers on quiz sheets: (1) (2) (3) (4); also 9 for 'don't know'.",
+     ["one", "two", "three", "four", "nine"]),
+    ("Digits (1) (2) (3) only", ["one", "two", "three"]),
+    ("Can the model tell this two from a seven?", ["two", "seven"]),
+    ("Our users swap 6 w 9 all the time, so classify 6 and 9", ["six", "nine"]),
 ])
 def test_read(pacs, text, classes):
     assert _resolve(pacs, text)[0] == classes
@@ -43,3 +50,8 @@ def test_marks_that_do_not_count_from_one_stay(text):
 def test_a_quoted_word_ends_a_sentence():
     assert SENTENCE.split("'zero'. Nice") == ["'zero'", " Nice"]
     assert SENTENCE.split("'no'. Nice") == ["'no'. Nice"]  # a short word still needs a capital
+
+
+def test_a_bare_dont_bother_waves_off_nothing(pacs):
+    with pytest.raises(Problem):  # which class? asked back, not bags at 200 (an outside review)
+        _resolve(pacs, "Sneakers and sandals. Bags? don't bother.")

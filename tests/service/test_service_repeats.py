@@ -82,6 +82,10 @@ def test_a_class_named_again_apart_or_glossed_is_asked_for_once(pacs, text, clas
     "horses and cows. ponies too, as their own label",
     "dogs, cats, and what people call pups",
     "coats and winter coats",  # the own word, but two items of one list
+    # an outside review of stop 45: the own word with a modifier, kept apart
+    "Classify cats and dogs. Wild cats should be their own class.",
+    "I need dogs and cats. Guide dogs need a separate label.",
+    "Dogs and cats. Puppies, also known as pups, should be split out.",
 ])
 def test_another_word_for_a_class_asked_apart_still_clashes(pacs, text):
     with pytest.raises(Problem):
