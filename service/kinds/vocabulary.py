@@ -69,8 +69,9 @@ STYLE_WORDS = {
 STYLE_HINTS = {"phone", "phones", "smartphone", "smartphones", "iphone", "iphones", "drone",
                "drones", "webcam", "webcams", "cctv", "dslr", "gopro", "gopros", "cam", "cams",
                "dashcam", "trailcam", "bodycam", "mobiles", "cellphone", "cellphones",
-               "camcorder"}  # fmt: skip  # "ESP32-CAM", "feeder cam"; "snap them on their
-# mobiles" (set 43), not "mobile", which is an app's ("a mobile app for the zoo")
+               "camcorder", "photographer", "photographers"}  # fmt: skip  # "ESP32-CAM",
+# "feeder cam"; "snap them on their mobiles" (set 43), not "mobile", which is an app's ("a mobile
+# app for the zoo"); "Photographer here, farm shoot last weekend" (set 54: no domain at 200)
 # what a business or its app is ("a small shoe shop", "our pet insurance app"): the words before
 # one say what the business deals in, not a class asked for (chunks.modifies_style)
 VENUES = {"shop", "shops", "store", "stores", "boutique", "brand", "business", "company",

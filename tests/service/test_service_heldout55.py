@@ -55,3 +55,8 @@ def test_a_quoted_word_ends_a_sentence():
 def test_a_bare_dont_bother_waves_off_nothing(pacs):
     with pytest.raises(Problem):  # which class? asked back, not bags at 200 (an outside review)
         _resolve(pacs, "Sneakers and sandals. Bags? don't bother.")
+
+
+def test_a_photographer_takes_photos(pacs):  # set 54: no domain at 200
+    assert _resolve(pacs, "Photographer here, farm shoot last weekend. I want cat, dog and cow.") \
+        == (["cat", "dog", "cow"], "photo")
