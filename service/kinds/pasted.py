@@ -65,6 +65,7 @@ def as_prose(text: str, known: Known) -> tuple[str, list[str]]:
 _ENUMERATOR = re.compile(r"(?:^|(?<=[\s:;,.]))(?:\((\d{1,2})\)|(\d{1,2})\))(?=\s)", re.M)
 _ANY_MARK = re.compile(r"\(\d{1,2}\)|(?<![\w(])\d{1,2}\)")
 _LETTER = re.compile(r"[A-Za-z]")
+_JOINED = re.compile(r"\b(?:and|or|nor|but\s+not)$", re.I)  # "horses or (2) cows": joined
 
 
 def without_enumerators(text: str) -> str:
@@ -79,7 +80,24 @@ def without_enumerators(text: str) -> str:
             or len(_ANY_MARK.findall(text)) != len(marks) \
             or not all(_LETTER.search(text, a, b) for a, b in zip(*bounds, strict=True)):
         return text  # "(1) (2) (3) (4); also 9": digits asked for (an outside review)
-    return _ENUMERATOR.sub("\n", text)
+    out, last, first = [], 0, True
+    for mark in marks:
+        before = text[: mark.start()].rstrip()
+        first = first or not before or before[-1] in ".!?;:"
+        out += [text[last : mark.start()], _item_break(before, first)]
+        last, first = mark.end(), False
+    return "".join(out) + text[last:]
+
+
+def _item_break(before: str, first: bool) -> str:
+    """What an item mark becomes: a line break where it opens a sentence, a space where it
+    is the sentence's first or follows a joiner ("We don't need (1) horses or (2) cows", "All
+    animals except: (1) bears"), else a comma ("(1) bears (2) zebras"), so that the items of
+    one sentence stay in it (an outside review found exclusions lost when each item was a
+    line of its own)."""
+    if not before or before[-1] in ".!?;":
+        return "\n"
+    return " " if first or before[-1] == "," or _JOINED.search(before) else ", "
 
 
 _TICKED = re.compile(r"^(\s*(?:[-*+]\s+)?)\[[xX✓✔]\]\s*", re.M)  # "- [x] cat"

@@ -33,6 +33,12 @@ from service.kinds.sentences import SENTENCE
     ("Digits (1) (2) (3) only", ["one", "two", "three"]),
     ("Can the model tell this two from a seven?", ["two", "seven"]),
     ("Our users swap 6 w 9 all the time, so classify 6 and 9", ["six", "nine"]),
+    # ... and exclusions across item marks (wrong 200s when each item was a line of its own)
+    ("We don't need (1) horses or (2) cows. We do need sheep and dogs.", ["sheep", "dog"]),
+    ("Out of scope: 1) bears 2) elephants. In scope: cats, dogs.", ["cat", "dog"]),
+    ("Don't include (1) sandals or (2) bags. Do include sneakers and ankle boots.",
+     ["sneaker", "ankle boot"]),
+    ("Plan: 1) coats 2) dresses, but not 3) shirts", ["coat", "dress"]),
 ])
 def test_read(pacs, text, classes):
     assert _resolve(pacs, text)[0] == classes
