@@ -28,6 +28,11 @@ GLOSS = re.compile(r"\b(?:same\s+(?:thing|class|label|category)|counts?\s+as|rec
 # dogs need a separate label", "puppies should be split out" (an outside review of stop 45)
 APART = re.compile(r"\b(?:separat\w*|own|apart|distinct\w*|different|individual\w*|split|"
                    r"(?:new|extra|another|a|its|their)\s+(?:label|class|category|tag))\b", re.I)
+# a sentence asking for a class of its own: "Dress shirts are a separate category", "Birds of
+# prey are a distinct class", "dogs in costumes as a separate class" (an outside review)
+OWN_CLASS = re.compile(r"\b(?:(?:separate|distinct|different|new|extra|another)\s+(?:class|"
+                       r"category|label|tag)|own\s+(?:class|category))(?:es|ies|s)?\b|"
+                       r"\bsplit\s+out\b", re.I)  # not "its own label": an image's
 HEDGES = {"maybe", "perhaps", "possibly", "probably", "yeah", "um", "uh", "hmm", "erm"}
 
 
@@ -126,6 +131,33 @@ def repeated_apart(resolver: ClassResolver, phrases: list[str], marks: Any,
             dropped += group[1:]
             notes.append(f"{', '.join(map(repr, group))} name one class: {name}")
     return [p for p in phrases if p not in dropped]
+
+
+def kind_apart(resolver: ClassResolver, marks: Any) -> tuple[str, str] | None:
+    """``(mention, class)`` when a sentence asks for a kind of a class the request names
+    elsewhere as a class of its own ("Sort shirts and trousers. Dress shirts are a separate
+    category", "Cats and dogs, treating long-haired cats as a separate class", "Dogs and cats.
+    Also dogs in costumes as a separate class"): the catalogue has one class for both, so the
+    caller asks back. Not a sentence that separates two classes ("Cats should be a separate
+    class from dogs") nor classes named only there ("cats and dogs as separate classes"). An
+    outside review of stop 45 found eight such requests answered at 200."""
+    def named_apart(idx: int, mention: str, at: int) -> bool:
+        return any(other != mention and i != at and idx in {
+            resolver.exact(other), *resolver.classes_in(other)}
+            for other, i in marks.sentence_of.items())  # fmt: skip
+
+    for at, sentence in enumerate(marks.sentences):
+        if not OWN_CLASS.search(sentence):
+            continue
+        named = resolver.classes_in(" ".join(words(sentence)))  # "Also dogs in costumes as a
+        if len(named) == 1 and named_apart(named[0], "", at):  # separate class": the mention
+            return sentence.strip(), resolver.names[named[0]]  # read is the bare "dogs"
+        for mention in (m for m, i in marks.sentence_of.items() if i == at):
+            found = [idx for idx in resolver.classes_in(mention)
+                     if resolver.term(mention) is None and named_apart(idx, mention, -1)]
+            if found:
+                return mention, resolver.names[found[0]]
+    return None
 
 
 def _sentence(phrase: str, sentence_of: dict[str, int]) -> int | None:

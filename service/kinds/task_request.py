@@ -19,6 +19,7 @@ from service.kinds.repeats import (
     distinct,
     exact_clashes,
     in_context,
+    kind_apart,
     kinds_of_one,
     repeated_apart,
 )
@@ -209,6 +210,10 @@ def resolve_request(
         raise Problem(422, "ambiguous-classes", f"the description says {declared} classes but "
                       f"names {len(matches)}: " + ", ".join(str(m.name) for m in matches)
                       + "; name exactly the classes you want")  # fmt: skip
+    if (apart := kind_apart(resolver, marks)) is not None:
+        raise Problem(422, "ambiguous-classes", f"{apart[0]!r} asks for a kind of {apart[1]} as "
+                      f"a class of its own; the catalogue has one class, {apart[1]}, for both: "
+                      "ask for it once, or train a catalogue that has it")  # fmt: skip
     if len(matches) < 2:
         raise Problem(422, "too-few-classes",
                       "a task needs at least 2 distinct classes; resolved: "
