@@ -5,7 +5,9 @@ reading."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
+from types import MappingProxyType
 from typing import NamedTuple
 
 
@@ -51,6 +53,6 @@ class Marks(NamedTuple):
     listed: set[str]
     kept: set[str]
     declared: int | None
-    sentence_of: dict[str, int] = {}  # noqa: RUF012 (never written)
-    sentences: list[str] = []  # noqa: RUF012
+    sentence_of: Mapping[str, int] = MappingProxyType({})
+    sentences: tuple[str, ...] = ()
     gone: frozenset[int] = frozenset()

@@ -11,9 +11,11 @@ shirts") may distinguish two things the catalogue has as one: left to clash (422
 from __future__ import annotations
 
 import re
-from typing import Any
+from collections.abc import Mapping
 
 from service.kinds.heads import MAKES_ANOTHER
+from service.kinds.leftovers import within
+from service.kinds.parsed import Marks
 from service.kinds.resolution import ClassResolver
 from service.kinds.tokens import NUMERALS, singular_forms, words
 from service.kinds.vocabulary import ADJECTIVAL, FILLER
@@ -106,7 +108,7 @@ def in_context(resolver: ClassResolver, phrases: list[str], runs: set[str]) -> l
     return dropped
 
 
-def repeated_apart(resolver: ClassResolver, phrases: list[str], marks: Any,
+def repeated_apart(resolver: ClassResolver, phrases: list[str], marks: Marks,
                    notes: list[str]) -> list[str]:
     """The mentions, a class named again by its own word kept once when the repeat stands
     in another sentence or outside the request's lists: "the usual birds and the neighbour's
@@ -115,14 +117,13 @@ def repeated_apart(resolver: ClassResolver, phrases: list[str], marks: Any,
     Only the class's own word, plural or adjective, with nothing before it that makes it
     another thing: a different word may name a class of its own that the catalogue merges
     ("I need cats and dogs. Kittens are a separate class", "Polo shirts get their own
-    label": each a wrong 200 when every such repeat was merged), and stays a clash (422).
-    ``marks``: :class:`service.kinds.parsed.Marks`."""
+    label": each a wrong 200 when every such repeat was merged), and stays a clash (422)."""
     dropped: list[str] = []
     for name, group in exact_clashes(resolver, phrases).items():
         idx = resolver.names.index(name)
         places = [_sentence(p, marks.sentence_of) for p in group]
         apart = None not in places and len(set(places)) == len(places)
-        outside = not all(any(f" {p} " in f" {m} " for m in marks.listed) for p in group)
+        outside = not all(within(p, marks.listed) for p in group)
         glossed = [p for p, at in zip(group, places, strict=True) if at is not None
                    and GLOSS.search(marks.sentences[at]) and not _own_word(resolver, p, idx)]
         kept_apart = any(at is not None and APART.search(marks.sentences[at]) for at in places)
@@ -133,7 +134,7 @@ def repeated_apart(resolver: ClassResolver, phrases: list[str], marks: Any,
     return [p for p in phrases if p not in dropped]
 
 
-def kind_apart(resolver: ClassResolver, marks: Any) -> tuple[str, str] | None:
+def kind_apart(resolver: ClassResolver, marks: Marks) -> tuple[str, str] | None:
     """``(mention, class)`` when a sentence asks for a kind of a class the request names
     elsewhere as a class of its own ("Sort shirts and trousers. Dress shirts are a separate
     category", "Cats and dogs, treating long-haired cats as a separate class", "Dogs and cats.
@@ -160,7 +161,7 @@ def kind_apart(resolver: ClassResolver, marks: Any) -> tuple[str, str] | None:
     return None
 
 
-def _sentence(phrase: str, sentence_of: dict[str, int]) -> int | None:
+def _sentence(phrase: str, sentence_of: Mapping[str, int]) -> int | None:
     """The sentence a mention came from: its own, or the first that holds its words."""
     if phrase in sentence_of:
         return sentence_of[phrase]

@@ -75,7 +75,7 @@ def _mentions(resolver: ClassResolver, request: Any):
     phrases = distinct([m for m, _ in tails])
     repeated = in_context(resolver, phrases, parsed.runs)  # "mixed up with 3s" beside "3s"
     return [p for p in phrases if p not in repeated], domain, context + repeated, Marks(
-        parsed.listed, kept, parsed.declared, parsed.sentence_of, parsed.sentences,
+        parsed.listed, kept, parsed.declared, parsed.sentence_of, tuple(parsed.sentences),
         frozenset(excluded | retracted))
 
 

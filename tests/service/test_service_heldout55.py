@@ -66,3 +66,21 @@ def test_a_bare_dont_bother_waves_off_nothing(pacs):
 def test_a_photographer_takes_photos(pacs):  # set 54: no domain at 200
     assert _resolve(pacs, "Photographer here, farm shoot last weekend. I want cat, dog and cow.") \
         == (["cat", "dog", "cow"], "photo")
+
+
+def test_a_run_of_class_names_counts_each_when_context_goes(pacs):
+    # set 54: "phone" stayed a mention because "cat dog bird" counted as one (a 422)
+    assert _resolve(pacs, "need classifier cat dog bird photos from my phone pls asap") \
+        == (["cat", "dog", "bird"], "photo")
+
+
+def test_a_word_read_as_a_class_turned_down_is_said_back(pacs):
+    from service.core.schemas import PersonalizeCreate
+    from service.kinds.task_request import resolve_request
+
+    notes: list[str] = []
+    matches, _ = resolve_request(pacs, PersonalizeCreate(
+        description="We have online shop of shoes, we sell sandals and ankle boots but not "
+                    "sneakers."), pacs.domains, notes=notes)
+    assert [m.name for m in matches] == ["sandal", "ankle boot"]
+    assert any("which the request leaves out" in n for n in notes)
