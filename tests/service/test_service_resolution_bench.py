@@ -5,8 +5,11 @@ the benchmark prints and writes them."""
 from __future__ import annotations
 
 import json
+import sys
+from pathlib import Path
 
-import benchmarks.resolution as bench
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # benchmarks/ is no package that
+import benchmarks.resolution as bench  # noqa: E402  # is installed: run from the repository
 
 
 def test_no_sweep_scores_once_at_the_service_setting(tmp_path, monkeypatch):
