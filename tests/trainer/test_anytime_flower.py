@@ -151,7 +151,10 @@ def test_partial_participation_is_repeatable_under_the_in_process_grid(tmp_path)
            "fraction_train": 0.5, "exit_mode": "anytime", "personal_part": "client_token",
            "personal_epochs": 0}
     clients = [_client(i, n) for i, n in enumerate(SIZES)]
-    ends = [run_anytime(tmp_path / f"fed{k}", clients, list(TIERS), spec, cfg,
-                        backend="inline")["global_state"] for k in range(2)]
+    sinks = [run_anytime(tmp_path / f"fed{k}", clients, list(TIERS), spec, cfg,
+                         backend="inline") for k in range(2)]
+    drawn = [[r["partitions"] for r in s["rounds"]] for s in sinks]
+    assert drawn[0] == drawn[1] and all(len(p) == 2 for p in drawn[0])
+    ends = [s["global_state"] for s in sinks]
     assert ends[0].keys() == ends[1].keys()
     assert all(torch.equal(ends[0][k], ends[1][k]) for k in ends[0])

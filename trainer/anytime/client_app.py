@@ -21,6 +21,7 @@ from trainer.anytime.task import (
     to_device,
 )
 from trainer.anytime.task import train_local as train_anytime
+from trainer.federated.sampling import answer_partition
 from trainer.federated.task import client_seed, state_key
 
 
@@ -55,6 +56,7 @@ def _reply(msg: Message, model, metrics: dict) -> Message:
 def make_client_app(fed_dir: str | None = None) -> ClientApp:
     """The ClientApp; ``fed_dir`` overrides the run config's ``fed-dir``."""
     app = ClientApp()
+    answer_partition(app)  # lets the server sample by partition (repeatable under Ray)
 
     @app.train()
     def train(msg: Message, context: Context) -> Message:

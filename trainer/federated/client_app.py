@@ -18,6 +18,7 @@ import torch
 from flwr.app import ArrayRecord, ConfigRecord, Context, Message, MetricRecord, RecordDict
 from flwr.clientapp import ClientApp
 
+from trainer.federated.sampling import answer_partition
 from trainer.federated.task import (
     accuracy,
     build_model,
@@ -57,6 +58,7 @@ def _count_round(context: Context) -> int:
 def make_client_app(fed_dir: str | None = None) -> ClientApp:
     """The ClientApp; ``fed_dir`` overrides the run config's ``fed-dir`` (simulation)."""
     app = ClientApp()
+    answer_partition(app)  # lets the server sample by partition (repeatable under Ray)
 
     @app.train()
     def train(msg: Message, context: Context) -> Message:

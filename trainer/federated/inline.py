@@ -42,15 +42,21 @@ FIRST_NODE_ID = SUPERLINK_NODE_ID + 1  # Flower never gives a node 0 or the Supe
 class InlineGrid(Grid):
     """``num_nodes`` virtual SuperNodes served by ``client_app`` in this process."""
 
-    def __init__(self, client_app: ClientApp, num_nodes: int, run_id: int = 1):
+    def __init__(self, client_app: ClientApp, num_nodes: int, run_id: int = 1,
+                 node_ids: list[int] | None = None):
+        """``node_ids``: partition i's node id (default 2..N+1); other ids, listed in another
+        order, stand for what Ray and a SuperLink give (random ids, in no order)."""
         if num_nodes < 1:
             raise ValueError(f"a federation needs at least one node, not {num_nodes}")
+        ids = node_ids or [FIRST_NODE_ID + i for i in range(num_nodes)]
+        if len(set(ids)) != num_nodes or min(ids) < FIRST_NODE_ID:
+            raise ValueError(f"need {num_nodes} distinct node ids >= {FIRST_NODE_ID}: {ids}")
         self._app, self._run = client_app, Run.create_empty(run_id)
         self._contexts = {
-            FIRST_NODE_ID + i: Context(run_id=run_id, node_id=FIRST_NODE_ID + i, run_config={},
-                                       state=RecordDict(),
-                                       node_config={"partition-id": i, "num-partitions": num_nodes})
-            for i in range(num_nodes)}
+            nid: Context(run_id=run_id, node_id=nid, run_config={}, state=RecordDict(),
+                         node_config={"partition-id": i, "num-partitions": num_nodes})
+            for i, nid in enumerate(ids)}
+        self._contexts = dict(sorted(self._contexts.items()))  # listed by id, not partition
         self._replies: dict[str, Message] = {}
 
     def set_run(self, run: Run) -> None:  # noqa: D102 - Grid interface

@@ -25,6 +25,8 @@ from flwr.serverapp import Grid, ServerApp
 from flwr.serverapp.strategy import FedAvg, FedProx
 from flwr.serverapp.strategy.strategy_utils import aggregate_metricrecords
 
+from trainer.federated.sampling import PartitionOrderedGrid
+
 WEIGHT_KEYS = {"samples": "num-examples", "uniform": "unit"}
 
 
@@ -40,8 +42,10 @@ def _strategy_class(method: str) -> type[FedAvg]:
 
         def configure_train(self, server_round, arrays, config, grid):
             msgs = list(super().configure_train(server_round, arrays, config, grid))
+            where = getattr(grid, "partition_of", {})
             self.sink["rounds"].append({
                 "round": server_round, "clients": len(msgs),
+                "partitions": sorted(where.get(m.metadata.dst_node_id, -1) for m in msgs),
                 "params_per_client": sum(a.numel() for a in arrays.to_torch_state_dict().values()),
                 "bytes_down": len(msgs) * arrays.count_bytes(), "bytes_up": 0,
             })
@@ -93,9 +97,9 @@ def _seeded_sampling(seed: int):
     """Flower samples each round's participants with the global ``random.sample`` over the
     grid's node ids (``flwr.serverapp.strategy.strategy_utils.sample_nodes``), unseeded: two
     runs of one seed federated different clients (stop 44 measured 3 points between reruns).
-    Seeded here for the job, and the caller's random state restored after. Repeatable under
-    the in-process grid, whose node ids are fixed; Ray draws random node ids per run, so there
-    the participants still differ between runs."""
+    Seeded here for the job, and the caller's random state restored after; together with the
+    nodes listed in partition order (:class:`~trainer.federated.sampling.PartitionOrderedGrid`)
+    a seed draws the same clients under Ray's random node ids too."""
     state = random.getstate()
     random.seed(seed)
     try:
@@ -118,8 +122,9 @@ def run_job(grid: Grid, cfg: dict[str, Any], initial_state: dict, sink: dict[str
             config (``lr``, ``local_epochs``, ``batch_size``, ``weight_decay``, ``seed``; anytime
             clients also ``exit_mode``, ``personal_part``).
         initial_state: Starting values of the exchanged parameters.
-        sink: Filled with ``rounds`` (accounting), ``last_uploads``, ``client_eval``,
-            ``result`` (Flower's Result), ``global_state`` and ``personal``.
+        sink: Filled with ``rounds`` (accounting, with each round's sampled ``partitions``),
+            ``last_uploads``, ``client_eval``, ``result`` (Flower's Result), ``global_state``
+            and ``personal``.
         evaluate_fn: Server-side evaluation per round (the unseen client's test split).
     """
     sink.update(rounds=[], last_uploads=[], client_eval=[], errors=[], personal={})
@@ -137,6 +142,7 @@ def run_job(grid: Grid, cfg: dict[str, Any], initial_state: dict, sink: dict[str
     train_cfg = ConfigRecord({k: cfg[k] for k in keys if k in cfg})
     eval_cfg = ConfigRecord({k: cfg[k] for k in ("fed-dir", "lr", "batch_size", "weight_decay",
                                                  "seed") if k in cfg})  # FedBABU's head tuning
+    grid = PartitionOrderedGrid(grid, float(cfg.get("timeout", 600)), n)
     with _seeded_sampling(int(cfg.get("seed", 0))):
         result = strategy.start(grid=grid, initial_arrays=ArrayRecord(initial_state),
                                 num_rounds=int(cfg["rounds"]), train_config=train_cfg,

@@ -13,6 +13,7 @@ import torch
 from flwr.app import ArrayRecord, Context, Message, MetricRecord, RecordDict
 from flwr.clientapp import ClientApp
 
+from trainer.federated.sampling import answer_partition
 from trainer.federated.task import client_seed, load_client, state_key
 from trainer.perfix.task import (
     accuracy,
@@ -42,6 +43,7 @@ def _setup(msg: Message, context: Context, fed_dir: str | None):
 def make_client_app(fed_dir: str | None = None) -> ClientApp:
     """The ClientApp; ``fed_dir`` overrides the run config's ``fed-dir``."""
     app = ClientApp()
+    answer_partition(app)  # lets the server sample by partition (repeatable under Ray)
 
     @app.train()
     def train(msg: Message, context: Context) -> Message:
