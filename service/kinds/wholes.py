@@ -269,6 +269,13 @@ def group_of(word: str, groups: Mapping[str, list[str]]) -> str | None:
     return None
 
 
+def _modifies(tokens: list[str], after: int) -> bool:
+    """Whether the class word ending at ``after`` qualifies the next word ("zebra crossings",
+    "dog toys", "1 vs 7 mistakes": an outside review of stop 46) instead of ending an item."""
+    return after < len(tokens) and tokens[after] not in _LIST_WORDS | {"no", ",", "&"} \
+        and tokens[after] not in FILLER - {"vs"}
+
+
 def _exceptions(text: str, start: int, class_of: Callable[[str], str | None],
                 members: list[str]) -> tuple[int, set[str] | None]:
     """``(end, classes)``: the excluding clause right after a group phrase ("except zero and
@@ -296,6 +303,9 @@ def _exceptions(text: str, start: int, class_of: Callable[[str], str | None],
         if name is not None and (tokens[i] in ("one", "ones") and i and tokens[i - 1] == "the"
                                  or name not in members):  # fmt: skip
             return start, None  # "except the ones with stripes", "except cows and sneakers"
+        if name is not None and noes and _modifies(tokens, i + n) and not re.search(
+                r"[.;:!?)]", text[base + ends[i + n - 1]:base + found[i + n].start()]):
+            return start, set()  # "but no zebra crossings", "but no 1 vs 7 mistakes"
         if name is not None:
             excluded.add(name)
             end = base + ends[i + n - 1]

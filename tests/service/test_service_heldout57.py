@@ -37,10 +37,17 @@ ANIMALS = ["bear", "bird", "cat", "cow", "dog", "elephant", "giraffe", "horse", 
     # a field cut as context still says how the images were taken (no domain at 200)
     ("SPEC-114. Label set: T-shirt/top, Shirt, Pullover. Source: product flat-lays shot on "
      "white background with a DSLR.", ["t-shirt", "shirt", "pullover"], "photo"),
-    # the people around an app and an interjection are no classes (422s)
-    ("Members want to upload pictures and have it say whether it's a cow, a sheep or a horse.",
-     ["cow", "sheep", "horse"], None),
+    # an interjection is no class (a 422)
     ("Let's do cats and dogs. Ugh, and birds.", ["cat", "dog", "bird"], None),
+    # a kind named with its class as an example of it, not a class of its own (422s)
+    ("We inspect live animal shipments: parrots and other birds, horses, and the occasional "
+     "crate of dogs.", ["bird", "horse", "dog"], None),
+    ("Cats, dogs, cows. Oh, and birds too, we see a lot of budgies.",
+     ["cat", "dog", "cow", "bird"], None),
+    ("Cats and birds, e.g. budgies and parrots", ["cat", "bird"], None),
+    # a full stop left alone once "wild ones" goes ends a sentence (all classes excluded)
+    ("We'd like the animals we treat - so none of the wild ones. Cats, dogs, cows, sheep and "
+     "horses.", ["cat", "dog", "cow", "sheep", "horse"], None),
 ])
 def test_read(pacs, text, classes, domain):
     assert _resolve(pacs, text) == (classes, domain)
@@ -51,12 +58,38 @@ def test_read(pacs, text, classes, domain):
     ("Line-art colouring book app: we detect whether it shows a cat, a dog or a bird.",
      ["cat", "dog", "bird"], "sketch"),  # read set 9: "line art" stays a sketch
     ("all the animals but no cartoons please", ANIMALS, None),  # "but no" before no class
+    # read set 52: with "guesses" filler, "it." must end the sentence or "game" joins "zero"
+    ("making a doodle game where players sketch a number and the game guesses it. need all "
+     "ten digits, 0 through 9", ["zero", "one", "two", "three", "four", "five", "six", "seven",
+                                 "eight", "nine"], "sketch"),
 ])
 def test_guards(pacs, text, classes, domain):
     assert _resolve(pacs, text) == (classes, domain)
 
 
+@pytest.mark.parametrize(("text", "classes"), [  # an outside review of stop 46: each a
+    # wrong 200 or a lost answer under the first version of these rules
+    ("Cats, dogs, horses and cows and never leave them out", ["cat", "dog", "horse", "cow"]),
+    ("We need cats and dogs and it would be a mistake to leave them out", ["cat", "dog"]),
+    ("Pictures of cows and sheep sometimes include fences, just leave those out",
+     ["cow", "sheep"]),
+    ("Cats, dogs, cows and sheep and the API docs come later", ["cat", "dog", "cow", "sheep"]),
+    ("I need cats and dogs and the invoice can wait.", ["cat", "dog"]),
+    ("All the animals but no zebra crossings please", ANIMALS),
+    ("Trousers, shirts, coats and dresses and when belts show up leave them out",
+     ["trouser", "shirt", "coat", "dress"]),
+])
+def test_put_off_and_left_out_only_for_classes(pacs, text, classes):
+    assert _resolve(pacs, text)[0] == classes
+
+
 @pytest.mark.parametrize("text", [
+    "Cats, dogs, horses and cows and the styling can wait.",  # the review's: then 2 classes
+    "We want bears, birds, cats and the rest of the animals can wait",
+    "Classify humans, dogs and cats",  # people are no filler in a list
+    "Sort photos into bags, laptops and sneakers",
+    "All digits, but no 1 vs 7 mistakes please",  # a class word qualifying a noun
+    "Parrots and other birds should be their own class; also birds and dogs",
     "cats, dogs and rabbits, too many to count",  # "too" grading: rabbits still asked back
     "cats and dogs and trains",  # an unknown class stays asked back
     "Pill-count labels only ever show 3, 6 or 9 tablets. We need just those numbers.",  # not
