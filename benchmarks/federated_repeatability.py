@@ -17,29 +17,14 @@ import sys
 import tempfile
 from pathlib import Path
 
-import numpy as np
-
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from model_store.testing import make_tiny_foundation  # noqa: E402
 from trainer.anytime.federation import run_anytime  # noqa: E402
-from trainer.federated.task import ClientData  # noqa: E402
+from trainer.federated.synthetic import synthetic_client  # noqa: E402
 
 CLASSES = 3
-
-
-def _client(i: int, n: int) -> ClientData:
-    """Synthetic images whose class lights one channel (the loops' cost and sampling do not
-    depend on pixel values)."""
-    rng = np.random.default_rng(50 + i)
-    arrays = {}
-    for split, m in (("train", n), ("val", 9), ("test", 9)):
-        y = rng.integers(0, CLASSES, m)
-        x = rng.normal(size=(m, 3, 32, 32)).astype(np.float32)
-        x[np.arange(m), y % 3, :16] += 1.5
-        arrays[f"x_{split}"], arrays[f"y_{split}"] = x, y.astype(np.int64)
-    return ClientData(f"c{i}", arrays)
 
 
 def _max_diff(a: dict, b: dict) -> float:
@@ -60,7 +45,7 @@ def main() -> None:
            "local_epochs": 1, "batch_size": 8, "weight_decay": 0.05, "seed": args.seed,
            "fraction_train": 0.5, "exit_mode": "anytime", "personal_part": "client_token",
            "personal_epochs": 0}
-    clients = [_client(i, 12 + 9 * i) for i in range(args.clients)]
+    clients = [synthetic_client(i, 12 + 9 * i, CLASSES) for i in range(args.clients)]
     tiers = [min(3, 1 + i) for i in range(args.clients)]
     runs = {name: run_anytime(tmp / name, clients, tiers, spec, cfg, backend=backend)
             for name, backend in (("ray-1", "ray"), ("ray-2", "ray"), ("inline", "inline"))}

@@ -13,6 +13,7 @@ import torch
 from model_store.testing import make_tiny_foundation
 from trainer.anytime.federation import run_anytime
 from trainer.anytime.task import build_model, exchanged, personal_params, train_local
+from trainer.federated.synthetic import synthetic_client
 from trainer.federated.task import ClientData, client_seed, load_shared
 
 C, DEPTH = 3, 3
@@ -26,14 +27,7 @@ def _tiny_foundation(store) -> str:
 
 
 def _client(i: int, n: int) -> ClientData:
-    rng = np.random.default_rng(50 + i)
-    arrays = {}
-    for split, m in (("train", n), ("val", 9), ("test", 9)):
-        y = rng.integers(0, C, m)
-        x = rng.normal(size=(m, 3, 32, 32)).astype(np.float32)
-        x[np.arange(m), y % 3, :16] += 1.5  # the class lights one channel's top half
-        arrays[f"x_{split}"], arrays[f"y_{split}"] = x, y.astype(np.int64)
-    return ClientData(f"c{i}", arrays)
+    return synthetic_client(i, n, C, seed=50)
 
 
 @pytest.fixture(scope="module", params=["ray", "inline"])

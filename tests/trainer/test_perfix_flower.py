@@ -3,11 +3,11 @@ the aggregate, what travels, and that each client's local part survives between 
 
 from __future__ import annotations
 
-import numpy as np
 import pytest
 import torch
 
 from model_store.testing import make_tiny_foundation
+from trainer.federated.synthetic import synthetic_client
 from trainer.federated.task import ClientData, client_seed
 from trainer.perfix.federation import perfix_job, run_jobs, run_perfix
 from trainer.perfix.task import accuracy, build_model, exchanged, local_state, train_local
@@ -17,14 +17,7 @@ SIZES = (30, 12, 20, 40)  # unequal: sample weighting differs from uniform
 
 
 def _client(i: int, n: int) -> ClientData:
-    rng = np.random.default_rng(70 + i)
-    arrays = {}
-    for split, m in (("train", n), ("val", 9), ("test", 9)):
-        y = rng.integers(0, C, m)
-        x = rng.normal(size=(m, 3, 32, 32)).astype(np.float32)
-        x[np.arange(m), y % 3, :16] += 1.5
-        arrays[f"x_{split}"], arrays[f"y_{split}"] = x, y.astype(np.int64)
-    return ClientData(f"c{i}", arrays)
+    return synthetic_client(i, n, C, seed=70)
 
 
 @pytest.fixture(scope="module")
