@@ -199,7 +199,8 @@ _HYPOTHETICAL = {"never", "if", "would", "mistake", "upset", "wouldnt", "shouldn
 _DISMISSING = re.compile(
     _ELSEWHERE + r"|"
     r"(?:\b(?:do\s*n[o']?t|doesn'?t|won'?t)\s+(?:need|want|care\s+about)|\bignore|\bdrop|"
-    r"\bremove|\bskip)\s+(?:those|them|these|that|it|him|her)\b|"
+    r"\bremove|\bskip|\bforget)\s+(?:those|them|these|that|it|him|her)\b|"  # "deer isn't on
+    # your list, so forget them" (set 56)
     rf"{_PUT_OFF}|{_LEFT_OUT}|"
     r"\b(?:do\s*n[o']?t|no\s+need\s+to)\s+bother\s+with(?:\s+(?:those|them|these|that|it))?"
     r"(?=\s*(?:[.;!?]|$))|\b(?:that'?s|that\s+is|it'?s|they'?re|those\s+are)\s+"

@@ -45,6 +45,10 @@ def equated(text: str, class_word: Callable[[str], bool],
     return _MEANS.sub(said, text)
 
 
+# words before a class word that keep it the class ("domestic equine (horse)": set 57, a 422)
+_PLAIN = {"domestic", "common", "regular", "ordinary", "normal", "plain", "everyday", "usual"}
+
+
 def glossed(text: str, foreign: Callable[[str], bool],
             class_of: Callable[[str], str | None]) -> str:
     """"bag (handbag)", "jumpers (sweaters)" as the word outside the brackets when both name
@@ -57,7 +61,8 @@ def glossed(text: str, foreign: Callable[[str], bool],
         inside = re.sub(r"^(?:the|a|an|our|my)\s+", "", m[2].lower())  # "dogs (the sheepdogs)"
         word = m[1].split()[-1].lower()  # not a compound of a class ("hotdogs (dogs)")
         lead = m[1].lower().split()[:-1]  # "also dogs (…)", not "big cats (cats)"
-        named = class_of(m[1].lower()) or (class_of(word) if set(lead) <= FILLER else None)
+        named = class_of(m[1].lower()) or (class_of(word) if set(lead) <= FILLER | _PLAIN
+                                           else None)
         inner = class_of(inside)
         if inner is not None and foreign(word) and not any(
                 class_of(word[i:]) for i in range(1, len(word) - 2)):  # fmt: skip

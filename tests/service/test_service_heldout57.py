@@ -45,6 +45,11 @@ ANIMALS = ["bear", "bird", "cat", "cow", "dog", "elephant", "giraffe", "horse", 
     ("Cats, dogs, cows. Oh, and birds too, we see a lot of budgies.",
      ["cat", "dog", "cow", "bird"], None),
     ("Cats and birds, e.g. budgies and parrots", ["cat", "bird"], None),
+    # "forget them" waves off; a plain adjective keeps a glossed class word (422s)
+    ("I want to flag bears, and deer - actually I see deer isn't on your list, so forget "
+     "them. Bears, loose dogs and the odd horse.", ["bear", "dog", "horse"], None),
+    ("line sketches of three livestock categories: bovine (cattle), ovine (sheep) and domestic "
+     "equine (horse).", ["cow", "sheep", "horse"], "sketch"),
     # a full stop left alone once "wild ones" goes ends a sentence (all classes excluded)
     ("We'd like the animals we treat - so none of the wild ones. Cats, dogs, cows, sheep and "
      "horses.", ["cat", "dog", "cow", "sheep", "horse"], None),
@@ -58,6 +63,7 @@ def test_read(pacs, text, classes, domain):
     ("Line-art colouring book app: we detect whether it shows a cat, a dog or a bird.",
      ["cat", "dog", "bird"], "sketch"),  # read set 9: "line art" stays a sketch
     ("all the animals but no cartoons please", ANIMALS, None),  # "but no" before no class
+    ("Cats, dogs and cows, don't forget them", ["cat", "dog", "cow"], None),
     # read set 52: with "guesses" filler, "it." must end the sentence or "game" joins "zero"
     ("making a doodle game where players sketch a number and the game guesses it. need all "
      "ten digits, 0 through 9", ["zero", "one", "two", "three", "four", "five", "six", "seven",
