@@ -96,6 +96,9 @@ def test_put_off_and_left_out_only_for_classes(pacs, text, classes):
     "Sort photos into bags, laptops and sneakers",
     "All digits, but no 1 vs 7 mistakes please",  # a class word qualifying a noun
     "Parrots and other birds should be their own class; also birds and dogs",
+    # set 59: misspelt class words make a sentence no aside, so "zebr" is asked back (was
+    # dropped as context: giraffe and elephant at 200)
+    "pls make a clasifier for giraff, zebr and elefant, pictures r photoes from our safari",
     "cats, dogs and rabbits, too many to count",  # "too" grading: rabbits still asked back
     "cats and dogs and trains",  # an unknown class stays asked back
     "Pill-count labels only ever show 3, 6 or 9 tablets. We need just those numbers.",  # not
