@@ -248,9 +248,10 @@ def spelt_subgroup_words(text: str, subgroups: Mapping[str, list[str]],
             text = re.sub(rf"\b(no|not|without)\s+(?:the\s+|any\s+)?{synonym}\b(?!\s+"
                           rf"(?:\w+ing|with|that|which|like)\b)", rf"\1 {word}", text,  # with
                           flags=re.I)  # heels" (the dev set asks "except shoes" back)
-            text = re.sub(rf"\b(only|just)\s+(?:the\s+)?{synonym}(?=\s*(?:$|[,.;:!?)]|(?:and|"
-                          r"or|except|but|images?|photos?|pictures?)\b))", rf"\1 {word}", text,
-                          flags=re.I)  # "only the shoes and the bag"; not "all the shoe laces"
+            text = re.sub(rf"\b(only|just|all)\s+(?:the\s+)?{synonym}(?=\s*(?:$|[,.;:!?)]|(?:"
+                          r"and|or|except|but|images?|photos?|pictures?|you)\b))", rf"\1 {word}",
+                          text, flags=re.I)  # "only the shoes and the bag", "all the shoes
+            # you've got" (set 59); not "all the shoe laces"
         text = _in_exceptions(text, [word, *_SUBGROUP_SYNONYMS.get(word, ())], members)
         w = re.escape(word) + "s?"
         text = re.sub(rf"\bno\s+(?:the\s+|any\s+)?{w}\b", "no " + ", ".join(members),

@@ -309,8 +309,8 @@ def _exceptions(text: str, start: int, class_of: Callable[[str], str | None],
         if name is not None:
             excluded.add(name)
             end = base + ends[i + n - 1]
-        elif tokens[i] in _POST and excluded:
-            return start, None  # "except birds of prey"
+        elif tokens[i] in _POST and excluded and tokens[i - 1] != ",":
+            return start, None  # "except birds of prey"; not "except cats, in watercolour"
         elif tokens[i] not in _LIST_WORDS | noes and tokens[i] not in ",&" and not (
                 tokens[i] == "not" and i and tokens[i - 1] in ("and", "or")):  # "and not
             # birds"; not "except 6, not 9", a correction

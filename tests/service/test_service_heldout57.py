@@ -50,6 +50,11 @@ ANIMALS = ["bear", "bird", "cat", "cow", "dog", "elephant", "giraffe", "horse", 
      "them. Bears, loose dogs and the odd horse.", ["bear", "dog", "horse"], None),
     ("line sketches of three livestock categories: bovine (cattle), ovine (sheep) and domestic "
      "equine (horse).", ["cow", "sheep", "horse"], "sketch"),
+    # set 59: an exception list ends at its comma; "all the shoes" is the footwear (422s)
+    ("All animals except cats and dogs, in watercolour.",
+     [a for a in ANIMALS if a not in ("cat", "dog")], "art_painting"),
+    ("need a footwear classifier: all the shoes you've got", ["sandal", "sneaker", "ankle boot"],
+     None),
     # a full stop left alone once "wild ones" goes ends a sentence (all classes excluded)
     ("We'd like the animals we treat - so none of the wild ones. Cats, dogs, cows, sheep and "
      "horses.", ["cat", "dog", "cow", "sheep", "horse"], None),
@@ -99,6 +104,8 @@ def test_put_off_and_left_out_only_for_classes(pacs, text, classes):
     # set 59: misspelt class words make a sentence no aside, so "zebr" is asked back (was
     # dropped as context: giraffe and elephant at 200)
     "pls make a clasifier for giraff, zebr and elefant, pictures r photoes from our safari",
+    "All animals except birds of prey",  # a post-modifier with no comma stays unclear
+    "all the shoes with heels",
     "cats, dogs and rabbits, too many to count",  # "too" grading: rabbits still asked back
     "cats and dogs and trains",  # an unknown class stays asked back
     "Pill-count labels only ever show 3, 6 or 9 tablets. We need just those numbers.",  # not
