@@ -259,7 +259,7 @@ def negates(tokens: list[str], class_word: Callable[[str], bool] = _never,
         or tokens[-2:] in (["are", "out"], ["is", "out"]) \
         or (tokens[-1:] == ["not"] and 2 <= len(tokens) <= 4 and tokens[-2].endswith("ly")) \
         # "Shirts are out.", "t-shirts explicitly NOT" (not "… and purses not": unclear)
-    not_needed = any(a in ("not", "never") and b in NEEDED for a, b in pairs) or any(
+    not_needed = any(a in _NOT_BE and b in NEEDED for a, b in pairs) or any(
         a in _CONTRACTED and b in _WANTING and c != "to"  # "we don't need dogs"; not "don't
         for a, b, c in zip(tokens, tokens[1:], [*tokens[2:], ""], strict=False))  # want to miss"
     excluding = bool(EXCLUDING & set(tokens)) and not described or (  # "(sheep excluded)",
@@ -267,6 +267,10 @@ def negates(tokens: list[str], class_word: Callable[[str], bool] = _never,
                                             for t in tokens))  # not "with tags removed"
     return bool(content) and ((content[0] in NEGATIONS and not class_word(content[0]))
                               or excluding or other_than or not_needed)
+
+
+_NOT_BE = {"not", "never", "arent", "isnt", "wasnt", "werent"}  # "actually the cows aren't
+# necessary" kept cow at 200 (stop 46: read as "cows necessary")
 
 
 def join_modifiers(text: str, known: Known) -> str:

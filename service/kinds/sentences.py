@@ -57,8 +57,9 @@ SENTENCE = re.compile(r"(?<=[a-z]{4})\.(?=\s|$)|(?<=[a-z]{4}['\"\u2019\u201d])\.
                       r"|,(?=\s*(?:those|these|they)\s+(?:are|were|will|get|go|have|already)\b)"
                       r"|(?<=\bit|\bus|\bme)\.(?=\s)|(?<=\bthem)\.(?=\s)"  # "the game guesses it.
                       # need all ten digits" (set 52: "game" glued to the digits)
-                      r"|(?<=\s)\.(?=\s+(?-i:[A-Z]))",  # a full stop left alone by a word removed
-                      # ("None of the wild ones. Cats, dogs": set 56, the cats were excluded)
+                      r"|(?<=\s\s)\.(?=\s+(?-i:[A-Z]))",  # a full stop left alone by words removed
+                      # ("None of the wild ones. Cats, dogs": set 56, the cats were excluded); two
+                      # spaces, not a quote's ('"sweaters". They are pullovers': one mention)
                       re.I)  # "mixing up 6 and 9. Please rebuild": a digit ends one too, and
 # before a lower-case opener ("digits 1 to 5. we also need 6"; not "1. cats 2. dogs"), as any
 # word does before "ok", "so", "then" ("hippo? skip that too. ok just the first three") and

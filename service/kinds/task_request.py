@@ -38,7 +38,9 @@ from service.kinds.vocabulary import (
 from service.kinds.wholes import group_of
 
 # words of a negated chunk that say it is excluded, not what is: "bags are out of scope"
-_EXCLUSION_WORDS = NEEDED | DROPPED | RETRACTING | {"out", "scope", "handled", "leave"}
+_EXCLUSION_WORDS = NEEDED | DROPPED | RETRACTING | {"out", "scope", "handled", "leave",
+                                                   "actually"}  # "actually the cows are not
+# needed" left cow at 200: not a bare class, so it excluded nothing (stop 46)
 
 
 def _mentions(resolver: ClassResolver, request: Any):
@@ -58,6 +60,9 @@ def _mentions(resolver: ClassResolver, request: Any):
     excluded = _excluded(resolver, parsed.negated, asked)
     retracted = _excluded(resolver, parsed.retracted)  # "drop the horses": no clash, gone
     taken = {_content(text) for text in parsed.retracted}  # "skip the pigs": no class, gone
+    taken |= {c for text in parsed.negated if (c := _content(text)) and resolver.term(c) is None
+              and not resolver.classes_in(c)}  # "…bears and deer… actually the deer aren't
+    # necessary": an unknown class turned down later is gone too (set 59, a 422)
     mentions = [m for mention in parsed.mentions if mention not in context
                 for m in resolver.term_run(mention, mention in parsed.runs)
                 if mention not in taken and not set(resolver.classes_in(m)) & retracted

@@ -55,6 +55,10 @@ ANIMALS = ["bear", "bird", "cat", "cow", "dog", "elephant", "giraffe", "horse", 
      [a for a in ANIMALS if a not in ("cat", "dog")], "art_painting"),
     ("need a footwear classifier: all the shoes you've got", ["sandal", "sneaker", "ankle boot"],
      None),
+    # set 59: an unknown class turned down later is gone ("aren't" read as "not")
+    ("Trail-cam photos from the ridge: bears and deer... actually the deer aren't necessary. "
+     "Bears and birds.", ["bear", "bird"], "photo"),
+    ("cats and dogs, horses aren't needed", ["cat", "dog"], None),  # was horse at 200
     # a full stop left alone once "wild ones" goes ends a sentence (all classes excluded)
     ("We'd like the animals we treat - so none of the wild ones. Cats, dogs, cows, sheep and "
      "horses.", ["cat", "dog", "cow", "sheep", "horse"], None),
@@ -106,6 +110,7 @@ def test_put_off_and_left_out_only_for_classes(pacs, text, classes):
     "pls make a clasifier for giraff, zebr and elefant, pictures r photoes from our safari",
     "All animals except birds of prey",  # a post-modifier with no comma stays unclear
     "all the shoes with heels",
+    "cats, dogs and cows. actually the cows are not needed",  # was cow at 200; a clash now
     "cats, dogs and rabbits, too many to count",  # "too" grading: rabbits still asked back
     "cats and dogs and trains",  # an unknown class stays asked back
     "Pill-count labels only ever show 3, 6 or 9 tablets. We need just those numbers.",  # not
