@@ -195,6 +195,7 @@ _PUT_OFF = (r"\b(?:(?:come|comes|coming)\s+later|can\s+wait)\b(?:\s*,?\s*not\s+(
             r"(?:this|the\s+first)\s+(?:version|release|phase|sprint|round|one))?")
 _LEFT_OUT = r"\bleave\s+(?:those|them|these|that|it)\s+out\b"
 _GUARDED = re.compile(f"{_PUT_OFF}|{_LEFT_OUT}", re.I)
+_LEFT_OUT_RE = re.compile(_LEFT_OUT, re.I)
 _HYPOTHETICAL = {"never", "if", "would", "mistake", "upset", "wouldnt", "shouldnt", "dont"}
 _DISMISSING = re.compile(
     _ELSEWHERE + r"|"
@@ -250,8 +251,8 @@ def dismissed(sentence: str, class_word: Callable[[str], bool] = lambda w: False
     if _NEGATING & set(words(sentence[start:found.start()])):
         return None
     if _GUARDED.fullmatch(found[0]) and not _referent_is_a_class(
-            words(sentence[start:found.start()]), class_word, put_off=not found[0].lower()
-            .startswith("leave")):  # fmt: skip
+            words(sentence[start:found.start()]), class_word,
+            put_off=not _LEFT_OUT_RE.fullmatch(found[0])):  # fmt: skip
         return None
     return start, found.start()
 

@@ -131,10 +131,11 @@ def repeated_apart(resolver: ClassResolver, phrases: list[str], marks: Marks,
                    and GLOSS.search(marks.sentences[at]) and not _own_word(resolver, p, idx)]
         kept_apart = any(at is not None and APART.search(marks.sentences[at]) for at in places)
         exampled = [p for p in group if _example(p, marks)]
-        if not kept_apart and (_kind_and_others(resolver, group, idx, marks) or exampled and all(
-                _own_word(resolver, p, idx) or p in exampled for p in group)) or (
-                apart or outside) and not kept_apart and all(
-                _own_word(resolver, p, idx) or p in glossed for p in group):
+        said_so = [p for p in group if p in glossed or p in exampled]  # a gloss or an example
+        one = _kind_and_others(resolver, group, idx, marks) or (
+            (apart or outside or exampled) and all(_own_word(resolver, p, idx) or p in said_so
+                                                   for p in group))  # fmt: skip
+        if one and not kept_apart:
             dropped += group[1:]
             notes.append(f"{', '.join(map(repr, group))} name one class: {name}")
     return [p for p in phrases if p not in dropped]
