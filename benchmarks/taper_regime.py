@@ -3,7 +3,7 @@
     .venv/bin/python benchmarks/taper_regime.py [--sizes default,large] [--budgets 12,24,48]
         [--seeds 0,1] [--widths 64] [--device auto] [--out benchmarks/results/taper_regime]
     .venv/bin/python benchmarks/taper_regime.py --data .tailor/glyphs/images \
-        --catalogue .tailor/glyphs/catalogue.json --widths 16,64 ...   # another catalogue
+        --catalogue .tailor/glyphs/catalogue.json --sizes default --widths 4 ...  # both
 
 For every Tailor-PACS size and budget (full passes over the training split, split 8:2:2 between
 stages 1, 2 and 3 as in the ``default`` config; the generic baseline continues stage 1 for the
@@ -19,7 +19,8 @@ artifact is written. Each (size, budget, seed) is its own run directory and resu
 run it; with ``TAILOR_SOURCES`` (``tailor data export-sources``) it also needs no data packages.
 ``--data PATH --catalogue FILE`` trains on an image tree instead (``tailor train taper --data``;
 ``benchmarks/glyph_catalogue.py`` writes a fine-grained one), labelled by the tree's parent folder
-name; specialists are always one per group. ``--widths`` adds the network width as an axis (64 =
+name (with ``--sizes`` also given, both are run and drawn in one plot); specialists are always
+one per group. ``--widths`` adds the network width as an axis (64 =
 the stock ResNet-18; narrower ones are CPU-sized probes, labelled as such in every row).
 Writes ``<out>/regime.json`` and ``<out>/regime.png``.
 """
@@ -65,7 +66,7 @@ def run_one(size: str, width: int, budget: float, seed: int, args: argparse.Name
         shutil.copy(args.class_text, out / "class_text.safetensors")
     argv = ["--config", "default", "--seeds", str(seed), "--no-artifact", "--out", str(out),
             "--device", args.device, "--set", "controls=false", "--set", f"width={width}"]
-    if args.data:
+    if args.data and size == data_label(args):
         argv += ["--data", args.data, "--set", "shard_by=group"]
         argv += ["--catalogue", args.catalogue] if args.catalogue else []
     else:
@@ -79,6 +80,12 @@ def run_one(size: str, width: int, budget: float, seed: int, args: argparse.Name
     summary["wall_seconds"] = time.time() - t0
     (out / "summary.json").write_text(json.dumps(summary, indent=1))
     return summary
+
+
+def data_label(args: argparse.Namespace) -> str:
+    """The table's name for ``--data``: the tree's parent folder (``.tailor/glyphs/images`` →
+    glyphs)."""
+    return Path(args.data).resolve().parent.name
 
 
 def _stat(values: list[float]) -> dict:
@@ -123,7 +130,8 @@ def plot(rows: list[dict], path: Path) -> None:
 
 def main(argv: list[str] | None = None) -> list[dict]:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    p.add_argument("--sizes", default="default,large")
+    p.add_argument("--sizes", default=None,
+                   help="Tailor-PACS sizes (default: default,large; none with --data)")
     p.add_argument("--budgets", default="12,24,48")
     p.add_argument("--seeds", default="0,1")
     p.add_argument("--device", default="auto")
@@ -135,7 +143,8 @@ def main(argv: list[str] | None = None) -> list[dict]:
     p.add_argument("--out", default="benchmarks/results/taper_regime")
     p.add_argument("--collect", action="store_true", help="train nothing; tabulate --out")
     args = p.parse_args(argv)
-    sizes = [Path(args.data).resolve().parent.name] if args.data else args.sizes.split(",")
+    sizes = args.sizes.split(",") if args.sizes else [] if args.data else ["default", "large"]
+    sizes += [data_label(args)] if args.data else []
     rows = []
     for size in sizes:
         for width in (int(w) for w in args.widths.split(",")):
