@@ -199,7 +199,7 @@ _LEFT_OUT_RE = re.compile(_LEFT_OUT, re.I)
 _HYPOTHETICAL = {"never", "if", "would", "mistake", "upset", "wouldnt", "shouldnt", "dont"}
 _DISMISSING = re.compile(
     _ELSEWHERE + r"|"
-    r"(?:\b(?:do\s*n[o']?t|doesn'?t|won'?t)\s+(?:need|want|care\s+about)|\bignore|\bdrop|"
+    r"(?:\b(?:do\s*n[o']?t|doesn'?t|won'?t)\s+(?:need|want|care\s+about|include)|\bignore|\bdrop|"
     r"\bremove|\bskip|\bforget)\s+(?:those|them|these|that|it|him|her)\b|"  # "deer isn't on
     # your list, so forget them" (set 56)
     rf"{_PUT_OFF}|{_LEFT_OUT}|"

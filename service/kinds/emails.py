@@ -29,7 +29,7 @@ _QUOTED = re.compile(r"^[ \t]*>[ \t]?", re.M)
 _ATTRIBUTION = re.compile(r"^[ \t]*(?:on\b[^\n]{0,120}\bwrote:|-{2,}\s*original message\s*-{2,}"
                           r"|subject:\s*(?:re|fwd?|aw|sv):[^\n]*)[ \t]*$", re.I | re.M)
 _SIGNATURE = re.compile(r"^--[ \t]*$", re.M)
-_FIELD = re.compile(r"^[ \t]*>[ \t]*(?:from|to|cc|sent|date):[^\n]*\n?", re.I | re.M)
+_FIELD = re.compile(r"^[ \t]*(?:>[ \t]*)+(?:from|to|cc|sent|date):[^\n]*\n?", re.I | re.M)
 # a closing on its own line ("Thanks,", "Best regards,"), then up to four lines (name, title,
 # phone, web site) to the end of the message
 _SIGNED = re.compile(r"^[ \t]*(?:thanks|thank you|many thanks|cheers|best|best regards|"

@@ -14,8 +14,8 @@ from service.kinds.tokens import NUMERALS, words
 # nine digits at 200, the two read as a union)
 _PARITY_RANGE = re.compile(
     rf"\b(?P<parity>even|odd)\s+(?:digits?|numbers?|numerals?)\b(?P<mid>[^.;!?0-9]{{0,40}}?)"
-    rf"(?:\bbetween\s+(?P<a>{NUMBER})\s+and\s+|(?:\bfrom\s+)?\b(?P<lo>{NUMBER})\s*(?:-|–|to|"
-    rf"through|thru|until)\s*)(?P<hi>{NUMBER})(?=\s*(?:[,.;:!?)]|$|\b(?:only|please|pls|inclusive|"
+    rf"(?:\bbetween\s+(?P<a>{NUMBER})\s+and\s+|(?:\bfrom\s+)?\b(?P<lo>{NUMBER})\s*"
+    rf"(?:-|–|(?:up\s+)?to|through|thru|until)\s*)(?P<hi>{NUMBER})(?=\s*(?:[,.;:!?)]|$|\b(?:only|please|pls|inclusive|"
     r"handwritten|written|in|on)\b))", re.I)  # not "2 to 8 megapixels", "2 to 6 per image"
 _PARITY_MID = {"only", "just", "the", "handwritten", "written", "please", "pls", "digits",
                "numbers", "from", "inclusive", "all"}  # words about the digits, no others

@@ -57,6 +57,7 @@ from service.kinds.sentences import SENTENCE, SPLIT, read_header
 from service.kinds.structured import Unreadable
 from service.kinds.tokens import is_number, singular_forms, words
 from service.kinds.vocabulary import (
+    ANY_STYLE,
     COMPARING,
     EXCLUDING,
     NEGATIONS,
@@ -85,6 +86,7 @@ _PICKING = {"recognise", "recognize", "identify", "pick", "filter", "sort", "det
             "classify", "label", "spot", "find", "separate", "select", "flag", "tag", "mark"}
 def parse(text: str, known: Known = Known()) -> Parsed:  # noqa: B008 (immutable default)
     """Split ``text`` into class mentions and style words (see the module docstring)."""
+    any_style = ANY_STYLE.search(text)  # "no particular image type": no domain
     try:
         text, cut = as_prose(text, known)  # a thread, a chat, a config, a letter
     except Unreadable as exc:
@@ -136,6 +138,8 @@ def parse(text: str, known: Known = Known()) -> Parsed:  # noqa: B008 (immutable
             parsed.sentence_of.setdefault(mention, i)
     parsed.style = parsed.style or [w for t in taken_back for w in words(t) if is_style(w)]
     parsed.sources -= parallel(parsed.sources, [known.fix(t) for t in words(text)], known)
+    if any_style:
+        parsed.style, parsed.hints = [], []
     return parsed  # ("Photos of sheep and cows? No, just sheep": still photos)
 
 

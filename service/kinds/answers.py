@@ -1,0 +1,40 @@
+"""A question in a thread that proposes classes and is answered "no".
+
+Threads and chats paste the discussion with the request: "Let's do coats, pullovers and ankle
+boots. >> Should we add trousers? > No, keep it to those three." (held-out set 58: trousers
+answered at 200). The question offers classes; the answer turns them down, so they are not
+asked for: the question goes (kept for the response's notes) and so does the bare "No". Only
+a question that offers (add, include, also, too, what/how about, should we, do we need/want)
+and names a class, answered by "No"/"Nope"/"Nah" standing alone before a mark or the line's
+end: "No idea", "no problem" and "no bags" answer nothing (the last is an exclusion, read as
+one). The offer is in the questioned clause itself (no comma between): in "I want sneakers
+and, um, high-top boots? no, ankle boots" the "no" corrects a word (read set 23). A question
+with no answer, or a "yes", is left as it is.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+
+from service.kinds.tokens import words
+
+_OFFERING = (r"\b(?:add|adding|include|including|also|too|plus|what\s+about|how\s+about|"
+             r"should\s+we|shall\s+we|do\s+we\s+(?:need|want)|do\s+you\s+(?:need|want)|"
+             r"want)\b")
+_ANSWERED_NO = re.compile(
+    rf"(?P<question>[^.?!\n>,]*{_OFFERING}[^.?!\n,]*\?)(?P<gap>[ \t]*\n?[ \t>]*)"
+    r"(?P<no>\b(?:no|nope|nah)\b)[ \t]*(?:[,.!;:]+|(?=\n)|$)",
+    re.I)
+
+
+def answered_no(text: str, class_word: Callable[[str], bool]) -> tuple[str, list[str]]:
+    """``(text without the questions turned down, those questions)`` (module docstring)."""
+    cut: list[str] = []
+
+    def drop(m: re.Match) -> str:
+        if not any(map(class_word, words(m["question"]))):
+            return m[0]
+        cut.append(m["question"].strip())
+        return m["gap"]
+    return _ANSWERED_NO.sub(drop, text), cut
