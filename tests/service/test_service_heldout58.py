@@ -48,6 +48,14 @@ def test_read(pacs, text, classes, domain):
     ("Cats, dogs. Should we add cows? Not sure. Cows.", ["cat", "dog", "cow"]),  # no "no"
     ("the digits greater than 5", DIGITS[6:]),
     ("digits 2 to 4", DIGITS[2:5]),
+    # probes aimed at these rules (stop 47), each wrong at 200 on the stop-46 code
+    (">>> From: Tom\n>>> horses and cows please", ["horse", "cow"]),
+    ("numbers 1 up to and including 3", DIGITS[1:4]),
+    ("digits less than 4 (0, 1, 2, 3)", DIGITS[:4]),
+    ("odd numbers 1 up to 9, sketches", ["one", "three", "five", "seven", "nine"]),
+    ("cows, sheep. add horses? no. add dogs? yes.", ["cow", "sheep", "dog"]),
+    ("Is it a cat? No, a dog. I need cats and dogs in photos", ["dog", "cat"]),  # a question
+    # answered no that offers nothing stays as it is
 ])
 def test_guards(pacs, text, classes):
     assert _resolve(pacs, text)[0] == classes
