@@ -48,7 +48,7 @@ def test_read(pacs, text, classes, domain):
     ("Cats, dogs. Should we add cows? Not sure. Cows.", ["cat", "dog", "cow"]),  # no "no"
     ("the digits greater than 5", DIGITS[6:]),
     ("digits 2 to 4", DIGITS[2:5]),
-    # probes aimed at these rules (stop 47), each wrong at 200 on the stop-46 code
+    # probes aimed at these rules (stop 47); the first four were wrong at 200 on the stop-46 code
     (">>> From: Tom\n>>> horses and cows please", ["horse", "cow"]),
     ("numbers 1 up to and including 3", DIGITS[1:4]),
     ("digits less than 4 (0, 1, 2, 3)", DIGITS[:4]),
