@@ -22,9 +22,14 @@ from service.kinds.tokens import words
 _OFFERING = (r"\b(?:add|adding|include|including|also|too|plus|what\s+about|how\s+about|"
              r"should\s+we|shall\s+we|do\s+we\s+(?:need|want)|do\s+you\s+(?:need|want)|"
              r"want)\b")
+# "Do we want to leave out zebras? No", "Is it a problem to include cats? Nope", "bags in a
+# separate model? No": the "no" keeps the class (an outside review of stop 47)
+_NOT_AN_OFFER = {"leave", "out", "without", "separate", "separately", "exclude", "excluding",
+                 "drop", "skip", "remove", "problem", "different", "another", "instead", "not",
+                 "never", "other", "elsewhere", "own"}
 _ANSWERED_NO = re.compile(
     rf"(?P<question>[^.?!\n>,]*{_OFFERING}[^.?!\n,]*\?)(?P<gap>[ \t]*\n?[ \t>]*)"
-    r"(?P<no>\b(?:no|nope|nah)\b)[ \t]*(?:[,.!;:]+|(?=\n)|$)",
+    r"(?P<no>\b(?:no|nope|nah)\b)[ \t]*(?:[,.!;]+|(?=\n)|$)",
     re.I)
 
 
@@ -33,7 +38,8 @@ def answered_no(text: str, class_word: Callable[[str], bool]) -> tuple[str, list
     cut: list[str] = []
 
     def drop(m: re.Match) -> str:
-        if not any(map(class_word, words(m["question"]))):
+        asked = set(words(m["question"]))
+        if not any(map(class_word, asked)) or asked & _NOT_AN_OFFER:
             return m[0]
         cut.append(m["question"].strip())
         return m["gap"]

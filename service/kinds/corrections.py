@@ -193,13 +193,15 @@ _ELSEWHERE = (r"\b(?:(?:go|goes|went|going|belongs?|moved?|moving)\s+(?:to|in|in
 # set 57, wrong sets at 200. Guarded by :func:`_referent_is_a_class` (an outside review).
 _PUT_OFF = (r"\b(?:(?:come|comes|coming)\s+later|can\s+wait)\b(?:\s*,?\s*not\s+(?:in\s+)?"
             r"(?:this|the\s+first)\s+(?:version|release|phase|sprint|round|one))?")
-_LEFT_OUT = r"\bleave\s+(?:those|them|these|that|it)\s+out\b"
+_LEFT_OUT = (r"\bleave\s+(?:those|them|these|that|it)\s+out\b|"
+             r"\bdo\s*n[o']?t\s+include\s+(?:those|them|these|that|it)\b")  # guarded: not
+# "we'd be sad if you don't include them" (an outside review of stop 47)
 _GUARDED = re.compile(f"{_PUT_OFF}|{_LEFT_OUT}", re.I)
 _LEFT_OUT_RE = re.compile(_LEFT_OUT, re.I)
 _HYPOTHETICAL = {"never", "if", "would", "mistake", "upset", "wouldnt", "shouldnt", "dont"}
 _DISMISSING = re.compile(
     _ELSEWHERE + r"|"
-    r"(?:\b(?:do\s*n[o']?t|doesn'?t|won'?t)\s+(?:need|want|care\s+about|include)|\bignore|\bdrop|"
+    r"(?:\b(?:do\s*n[o']?t|doesn'?t|won'?t)\s+(?:need|want|care\s+about)|\bignore|\bdrop|"
     r"\bremove|\bskip|\bforget)\s+(?:those|them|these|that|it|him|her)\b|"  # "deer isn't on
     # your list, so forget them" (set 56)
     rf"{_PUT_OFF}|{_LEFT_OUT}|"

