@@ -9,7 +9,10 @@ and names a class, answered by "No"/"Nope"/"Nah" standing alone before a mark or
 end: "No idea", "no problem" and "no bags" answer nothing (the last is an exclusion, read as
 one). The offer is in the questioned clause itself (no comma between): in "I want sneakers
 and, um, high-top boots? no, ankle boots" the "no" corrects a word (read set 23). A question
-with no answer, or a "yes", is left as it is.
+with no answer, or a "yes", is left as it is. An answer that waves the question's classes off
+by a pronoun and ends its sentence ("Trousers? Don't include them.", "Bags? Leave them out")
+turns down even a bare question: the pronoun can only mean what was just asked (an outside
+review of stop 47: trousers at 200).
 """
 
 from __future__ import annotations
@@ -27,9 +30,14 @@ _OFFERING = (r"\b(?:add|adding|include|including|also|too|plus|what\s+about|how\
 _NOT_AN_OFFER = {"leave", "out", "without", "separate", "separately", "exclude", "excluding",
                  "drop", "skip", "remove", "problem", "different", "another", "instead", "not",
                  "never", "other", "elsewhere", "own"}
+_PRONOUN = r"(?:those|them|these|that|it)"
+_WAVED_OFF = (rf"(?:(?:no|nope|nah)\s*[,.!]\s*)?(?:please\s+)?(?:do\s*n[o']?t\s+(?:include|need|"
+              rf"want)\s+{_PRONOUN}|leave\s+{_PRONOUN}\s+out|(?:skip|drop|forget)\s+{_PRONOUN})")
 _ANSWERED_NO = re.compile(
     rf"(?P<question>[^.?!\n>,]*{_OFFERING}[^.?!\n,]*\?)(?P<gap>[ \t]*\n?[ \t>]*)"
-    r"(?P<no>\b(?:no|nope|nah)\b)[ \t]*(?:[,.!;]+|(?=\n)|$)",
+    r"(?P<no>\b(?:no|nope|nah)\b)[ \t]*(?:[,.!;]+|(?=\n)|$)|"
+    rf"(?P<bare>[^.?!\n>,]*\?)(?P<gap2>[ \t]*\n?[ \t>]*)(?P<away>\b{_WAVED_OFF})\b[ \t]*"
+    r"(?:[.!;]+|(?=\n)|$)",
     re.I)
 
 
@@ -38,9 +46,10 @@ def answered_no(text: str, class_word: Callable[[str], bool]) -> tuple[str, list
     cut: list[str] = []
 
     def drop(m: re.Match) -> str:
-        asked = set(words(m["question"]))
+        question = m["question"] or m["bare"]
+        asked = set(words(question))
         if not any(map(class_word, asked)) or asked & _NOT_AN_OFFER:
             return m[0]
-        cut.append(m["question"].strip())
-        return m["gap"]
+        cut.append(question.strip())
+        return m["gap"] or m["gap2"] or ""
     return _ANSWERED_NO.sub(drop, text), cut

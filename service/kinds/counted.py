@@ -32,6 +32,10 @@ _WAY = re.compile(rf"\b{_N}[- ]way(?=\s+{_TASK})|\bbinary(?=\s+{_TASK})", re.I) 
 # how many someone owns, closing a sentence: "Oh and cats, we have two." (no digit asked)
 _OWNED = re.compile(r"\b(?:we|i|they|she|he)\s+(?:have|own|got|keep)\s+(?:two|three|four|five|"
                     r"six|seven|eight|nine|[2-9])\b(?=\s*(?:[.!?]|$))", re.I)  # fmt: skip
+# "horses and zebras, cartoon ones from my fav show" (set 61: one at 200): the style stays
+_STYLED_ONES = re.compile(r"\b(cartoon|cartoony|comic|animated|anime|photo|pencil|watercolou?r|oil)"
+                          r"\s+ones\b(?!\s*(?:[,&]|and|or)\s*(?:\d|zero|zeroe?s|twos|threes|fours|fives|"
+                          r"sixes|sevens|eights|nines)\b)", re.I)
 _PRONOUN_ONE = re.compile(
     r"\b(which|this|that|each|every|any|no|the other|quick|last|next|new|same|only|"
     r"right|wrong|good|big|small)\s+one\b"
@@ -92,5 +96,5 @@ _OR_TWO = re.compile(r"\b((?:a|an)\s+(?!one\b)[a-z]+)\s+or\s+(?:two|so)\b", re.I
 
 def without_counts(text: str) -> str:
     """``text`` without counts of classes, pronoun "one"s, owned counts and amounts."""
-    text = _OR_TWO.sub(r"\1", _PRONOUN_ONE.sub(" ", _COUNT.sub(" ", text)))
+    text = _OR_TWO.sub(r"\1", _PRONOUN_ONE.sub(" ", _STYLED_ONES.sub(r"\1", _COUNT.sub(" ", text))))
     return _COUNT_AS.sub("", _AMOUNT.sub(" ", _OWNED.sub(" ", text)))

@@ -35,6 +35,7 @@ from service.kinds.chunks import (
 )
 from service.kinds.corrections import dismissed, retract_before_markers, retracted, takes_back
 from service.kinds.counted import declared_count, without_counts
+from service.kinds.dictation import dictated, rejoined
 from service.kinds.glosses import equated, glossed, spelt_subgroups, without_descriptions
 from service.kinds.listing import asked, coordinated, list_items
 from service.kinds.marks import business_before_task, is_aside, mark_context
@@ -86,6 +87,7 @@ _PICKING = {"recognise", "recognize", "identify", "pick", "filter", "sort", "det
             "classify", "label", "spot", "find", "separate", "select", "flag", "tag", "mark"}
 def parse(text: str, known: Known = Known()) -> Parsed:  # noqa: B008 (immutable default)
     """Split ``text`` into class mentions and style words (see the module docstring)."""
+    text = dictated(text)  # "sneakers comma sandals period"
     any_style = ANY_STYLE.search(text)  # "no particular image type": no domain
     try:
         text, cut = as_prose(text, known)  # a thread, a chat, a config, a letter
@@ -97,6 +99,7 @@ def parse(text: str, known: Known = Known()) -> Parsed:  # noqa: B008 (immutable
     letters = ranges.letter_range(text, known.names_a_class)  # "hex digits: 0-9 and A-F"
     text = without_purposes(without_chatter(text), known.class_word, is_style)  # "so I can …"
     text = split_compounds(sounded(text, known.class_word), known.class_word)
+    text = rejoined(text, lambda w: known.class_word(w) or w in known.subgroups)  # "pull overs"
     text = equated(text, known.class_word, known.class_of)  # "jumper = the knitted thing"
     text = glossed(text, known.foreign, known.class_of)  # "bag (handbag)", "gato (cat)"
     text = without_descriptions(text, known.class_of, is_style)  # "shirts (with buttons)"

@@ -208,7 +208,8 @@ _SUBGROUP_SYNONYMS = {"footwear": ("shoes",)}  # "shoe" alone: "shoe laces", "sh
 
 
 _EXCEPT_LIST = r"(\b(?:except|excluding|minus|other\s+than|apart\s+from|but\s+not)\b" \
-    r"(?:\s+(?:the\s+)?[a-z-]+\s*(?:,|\band\b|&))*\s+(?:the\s+|any\s+)?)"
+    r"(?:\s+(?:the\s+)?[a-z-]+\s*(?:,|\band\b|&))*\s+(?:the\s+)?)(?:any\s+(?:kinds?\s+of\s+)?|" \
+    r"all\s+(?:the\s+)?|every\s+(?:kind\s+of\s+)?)?"  # "except the bags and any kind of shoe"
 
 
 def _in_exceptions(text: str, names: list[str], members: list[str]) -> str:
@@ -218,6 +219,9 @@ def _in_exceptions(text: str, names: list[str], members: list[str]) -> str:
     for name in names:
         text = re.sub(_EXCEPT_LIST + rf"{re.escape(name)}s?\b(?!\s+(?:\w+ing|with|that|which|"
                       r"like)\b)", lambda m, s=spelt: m[1] + s, text, flags=re.I)
+        if name.endswith("s"):  # "any kind of shoe" (set 61), ending its item: not "shoe laces"
+            text = re.sub(_EXCEPT_LIST + rf"{re.escape(name[:-1])}\b(?=\s*(?:$|[,.;:!?)]|(?:and|"
+                          r"or|period)\b))", lambda m, s=spelt: m[1] + s, text, flags=re.I)
     return text
 
 

@@ -61,6 +61,29 @@ def test_guards(pacs, text, classes):
     assert _resolve(pacs, text)[0] == classes
 
 
+@pytest.mark.parametrize(("text", "classes"), [
+    # an outside review of stop 47 (wrong at 200 on the rules' first version): "don't
+    # include them" after "if"/"would" asks for the classes; a bound only before a digit word
+    ("Sandals and sneakers and it would be a shame if you don't include them.",
+     ["sandal", "sneaker"]),
+    ("Classify cats as well. Bears and birds matter most and we fail if you don't include "
+     "them!", ["cat", "bear", "bird"]),
+    ("Classify cats and dogs; horses appear in the background sometimes, don't include them.",
+     ["cat", "dog"]),
+    ("Horses and cows. The sheep, don't include them.", ["horse", "cow"]),
+    ("Use 1 up to and including 3 images of each: cats and dogs", ["cat", "dog"]),
+    # a bare question answered by a pronoun that waves it off (wrong 200: trousers)
+    ("Pullovers and coats. Trousers? Don't include them.", ["pullover", "coat"]),
+    ("Pullovers and coats. What about trousers? No, leave them out.", ["pullover", "coat"]),
+    ("Horses and cows.\nSheep?\nskip them", ["horse", "cow"]),
+    ("Pullovers and coats. Trousers? Don't include them if blurry.",
+     ["pullover", "coat", "trouser"]),  # a condition: not a turn-down
+    ("Cats? Dogs? Don't forget them!", ["cat", "dog"]),
+])
+def test_review_mends(pacs, text, classes):
+    assert _resolve(pacs, text)[0] == classes
+
+
 @pytest.mark.parametrize(("text", "classes", "domain"), [
     ("we sell all kinds of shoes: sandals and sneakers, photos", ["sandal", "sneaker"],
      "photo"),  # kinds of things, not of images
@@ -68,6 +91,22 @@ def test_guards(pacs, text, classes):
 ])
 def test_style_guards(pacs, text, classes, domain):
     assert _resolve(pacs, text) == (classes, domain)
+
+
+@pytest.mark.parametrize(("text", "classes"), [
+    # the review's mends, wrong at 200 on the rules' first version: a question that keeps a
+    # class is no offer ("no" keeps zebras); "Nope:" answers; "(inclusive)" moves the bound.
+    # Asking back is allowed, a wrong answer is not.
+    ("Horses, giraffes\nDo we want to leave out zebras?\nNo", ["horse", "giraffe", "zebra"]),
+    ("Sandals and sneakers. Do you want bags too? Nope: bags are a different app.",
+     ["sandal", "sneaker"]),
+    ("digits greater than 5 (inclusive)", DIGITS[5:]),
+])
+def test_right_or_asked_back(pacs, text, classes):
+    try:
+        assert _resolve(pacs, text)[0] == classes
+    except Problem:
+        pass
 
 
 @pytest.mark.parametrize("text", [
