@@ -12,7 +12,9 @@ and, um, high-top boots? no, ankle boots" the "no" corrects a word (read set 23)
 with no answer, or a "yes", is left as it is. An answer that waves the question's classes off
 by a pronoun and ends its sentence ("Trousers? Don't include them.", "Bags? Leave them out")
 turns down even a bare question: the pronoun can only mean what was just asked (an outside
-review of stop 47: trousers at 200).
+review of stop 47: trousers at 200). Only the question goes: the classes are not taken back
+from elsewhere, since the pronoun may mean some of their images ("Cats, dogs and birds. Got
+some blurry dog pics? Drop them.": a review of stop 48).
 """
 
 from __future__ import annotations

@@ -260,6 +260,8 @@ def negates(tokens: list[str], class_word: Callable[[str], bool] = _never,
         or (tokens[-1:] == ["not"] and 2 <= len(tokens) <= 4 and tokens[-2].endswith("ly")) \
         # "Shirts are out.", "t-shirts explicitly NOT" (not "… and purses not": unclear)
     not_needed = any(a in _NOT_BE and b in NEEDED for a, b in pairs) or any(
+        a in _WONT_BE and b == "be" and c in NEEDED  # "five and six won't be needed" (a review)
+        for a, b, c in zip(tokens, tokens[1:], tokens[2:], strict=False)) or any(
         a in _CONTRACTED and b in _WANTING and c != "to"  # "we don't need dogs"; not "don't
         for a, b, c in zip(tokens, tokens[1:], [*tokens[2:], ""], strict=False))  # want to miss"
     excluding = bool(EXCLUDING & set(tokens)) and not described or (  # "(sheep excluded)",
@@ -269,6 +271,7 @@ def negates(tokens: list[str], class_word: Callable[[str], bool] = _never,
                               or excluding or other_than or not_needed)
 
 
+_WONT_BE = {"wont", "not", "never", "shouldnt", "wouldnt", "cant"}
 _NOT_BE = {"not", "never", "arent", "isnt", "wasnt", "werent"}  # "actually the cows aren't
 # necessary" kept cow at 200 (stop 46: read as "cows necessary")
 

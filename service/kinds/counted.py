@@ -15,7 +15,11 @@ from service.kinds.ranges import NUMBER
 _COUNT = re.compile(
     r"\b(?:\d+|two|three|four|five|six|seven|eight|nine|ten)\s+(?:(?:clothing|fashion|animal|"
     r"digit|different|distinct|separate)\s+)?(?:digits?|numbers?|numerals?|classes|categories|"
-    r"kinds|types|animals|garments|things|items|labels)\b", re.I)  # "three clothing items"
+    r"kinds|types|animals|garments|things|items|labels)\b|"  # "three clothing items"
+    r"\bfor\s+(?:\d+|two|three|four|five|six|seven|eight|nine|ten)\s+(?:(?:different|separate|"
+    r"distinct|other)\s+)?(?:clients|customers|users|people|teams|shops|stores|sites|schools|"
+    r"classes\s+of\s+kids|kids|children|students|weeks|days|months|years|hours|minutes)\b",
+    re.I)  # "the digits one and two for three different clients" (an outside review)
 # a count of the classes themselves, said as one ("exactly two classes", "three classes: …";
 # not "two types of users", "we tried two classes before": an outside review): a task that
 # names another number of classes is refused (stop 32)
@@ -32,7 +36,10 @@ _WAY = re.compile(rf"\b{_N}[- ]way(?=\s+{_TASK})|\bbinary(?=\s+{_TASK})", re.I) 
 # how many someone owns, closing a sentence: "Oh and cats, we have two." (no digit asked)
 _OWNED = re.compile(r"\b(?:we|i|they|she|he)\s+(?:have|own|got|keep)\s+(?:two|three|four|five|"
                     r"six|seven|eight|nine|[2-9])\b(?=\s*(?:[.!?]|$))", re.I)  # fmt: skip
-# "horses and zebras, cartoon ones from my fav show" (set 61: one at 200): the style stays
+# "horses and zebras, cartoon ones from my fav show" (set 61: one at 200): the style stays;
+# not in a list of digits ("fours, sevens and pencil ones", "digits: … photo ones": a review)
+_DIGIT_LIST_BEFORE = re.compile(r"(?:\d+'?s|zeroe?s|twos|threes|fours|fives|sixes|sevens|eights|"
+                                r"nines)\s*(?:,|&|and|or|vs\.?|versus)\s*$", re.I)
 _STYLED_ONES = re.compile(r"\b(cartoon|cartoony|comic|animated|anime|photo|pencil|watercolou?r|oil)"
                           r"\s+ones\b(?!\s*(?:[,&]|and|or)\s*(?:\d|zero|zeroe?s|twos|threes|fours|fives|"
                           r"sixes|sevens|eights|nines)\b)", re.I)
@@ -96,5 +103,11 @@ _OR_TWO = re.compile(r"\b((?:a|an)\s+(?!one\b)[a-z]+)\s+or\s+(?:two|so)\b", re.I
 
 def without_counts(text: str) -> str:
     """``text`` without counts of classes, pronoun "one"s, owned counts and amounts."""
-    text = _OR_TWO.sub(r"\1", _PRONOUN_ONE.sub(" ", _STYLED_ONES.sub(r"\1", _COUNT.sub(" ", text))))
+    text = _OR_TWO.sub(r"\1", _PRONOUN_ONE.sub(" ", _styled_ones(_COUNT.sub(" ", text))))
     return _COUNT_AS.sub("", _AMOUNT.sub(" ", _OWNED.sub(" ", text)))
+
+
+def _styled_ones(text: str) -> str:
+    """``text`` with "cartoon ones" as "cartoon", unless digits are listed with it (above)."""
+    return _STYLED_ONES.sub(lambda m: m[0] if _DIGIT_LIST_BEFORE.search(text[:m.start()])
+                            else m[1], text)

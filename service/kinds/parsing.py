@@ -59,7 +59,9 @@ from service.kinds.structured import Unreadable
 from service.kinds.tokens import is_number, singular_forms, words
 from service.kinds.vocabulary import (
     ANY_STYLE,
+    CLOCK_TIME,
     COMPARING,
+    EXCEPTION_OF,
     EXCLUDING,
     NEGATIONS,
     OWNERS,
@@ -87,7 +89,8 @@ _PICKING = {"recognise", "recognize", "identify", "pick", "filter", "sort", "det
             "classify", "label", "spot", "find", "separate", "select", "flag", "tag", "mark"}
 def parse(text: str, known: Known = Known()) -> Parsed:  # noqa: B008 (immutable default)
     """Split ``text`` into class mentions and style words (see the module docstring)."""
-    text = dictated(text)  # "sneakers comma sandals period"
+    text = EXCEPTION_OF.sub("except", dictated(text))  # "sneakers comma sandals period"
+    text = CLOCK_TIME.sub("", text)  # "Amendment (14:20): please add …"
     any_style = ANY_STYLE.search(text)  # "no particular image type": no domain
     try:
         text, cut = as_prose(text, known)  # a thread, a chat, a config, a letter
@@ -99,7 +102,7 @@ def parse(text: str, known: Known = Known()) -> Parsed:  # noqa: B008 (immutable
     letters = ranges.letter_range(text, known.names_a_class)  # "hex digits: 0-9 and A-F"
     text = without_purposes(without_chatter(text), known.class_word, is_style)  # "so I can …"
     text = split_compounds(sounded(text, known.class_word), known.class_word)
-    text = rejoined(text, lambda w: known.class_word(w) or w in known.subgroups)  # "pull overs"
+    text = rejoined(text, known.class_word, known.subgroups)  # "pull overs", "foot wear"
     text = equated(text, known.class_word, known.class_of)  # "jumper = the knitted thing"
     text = glossed(text, known.foreign, known.class_of)  # "bag (handbag)", "gato (cat)"
     text = without_descriptions(text, known.class_of, is_style)  # "shirts (with buttons)"

@@ -69,7 +69,9 @@ SENTENCE = re.compile(r"(?<=[a-z]{4})\.(?=\s|$)|(?<=[a-z]{4}['\"\u2019\u201d])\.
 # "pets: cat and dog", "paintings — …"; not a spaced range ("digits 1 - 4" was one, four)
 _HEADER = re.compile(r"^(.*)(?::|(?<!\d)\s[—–-]\s|\s[—–-]\s(?!\d))(.*)$", re.S)
 _LEAVES_OUT = re.compile(r"\b(?:no|without|except)\s+(?:the\s+|any\s+)?[a-z]{3,}", re.I)
-_UPDATE = {"update", "updated", "edit", "correction", "addendum", "ps", "p", "s", "also"}
+_UPDATE = {"update", "updated", "edit", "correction", "addendum", "ps", "p", "s", "also",
+           "amendment", "amended", "revision", "revised", "change"}  # "Amendment (14:20): please
+# add trousers" (set 61: the classes before it were lost); a time or number in it is no word
 _NOT = {"not", "never", "dont", "doesnt", "shouldnt", "wont", "cannot", "cant"}  # in a header
 
 
@@ -82,8 +84,8 @@ def read_header(text: str, known: Known) -> tuple[list[str], str]:
         return [], text
     head, rest = header.group(1), header.group(2)
     ends = [m.end() for m in SENTENCE.finditer(head)]  # "digits 1 to 5. Update: also 6":
-    if ends and _UPDATE >= set(words(head[ends[-1]:])) != set():  # "Update" heads what
-        # follows only
+    if ends and _UPDATE >= {w for w in words(head[ends[-1]:]) if not w.isdigit()} != set():
+        # "Update" heads what follows only
         styles, text = read_header(head[ends[-1]:] + text[header.end(1):], known)
         return styles, f"{head[:ends[-1]]} {text}"
     def names(part: str) -> bool:  # a class, or a range of them ("… numbers 0 through 9 -

@@ -95,6 +95,12 @@ NO_DOMAIN = {"catalogue", "catalog", "screenshot", "screenshots", "scans"}
 ANY_STYLE = re.compile(r"\b(?:no\s+particular|any|whatever|mixed|a\s+mix\s+of|a\s+mixture\s+of)"
                        r"\s+(?:image\s+|picture\s+|art\s+|drawing\s+)?(?:type|style|format)s?\b",
                        re.I)
+# "every animal, with the exception of domestic pets (cats and dogs)" (set 61): read as
+# "except", the one form every exclusion rule knows
+EXCEPTION_OF = re.compile(r"\bwith\s+the\s+exceptions?\s+of\b", re.I)
+# a clock time in brackets ("Amendment (14:20): please add trousers", set 61) is no digit and
+# no header colon; a chat's "[10:42] Mehmet:" is its speaker's (pasted.py)
+CLOCK_TIME = re.compile(r"\s*\((?:[01]?\d|2[0-3]):[0-5]\d(?:\s*[ap]\.?m\.?)?\)", re.I)
 FILLER = {
     "i", "id", "im", "we", "you", "my", "me", "our", "your", "us", "it", "its", "this", "these",
     "those", "that", "them", "they", "is", "are", "be", "am", "was", "a", "an", "the", "some",

@@ -51,6 +51,31 @@ def test_guards(pacs, text, classes):
     assert _resolve(pacs, text)[0] == classes
 
 
+@pytest.mark.parametrize(("text", "classes"), [
+    # an outside review of this stop's first version (104 probes: 13 new wrong 200s, these
+    # among them): a "period" of time, a "for" or "won" that is no digit, a list of digits
+    # before a styled "ones", a verb and its particle
+    ("We label digits 1 and 7 for 2 weeks during the trial period", ["one", "seven"]),
+    ("We need the digits one and two for three different clients period", ["one", "two"]),
+    ("Digits 6 and 7 only comma the 7 ate half the labelling budget last period",
+     ["six", "seven"]),
+    ("We only need sixes, sevens and nines for the joke demo, you know, because seven ate nine "
+     "period", ["six", "seven", "nine"]),
+    ("Classify digits zero, one and two; batch two for one client, batch one for two clients, "
+     "over the pilot period", ["zero", "one", "two"]),
+    ("Our OCR keeps mistaking one for seven period we need to classify ones and sevens period",
+     ["seven", "one"]),
+    ("Digits: fours, sevens and pencil ones", ["four", "seven", "one"]),
+    ("Sort the scanned digits: sevens vs photo ones vs nines", ["seven", "one", "nine"]),
+    ("voice note classify horses and sheep and when you come back pack the results into a zip",
+     ["horse", "sheep"]),
+    # a bare question whose pronoun may mean some images of a class keeps the class
+    ("Cats, dogs and birds. Got some blurry dog pics? Drop them.", ["cat", "dog", "bird"]),
+])
+def test_review_mends(pacs, text, classes):
+    assert _resolve(pacs, text)[0] == classes
+
+
 def test_two_class_words_are_not_joined(pacs):
     with pytest.raises(Problem):  # "sheep dogs": sheep and dogs, or sheepdogs? asked back
         _resolve(pacs, "cows, horses, sheep dogs")
@@ -67,7 +92,9 @@ def test_dictation_is_read_only_in_dictated_text():
 
 
 def test_split_compounds_join_only_into_a_class_word():
-    known = {"pullover", "pullovers", "footwear", "handbags", "sheepdogs", "sheep", "dogs"}
+    known = {"pullover", "pullovers", "handbags", "sheepdogs", "sheep", "dogs", "backpack"}
     text = "coats and pull overs, foot wear, hand bags, cows sheep dogs"
-    assert rejoined(text, known.__contains__) == \
+    assert rejoined(text, known.__contains__, {"footwear"}) == \
         "coats and pullovers, footwear, handbags, cows sheep dogs"
+    for text in ("pull over the van", "back pack the results", "drivers pull over"):
+        assert rejoined(text, known.__contains__) == text  # a verb and its particle
