@@ -37,7 +37,8 @@ def run(tmp_path_factory):
         "--out", str(tmp / "out"), "--methods", "accumulator", "lw_linear",
         "--settings", "multitier", "--seeds", "0", "--per-class", "20",
         "--num-clients", "3", "--fraction", "0.67", "--rounds", "2", "--batch-size", "16",
-        "--lr", "3e-3", "--personal-epochs", "1", "--select"])  # Ray: the CLI default
+        "--lr", "3e-3", "--personal-epochs", "1", "--personal-gate", "crossfit",
+        "--personal-folds", "2", "--select"])  # Ray: the CLI default
     return tmp / "out", payload, tmp / "store", tmp, ref
 
 
@@ -52,8 +53,9 @@ def test_report_json_and_plots_are_written(run):
 
 
 def test_personalisation_is_recorded_per_epoch_and_its_replay_matches_the_run(run):
-    """Replaying the run's own gate (min z 0) on the recorded curves picks the epochs the
-    clients kept and reproduces their test gains; the report compares stricter gates."""
+    """Replaying the run's own gate (min z 0, cross-fitted) on the recorded curves picks the
+    epochs the clients kept and reproduces their test gains; the val gate is recorded beside
+    it from the same global model; the report compares stricter gates of both."""
     out, payload, *_ = run
     for row in payload["rows"]:
         for glob, pers, curve in zip(row["client_global"], row["client_personal"],
@@ -63,8 +65,12 @@ def test_personalisation_is_recorded_per_epoch_and_its_replay_matches_the_run(ru
             assert curve["test"][0] == pytest.approx(glob, abs=1e-6)  # epoch 0 = global
             assert curve["test"][curve["epoch"]] == pytest.approx(pers, abs=1e-6)
             assert gated_epoch(curve, 1e9) == 0
+        for curve, glob in zip(row["client_valgate_curve"], row["client_global"], strict=True):
+            assert gated_epoch(curve, 0.0) == curve["epoch"]
+            assert curve["test"][0] == pytest.approx(glob, abs=1e-6)
     report = (out / "report.md").read_text()
-    assert report.count("| accumulator | 2.33 |") == 1 and "| lw_linear | 1.64 |" in report
+    assert report.count("| accumulator | val | 2.33 |") == 1
+    assert "| lw_linear | cross-fitted | 1.64 |" in report
 
 
 def test_lr_and_rounds_chosen_on_validation_only_and_used(run):

@@ -43,6 +43,10 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--weight-decay", type=float, default=0.05)
     p.add_argument("--adapter-rank", type=int, default=16)
     add_personal_args(p)
+    p.add_argument("--personal-gate", default="val", choices=("val", "crossfit"),
+                   help="judge personalisation on the val split, or cross-fitted on every "
+                        "train+val image (--personal-folds folds; the val gate is recorded too)")
+    p.add_argument("--personal-folds", type=int, default=5)
     p.add_argument("--save", default=None, metavar="SETTING/METHOD",
                    help="write that federation (first seed: global + personalised per client) "
                         "as the 'anytime' artifact in --store, e.g. anytime/accumulator_pa")

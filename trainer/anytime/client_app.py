@@ -53,6 +53,14 @@ def _reply(msg: Message, model, metrics: dict) -> Message:
     return Message(content=content, reply_to=msg)
 
 
+def _curves(prefix: str, curve: list[dict[str, float]] | dict[str, list[float]]) -> dict:
+    """A personalisation record as flat metric lists: ``{prefix}_val``, ``_z``, ``_test``
+    (the val gate records a list of per-epoch dicts, the cross-fitted one lists per key)."""
+    if isinstance(curve, dict):
+        return {f"{prefix}_{k}": list(curve[k]) for k in ("val", "z", "test")}  # not exit_acc
+    return {f"{prefix}_{k}": [c[k] for c in curve] for k in ("val", "z", "test")}
+
+
 def make_client_app(fed_dir: str | None = None) -> ClientApp:
     """The ClientApp; ``fed_dir`` overrides the run config's ``fed-dir``."""
     app = ClientApp()
@@ -78,8 +86,12 @@ def make_client_app(fed_dir: str | None = None) -> ClientApp:
         context.state[state_key("personal", fed)] = ArrayRecord(best["state"])
         metrics = {"num-examples": data.num("train"), "unit": 1, "best_epoch": best["epoch"],
                    "val_acc": best["val_acc"], "test_acc": best["test_acc"], "partition-id": pid,
-                   **{f"curve_{k}": [c[k] for c in best["curve"]] for k in ("val", "z", "test")}}
-        accs = exit_accuracies(model, *data.split("val"), tier)  # the model the server keeps
+                   **_curves("curve", best["curve"])}
+        if "val_gate" in best:  # cross-fitted: the val gate's record rides along
+            metrics |= {"valgate_epoch": best["val_gate"]["epoch"],
+                        **_curves("valgate", best["val_gate"]["curve"])}
+        accs = exit_accuracies(model, *data.split("val"), tier) if "val_gate" not in best \
+            else best["curve"]["exit_acc"][best["epoch"]]  # cross-fitted: val was trained on
         for e in range(1, model.depth + 1):  # what serving reports per exit (NaN: past L_i)
             metrics[f"val_acc_exit{e}"] = accs[e - 1] if e <= tier else float("nan")
         return _reply(msg, model, metrics)

@@ -94,6 +94,8 @@ def job_config(method: str, setting: str, seed: int, args: Any,
             "weight_decay": args.weight_decay, "seed": seed, "fraction_train": args.fraction,
             "exit_mode": SETTINGS[setting], "personal_part": part,
             "personal_epochs": args.personal_epochs, "personal_min_z": args.personal_min_z,
+            "personal_gate": getattr(args, "personal_gate", "val"),
+            "personal_folds": getattr(args, "personal_folds", 5),
             "device": getattr(args, "device", None)}
 
 
@@ -181,12 +183,14 @@ def scores(final: dict[int, dict], clients: list, tiers: list[int], depth: int, 
     return exit_acc, own, headline
 
 
-def _curve(metrics: dict[str, Any]) -> dict[str, Any]:
+def _curve(metrics: dict[str, Any], prefix: str = "curve", kept: str = "best_epoch"
+           ) -> dict[str, Any]:  # fmt: skip
     """A client's personalisation epochs (val, paired z over epoch 0, test; analysis only)
-    and the epoch it kept."""
-    epoch = metrics.get("best_epoch")
+    and the epoch it kept; ``prefix="valgate"``: the val gate's record beside a cross-fitted
+    gate's."""
+    epoch = metrics.get(kept)
     return {"epoch": None if epoch is None else int(epoch),
-            **{k: list(metrics.get(f"curve_{k}", [])) for k in ("val", "z", "test")}}
+            **{k: list(metrics.get(f"{prefix}_{k}", [])) for k in ("val", "z", "test")}}
 
 
 def summarize(sink: dict[str, Any], clients: list, tiers: list[int], depth: int, method: str,
@@ -205,6 +209,8 @@ def summarize(sink: dict[str, Any], clients: list, tiers: list[int], depth: int,
             "client_personal": [personal[i]["test_acc"] if i in personal else math.nan
                                 for i in range(len(clients))],
             "client_personal_curve": [_curve(personal.get(i, {})) for i in range(len(clients))],
+            "client_valgate_curve": [_curve(personal.get(i, {}), "valgate", "valgate_epoch")
+                                     for i in range(len(clients))],
             "params_per_round": rounds[0]["params_per_client"],
             "bytes_up_per_round": float(np.mean([r["bytes_up"] for r in rounds])),
             "clients_per_round": rounds[0]["clients"], "seconds": round(sink["seconds"], 1)}

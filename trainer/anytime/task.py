@@ -24,6 +24,7 @@ import torch.nn.functional as F
 
 from model_store.adapters import make_optimizer
 from model_store.anytime import AnytimeViT
+from trainer.anytime.crossfit import crossfit_personalize
 from trainer.federated.task import ClientData, best_local_epoch, load_client, load_shared
 
 EXIT_MODES = ("last", "anytime")
@@ -199,10 +200,35 @@ def personalize(model: AnytimeViT, data: ClientData, tier: int,
         seed = int(cfg.get("seed", 0)) * 1000 + epoch
         train_local(model, data, tier, {**cfg, "local_epochs": 1, "seed": seed}, params)
 
+    received = exchanged(model)
     best = best_local_epoch(model, int(cfg.get("personal_epochs", 5)), train_epoch,
                             lambda: score_items(model, data, tier, "val", mode),
                             lambda: exchanged(model),
                             min_z=float(cfg.get("personal_min_z", 0.0)),
                             test_score=lambda: score(model, data, tier, "test", mode))
     best["test_acc"] = best["curve"][best["epoch"]]["test"]  # scored when that epoch ended
+    if cfg.get("personal_gate", "val") == "crossfit":  # the val gate above stays on record
+        best = _crossfit(model, data, tier, cfg, params, received, best)
     return best
+
+
+def _crossfit(model: AnytimeViT, data: ClientData, tier: int, cfg: dict[str, Any],
+              params: list, received: dict[str, torch.Tensor],
+              val_gate: dict[str, Any]) -> dict[str, Any]:
+    """:func:`trainer.anytime.crossfit.crossfit_personalize` from the received weights; the
+    val gate's record rides along as ``val_curve`` (both judged on one federation)."""
+    mode, seed = str(cfg.get("exit_mode", "last")), int(cfg.get("seed", 0))
+
+    def train_epoch(split: ClientData, epoch: int) -> None:
+        train_local(model, split, tier, {**cfg, "local_epochs": 1, "seed": seed * 1000 + epoch},
+                    params)  # fmt: skip
+
+    load = functools.partial(model.load_state_dict, strict=False)
+    best = crossfit_personalize(
+        data, int(cfg.get("personal_epochs", 5)), int(cfg.get("personal_folds", 5)), seed,
+        float(cfg.get("personal_min_z", 0.0)), lambda: load(received), train_epoch,
+        lambda split: exit_hits(model, *split.split("val"), tier), lambda: exchanged(model),
+        load, lambda: score(model, data, tier, "test", mode),
+        reduce=(lambda h: h.mean(1)) if mode == "anytime" else (lambda h: h[:, -1]))
+    return {**best, "val_acc": val_gate["val_acc"], "test_acc": best["curve"]["test"][
+        best["epoch"]], "val_gate": {"epoch": val_gate["epoch"], "curve": val_gate["curve"]}}

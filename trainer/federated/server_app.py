@@ -120,7 +120,8 @@ def run_job(grid: Grid, cfg: dict[str, Any], initial_state: dict, sink: dict[str
             personalisation), ``personal_min_z`` (its val gate, see
             :func:`trainer.federated.task.best_local_epoch`), ``fed-dir`` and the client train
             config (``lr``, ``local_epochs``, ``batch_size``, ``weight_decay``, ``seed``; anytime
-            clients also ``exit_mode``, ``personal_part``).
+            clients also ``exit_mode``, ``personal_part``, ``personal_gate`` and
+            ``personal_folds``: see :mod:`trainer.anytime.crossfit`).
         initial_state: Starting values of the exchanged parameters.
         sink: Filled with ``rounds`` (accounting, with each round's sampled ``partitions``),
             ``last_uploads``, ``client_eval``, ``result`` (Flower's Result), ``global_state``
@@ -152,7 +153,9 @@ def run_job(grid: Grid, cfg: dict[str, Any], initial_state: dict, sink: dict[str
     sink["global_state"] = result.arrays.to_torch_state_dict()
     if int(cfg.get("personal_epochs", 0)) > 0:
         pcfg = ConfigRecord({**dict(train_cfg), "personal_epochs": cfg["personal_epochs"],
-                             "personal_min_z": float(cfg.get("personal_min_z", 0.0))})
+                             "personal_min_z": float(cfg.get("personal_min_z", 0.0)),
+                             **{k: cfg[k] for k in ("personal_gate", "personal_folds")
+                                if cfg.get(k) is not None}})  # anytime clients
         sink["personal"] = personalize_all(grid, result.arrays, pcfg,
                                            float(cfg.get("timeout", 600)))
 
