@@ -71,6 +71,9 @@ def test_guards(pacs, text, classes):
      ["horse", "sheep"]),
     # a bare question whose pronoun may mean some images of a class keeps the class
     ("Cats, dogs and birds. Got some blurry dog pics? Drop them.", ["cat", "dog", "bird"]),
+    # one that names only classes skips them, even from a group asked for (was zebra at 200)
+    ("All the animals. What about the zebras? Leave them out.",
+     ["bear", "bird", "cat", "cow", "dog", "elephant", "giraffe", "horse", "sheep"]),
 ])
 def test_review_mends(pacs, text, classes):
     assert _resolve(pacs, text)[0] == classes
