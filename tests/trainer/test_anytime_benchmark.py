@@ -44,7 +44,8 @@ def run(tmp_path_factory):
 
 def test_report_json_and_plots_are_written(run):
     out, payload, *_ = run
-    assert {"report.md", "results.json", "multitier.png", "multitier-rounds.png"} <= {
+    assert {"report.md", "results.json", "multitier.png", "multitier-rounds.png",
+            "multitier-gates.png"} <= {
         p.name for p in out.iterdir()}
     assert json.loads((out / "results.json").read_text())["rows"] == payload["rows"]
     report = (out / "report.md").read_text()

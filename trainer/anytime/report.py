@@ -151,6 +151,37 @@ def plot_rounds(rows: list[dict[str, Any]], methods: list[str], setting: str,
     plt.close(fig)
 
 
+def plot_gates(rows: list[dict[str, Any]], methods: list[str], setting: str,
+               path: Path) -> bool:
+    """Clients worse on test and mean test gain vs ``min z``, one line per method and gate
+    (solid: val, dashed: cross-fitted); False (no file) when no run recorded its epochs."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    groups, drawn = _by(rows), False
+    fig, axes = plt.subplots(1, 2, figsize=(11, 4))
+    for i, m in enumerate(methods):
+        for gate, curves in _gate_records(groups[(m, setting)]):
+            gains = np.array([[c["test"][gated_epoch(c, z)] - c["test"][0] for c in curves]
+                              for z in GATES])  # fmt: skip
+            style = dict(color=f"C{i}", marker="o", ls="-" if gate == "val" else "--",
+                         label=f"{m} ({gate})")
+            axes[0].plot(GATES, (gains < 0).sum(1), **style)
+            axes[1].plot(GATES, 100 * gains.mean(1), **style)
+            drawn = True
+    axes[0].set(xlabel="min z", ylabel="clients worse on test", title=setting)
+    axes[1].set(xlabel="min z", ylabel="mean test gain (points)", title=setting)
+    axes[1].axhline(0, color="grey", lw=0.5)
+    axes[0].legend(fontsize=7)
+    fig.tight_layout()
+    if drawn:
+        fig.savefig(path, dpi=120)
+    plt.close(fig)
+    return drawn
+
+
 def write_report(out: Path, payload: dict[str, Any]) -> None:
     """``results.json``, ``report.md`` and one PNG per setting under ``out``."""
     out.mkdir(parents=True, exist_ok=True)
@@ -174,6 +205,8 @@ def write_report(out: Path, payload: dict[str, Any]) -> None:
                       "paired gain exceeds `min z` standard errors, `--personal-min-z`; val: "
                       "on the client's val split; cross-fitted: on every train+val image held "
                       "out once, `--personal-gate crossfit`):", "", *gates, ""]
+            if plot_gates(rows, methods, s, out / f"{s}-gates.png"):
+                lines += [f"![{s} personalisation gates]({s}-gates.png)", ""]
         plot_exits(rows, methods, s, payload["flops"], out / f"{s}.png")
         plot_rounds(rows, methods, s, out / f"{s}-rounds.png")
         lines += [f"![{s} per round]({s}-rounds.png)", ""]
