@@ -56,8 +56,7 @@ def answered_no(text: str, class_word: Callable[[str], bool]) -> tuple[str, list
             return m[0]
         cut.append(question.strip())
         named = [w for w in words(question) if class_word(w)]
-        if m["bare"] and set(words(question)) <= {*named, "the", "and", "or", "also", "what",
-                                                   "about", "any"}:  # fmt: skip
+        if m["bare"] and asked <= {*named, "the", "and", "or", "also", "what", "about", "any"}:
             return f"{m['gap2']}skip {' and '.join(named)}."  # "Digits 0-9. Sevens? skip them."
         return m["gap"] or m["gap2"] or ""
     return _ANSWERED_NO.sub(drop, text), cut

@@ -35,6 +35,16 @@ FOOTWEAR = ["sandal", "sneaker", "ankle boot"]
     ("all clothing except bags and all footwear", CLOTHES, None),
     # a compound split in two
     ("all the foot wear period all of it period from the dock cam", FOOTWEAR, "photo"),
+    # "with the exception of" is "except"; a bracketed time heads no header
+    ("Summary: Animal painting triage. Description: Using the watercolour holdings, please "
+     "classify every animal in your catalogue, with the exception of domestic pets (cats and "
+     "dogs).", ["bear", "bird", "cow", "elephant", "giraffe", "horse", "sheep", "zebra"],
+     "art_painting"),
+    ("Ticket MUS-2318. Category: Digital Archive. Request: a classifier for the following "
+     "costume items: shirt, pullover. Amendment (14:20): please add trousers to the scope.",
+     ["shirt", "pullover", "trouser"], None),
+    # "won't be needed" negates (wrong 200s found while mending the review)
+    ("cats and dogs, birds won't be needed", ["cat", "dog"], None),
 ])
 def test_read(pacs, text, classes, domain):
     assert _resolve(pacs, text) == (classes, domain)

@@ -59,6 +59,24 @@ def test_folds_cover_every_pooled_example_once_and_are_balanced():
     assert pool.num("train") == 25 and pool.num("val") == 0 and pool.num("test") == 5
 
 
+def test_a_client_smaller_than_the_folds_is_left_one_out_and_a_lone_image_is_an_error():
+    fake, data = _Fake(), _ids_client(n_train=2, n_val=1)
+    curve = crossfit_curve(data, 1, 5, seed=0, restart=fake.restart,
+                           train_epoch=fake.train_epoch, items=fake.items)
+    assert len(curve["val"]) == 2 and set(fake.trained) == {2}  # 3 folds of one image
+    with pytest.raises(ValueError, match="at least 2"):
+        crossfit_curve(_ids_client(n_train=1, n_val=0), 1, 5, seed=0, restart=fake.restart,
+                       train_epoch=fake.train_epoch, items=fake.items)
+
+
+def test_the_cli_refuses_a_single_fold(capsys):
+    from trainer.anytime.cli import anytime_main
+
+    with pytest.raises(SystemExit):
+        anytime_main(["--personal-gate", "crossfit", "--personal-folds", "1"])
+    assert "at least 2 folds" in capsys.readouterr().err
+
+
 def test_the_curve_scores_every_image_held_out_once_against_the_received_model():
     fake, data = _Fake(), _ids_client()
     curve = crossfit_curve(data, 3, 5, seed=1, restart=fake.restart,

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 import torch
 
-from trainer.federated.task import best_local_epoch, paired_gain
+from trainer.federated.task import best_local_epoch, paired_gain, paired_z
 
 # Per-example val scores of epochs 0..3 on 20 examples (1 = right). Epoch 1 fixes one example
 # (a gain of 0.05, z = 1); epoch 2 fixes ten and breaks none (z ~ 4.4); epoch 3 breaks four.
@@ -45,6 +45,14 @@ def test_paired_gain_is_the_mean_difference_and_its_standard_error():
     assert gain == pytest.approx(d.mean())
     assert err == pytest.approx(d.std(ddof=1) / np.sqrt(len(d)))
     assert paired_gain(torch.tensor([1.0]), torch.tensor([0.0])) == (1.0, float("inf"))
+
+
+def test_paired_z_is_the_gain_in_standard_errors_and_a_spreadless_loss_never_passes():
+    new, old = torch.tensor([1.0, 1, 0, 1, 0.5]), torch.tensor([0.0, 1, 0, 0, 1])
+    gain, err = paired_gain(new, old)
+    assert paired_z(new, old) == pytest.approx((gain, gain / err))
+    assert paired_z(torch.ones(4), torch.zeros(4)) == (1.0, float("inf"))
+    assert paired_z(torch.zeros(4), torch.ones(4)) == (-1.0, 0.0)  # not +inf
 
 
 def test_without_a_gate_the_best_val_epoch_is_kept_and_loaded():

@@ -13,6 +13,14 @@ from trainer.anytime.experiment import METHODS, PARTITIONS, SETTINGS, run_benchm
 from trainer.federated.cli import add_personal_args
 
 
+def _folds(text: str) -> int:
+    """``--personal-folds``: an integer of at least 2 (one fold holds nothing out)."""
+    value = int(text)
+    if value < 2:
+        raise argparse.ArgumentTypeError(f"needs at least 2 folds, got {value}")
+    return value
+
+
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="tailor train anytime",
                                 description="Anytime federated benchmark (Accumulator + "
@@ -46,7 +54,8 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--personal-gate", default="val", choices=("val", "crossfit"),
                    help="judge personalisation on the val split, or cross-fitted on every "
                         "train+val image (--personal-folds folds; the val gate is recorded too)")
-    p.add_argument("--personal-folds", type=int, default=5)
+    p.add_argument("--personal-folds", type=_folds, default=5,
+                   help="folds of the cross-fitted gate (>= 2; a smaller client: leave-one-out)")
     p.add_argument("--save", default=None, metavar="SETTING/METHOD",
                    help="write that federation (first seed: global + personalised per client) "
                         "as the 'anytime' artifact in --store, e.g. anytime/accumulator_pa")

@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from trainer.federated.task import ClientData, gated_epoch, paired_gain
+from trainer.federated.task import ClientData, gated_epoch, paired_z
 
 
 def pooled(data: ClientData) -> ClientData:
@@ -61,7 +61,11 @@ def crossfit_curve(data: ClientData, epochs: int, folds: int, seed: int,
     train, ``items(split)`` scores ``split``'s val per example and exit, (n, exits);
     ``reduce`` makes that one score per example (the mean over exits, or the last)."""
     pool = pooled(data)
-    ids = fold_ids(pool.num("train"), folds, seed)
+    n = pool.num("train")
+    if n < 2:  # nothing to hold out
+        raise ValueError(f"cross-fitting needs at least 2 train+val examples, got {n}")
+    folds = min(folds, n)  # a client smaller than the folds: leave-one-out
+    ids = fold_ids(n, folds, seed)
     hits: list[list[torch.Tensor]] = [[] for _ in range(epochs + 1)]
     for f in range(folds):
         split = _split(pool, ids == f)
@@ -73,9 +77,9 @@ def crossfit_curve(data: ClientData, epochs: int, folds: int, seed: int,
     base = reduce(torch.cat(hits[0]))
     curve: dict[str, list] = {"val": [], "z": [], "exit_acc": []}
     for h in map(torch.cat, hits):
-        gain, err = paired_gain(reduce(h), base)
+        gain, z = paired_z(reduce(h), base)
         curve["val"].append(gain)
-        curve["z"].append(0.0 if gain == 0 else gain / err if err > 0 else float("inf"))
+        curve["z"].append(z)
         curve["exit_acc"].append(h.mean(0).tolist())
     return curve
 

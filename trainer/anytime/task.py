@@ -216,7 +216,7 @@ def _crossfit(model: AnytimeViT, data: ClientData, tier: int, cfg: dict[str, Any
               params: list, received: dict[str, torch.Tensor],
               val_gate: dict[str, Any]) -> dict[str, Any]:
     """:func:`trainer.anytime.crossfit.crossfit_personalize` from the received weights; the
-    val gate's record rides along as ``val_curve`` (both judged on one federation)."""
+    val gate's epoch and record ride along as ``val_gate`` (both judged on one federation)."""
     mode, seed = str(cfg.get("exit_mode", "last")), int(cfg.get("seed", 0))
 
     def train_epoch(split: ClientData, epoch: int) -> None:

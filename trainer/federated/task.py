@@ -194,6 +194,13 @@ def paired_gain(new: torch.Tensor, old: torch.Tensor) -> tuple[float, float]:
     return float(d.mean()), float(d.std(unbiased=True)) / d.numel() ** 0.5
 
 
+def paired_z(new: torch.Tensor, old: torch.Tensor) -> tuple[float, float]:
+    """``(mean gain, z)`` of :func:`paired_gain`: the gain in standard errors; with no spread,
+    +inf for a gain, 0 otherwise (a loss never passes a gate, whatever its z)."""
+    gain, err = paired_gain(new, old)
+    return gain, gain / err if err > 0 else (math.inf if gain > 0 else 0.0)
+
+
 def best_local_epoch(model: nn.Module, epochs: int, train_epoch: Callable[[int], Any],
                      val_items: Callable[[], torch.Tensor],
                      snapshot: Callable[[], dict[str, torch.Tensor]], *,
@@ -219,8 +226,7 @@ def best_local_epoch(model: nn.Module, epochs: int, train_epoch: Callable[[int],
     for epoch in range(1, epochs + 1):
         train_epoch(epoch)
         items = val_items()
-        gain, err = paired_gain(items, base)
-        z = gain / err if err > 0 else (math.inf if gain > 0 else 0.0)
+        _, z = paired_z(items, base)
         curve.append({"val": float(items.mean()), "z": z, "test": _maybe(test_score)})
         if keeps(curve[-1]["val"], z, best["val_acc"], min_z):
             best = {"epoch": epoch, "val_acc": curve[-1]["val"], "state": snapshot()}
