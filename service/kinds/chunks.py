@@ -95,11 +95,18 @@ class Known:
     foreign: Callable[[str], bool] = _never
 
 
+_NARROWING = {"only", "just", "except", "apart", "no", "not", "half", "none", "without"}
+
+
 def content(tokens: list[str], known: Known) -> str:
     """The tokens that can name a class: no filler, no adverbs, no style words (unless a
     class word)."""
-    return " ".join(t for t in tokens if (not is_style(t) and t not in FILLER
-                                          and not adverb(t)) or known.class_word(t))
+    kept = [t for t in tokens if (not is_style(t) and t not in FILLER and not adverb(t))
+            or known.class_word(t)]
+    after = tokens[len(tokens) - tokens[::-1].index("but"):] if "but" in tokens else []
+    closed = kept[-1:] == ["but"] and after and not _NARROWING & set(after)  # "sheep but its
+    return " ".join(kept[:-1] if closed else kept)  # all cartoon style" (set 63): the "but"
+    # of a clause that was all filler; not "the 0-9 thing but only the top half" (a clash)
 
 
 def adverb(token: str) -> bool:

@@ -122,6 +122,11 @@ _SWAPS = [(re.compile(p, re.I), r) for p, r in [
     # w 9", which tells what users confuse (an outside review)
     (rf"\binstead\s+of\s+{_ITEM}(?=\s*(?:[,.;:!?)]|$))", r" (drop \1) "),
     (rf"\binstead\s+of\s+{_ITEM}\s*,", r" (drop \1) also "),
+    (rf"\bnot\s+(?!(?:only|just|merely|simply|solely|even|necessarily|really|quite|all|every|"
+     rf"any|sure|needed|required|wanted|necessary|important|relevant|in|for|at|on|as|to|by|"
+     rf"with|from|yet|now|so|too|very|that|this|it)\b){_ITEM}\s*,?\s+but\s+(?:rather\s+|instead\s+)?(?=[a-z0-9])",
+     r" (drop \1) also "),  # "zero and five - on reconsideration, not five but six" (set 63)
+    (r"\bnot\s+(?:only|just|merely)\s+([^.;:!?]{1,40}?)\s*,?\s+but\s+(?:also\s+)?", r"\1 and "),
 ]]
 
 
@@ -187,7 +192,8 @@ _ELSEWHERE = (r"\b(?:(?:go|goes|went|going|belongs?|moved?|moving)\s+(?:to|in|in
               r"will\s+be|get|gets|being)\s+(?:handled|covered|done|classified)\s+(?:by|in))\s+"
               r"(?:another|a\s+separate|a\s+different|the\s+other|a\s+second|(?:their|its)\s+own)"
               r"\s+(?:\w+\s+)?(?:team|model|app|project|classifier|pipeline|department|service|"
-              r"system|one)\b")
+              r"system|one|collection|archive|fonds|folder|bin|dataset|batch|bucket|workflow|"
+              r"process)\b")  # "dog and cat, which belong to a separate fonds" (set 62, 200)
 # classes put off ("Bags and shoes come later, not in this version", "cows can wait") or left
 # out by a pronoun ("Horses are catalogued separately already, so leave them out"): held-out
 # set 57, wrong sets at 200. Guarded by :func:`_referent_is_a_class` (an outside review).
@@ -223,6 +229,7 @@ _CLAUSE_END = re.compile(r"\s*(?:(?:recogni[sz]ed|detected|classified|tagged|lab
 _CLAUSE_MARK = re.compile(r"[;:—–.]|,(?!\s*but\b)", re.I)
 
 
+_RELATIVE = {"which", "who", "that", "both", "all", "of", "them", "these", "those"}
 _TAKING_BACK = re.compile(r"\b(?:drop|remove|skip|do\s*n[o']?t\s+(?:need|want))\b|" + _ELSEWHERE,
                           re.I)
 
@@ -250,6 +257,8 @@ def dismissed(sentence: str, class_word: Callable[[str], bool] = lambda w: False
              if set(words(sentence[m.end():found.start()])) - _LEADING]  # not the comma
     # before "(so please) ignore it"
     start = max(marks, default=0)
+    if marks and set(words(sentence[start:found.start()])) <= _RELATIVE:  # "dog and cat, which
+        start = max(marks[:-1], default=0)  # belong to a separate fonds" (set 62: at 200)
     if _NEGATING & set(words(sentence[start:found.start()])):
         return None
     if _GUARDED.fullmatch(found[0]) and not _referent_is_a_class(

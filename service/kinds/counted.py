@@ -25,9 +25,17 @@ _COUNT = re.compile(
 # names another number of classes is refused (stop 32)
 _N = r"(2|3|4|5|6|7|8|9|10|two|three|four|five|six|seven|eight|nine|ten)"
 _TASK = r"(?:task|classifier|classification|model|problem|split|sort|sorter)\b"
+# "That's the two." closing a list (set 63: the digit two at 200): a count of what was named
+_THATS = r"\b(?:that'?s|thats|that\s+is|those\s+are|these\s+are)\s+(?:the\s+|all\s+|both\s+)?"
+_CLOSE = r"(?=\s*(?:of\s+them\s*)?(?:[.!?]|$))"
+# a child's age: "my son is 7 and draws animals", "My daughter (6) draws" (set 37 at 200)
+_AGE = (r"\b(?:son|daughter|kid|child|boy|girl|grandson|granddaughter|nephew|niece|brother|"
+        r"sister|he|she)(?:\s+(?:is|was|turned|turns|just\s+turned)\s+|\s*\()(?:[1-9]|1\d|two|"
+        r"three|four|five|six|seven|eight|nine|ten)\b(?:\s*(?:years?|yrs?)(?:\s+old)?|\s*y/?o)?"
+        r"\)?|\b(?:[1-9]|1\d|two|three|four|five|six|seven|eight|nine|ten)[\s-]years?[\s-]old\b")
 _DECLARED = re.compile(rf"\b(?:exactly|just|only)\s+{_N}\s+(?:different\s+|distinct\s+)?(?:classes|"
                        rf"categories|labels)\b|\b{_N}\s+(?:classes|categories|labels)\s*:"
-                       rf"|\b{_N}[- ]way(?=\s+{_TASK})|\b(binary)\s+{_TASK}",
+                       rf"|\b{_N}[- ]way(?=\s+{_TASK})|\b(binary)\s+{_TASK}|{_THATS}{_N}{_CLOSE}",
                        re.I)  # fmt: skip  # "a ten-way classifier", "binary task" (set 45)
 _NUMBER_WORDS = {w: str(i) for i, w in enumerate(
     ("zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten"))}
@@ -60,6 +68,8 @@ _PRONOUN_ONE = re.compile(
     r"\b(?:clothes|clothing|animal|fashion|shoe|footwear|farm|wild|pet|zoo)\s+ones\b|"
     r"\b(?:these|those)\s+[2-9]\b(?!\s*(?:[,&]|and|or)\s*\d)|"  # "classifier for those 4"
     r"\b(?:[2-9]|two|three|four|five|six|seven|eight|nine|ten)\s+(?:in\s+total|total|in\s+all)\b|"
+    rf"{_THATS}(?:two|three|four|five|six|seven|eight|nine|ten){_CLOSE}|"
+    rf"{_AGE}|"
     r"\bone\s+of\s+(?:these|those|them|the\s+above|the\s+following)\b|"  # "isn't one of these"
     r"\bthe\s+(?:two|three|four|five)\s+(?=apart\b)|"  # "tells the two apart" (set 51): the
     # classes just named, not the digit two

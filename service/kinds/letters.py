@@ -21,7 +21,7 @@ _GREETING = re.compile(
     r"salut|hola|buenos\s+d[ií]as|buenas(?:\s+tardes)?|ciao|buongiorno|ol[aá]|bom\s+dia|"
     r"namaste|salaam)\b(?P<who>[^,.!?:;\n]{0,40})[,.!:;\n]", re.I)  # fmt: skip
 _CLOSING = re.compile(
-    r"(?:^|(?<=[.!?\n,]))\s*(?:many\s+|thanks\s+)?(?:kind\s+regards|best\s+regards|"
+    r"(?:^|(?<=[.!?\n,]))\s*(?:many\s+|thanks\s+|with\s+)?(?:kind\s+regards|respectfully|best\s+regards|"
     r"warm\s+regards|best\s+wishes|thank\s+you|all\s+the\s+best|sent\s+from\s+my|thanks|thx|"
     r"cheers|best|regards|warmly|sincerely|yours|with\s+thanks|ta)\b", re.I)  # fmt: skip
 _MAX_SIGNATURE_WORDS = 12
@@ -34,7 +34,8 @@ _LETTER_WORDS = {
     "wishes", "best", "kind", "warm", "many", "thanks", "thank", "a", "lot", "loads", "of",
     "x", "xx", "xxx", "agency", "mum", "mom", "dad", "mother", "father", "teacher", "owner",
     "manager", "volunteer", "curator", "archivist", "with",
-}  # fmt: skip
+    "faithfully", "truly", "sincerely", "respectfully", "retd", "ret", "jr", "sr", "esq", "phd",
+}  # fmt: skip  # "Yours faithfully, N. Hargreaves (retd.)" (set 63: "hargreaves" asked back)
 # capitalised words that still ask ("PS a ferret", "Oh and a rabbit", "Could we …")
 _ASKING = {"ps", "p", "and", "also", "oh", "plus", "please", "could", "can", "add"}
 

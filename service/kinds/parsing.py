@@ -44,6 +44,7 @@ from service.kinds.numbers import digit_of
 from service.kinds.parity import parity_filter, parity_range
 from service.kinds.parsed import Parsed
 from service.kinds.pasted import as_prose
+from service.kinds.places import without_places
 from service.kinds.rewrites import (
     one_line,
     restyled,
@@ -80,8 +81,10 @@ _KEEPING = {"too", "also", "well", "instead", "are", "is", "stay", "stays", "rem
 # horses, we only have sheep and cows"
 _LISTING = {",", "and", "or", "nor", "&", "n"}  # separators that continue a list
 # "6-9 are next sprint, NOT this one": what is left out is not named (was read as all ten)
-_POINTING = re.compile(r"\b(?:not|no)\s+(?:this|that|these|those)(?:\s+ones?)?\s*(?:[.,;!?]|$)",
-                       re.I | re.M)
+_POINTING = re.compile(r"\b(?:not|no)\s+(?:this|that|these|those)(?:\s+ones?)?\s*(?:[.,;!?]|$)|"
+                       r"\b(?:skip|drop|remove|exclude|excluding|except|minus|without|not)\s+the\s+"
+                       r"(?:last|first|final|second|third|middle|previous)\s+(?:one|ones|two|three|"
+                       r"items?|class(?:es)?)\b", re.I | re.M)  # "skip the last one in that list"
 _EXCEPT = {"except", "excluding"}  # "every item in our shop except sandals, sneakers": not those
 _MORE = {"other", "others", "more", "additional", "etc", "rest", "further"}
 # verbs after which "from" picks classes out ("recognise cats from llamas"), not a source
@@ -96,6 +99,7 @@ def parse(text: str, known: Known = Known()) -> Parsed:  # noqa: B008 (immutable
         text, cut = as_prose(text, known)  # a thread, a chat, a config, a letter
     except Unreadable as exc:
         return Parsed([], refused=f"{exc}; e.g. 'classify cats and dogs'")
+    text = without_places(text, known.class_word, is_style)  # "not many of those in Iowa"
     text, taken_back = retract_before_markers(restyled(style_phrases(text), is_style,
                                                        known.class_word), known.class_word)
     declared, text = declared_count(text)  # "exactly two classes: …", before a header goes

@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Mapping
 
+from service.kinds.fields import ABOUT_IMAGES
 from service.kinds.tokens import NUMERALS, named_classes, words
 
 _BULLET = re.compile(r"^\s*(?:[-*•·>]|\d{1,2}[.)]|\(?[a-h]\))\s+")  # "- cow", "1) giraffe", "(b)"
@@ -198,8 +199,25 @@ def one_line(text: str) -> str:
     ("1) giraffe"), a line that ends without punctuation continued as a list item."""
     lines = [_BULLET.sub("", line).strip() for line in text.splitlines()]
     lines = [line for line in lines if line]
-    return " ".join(line if line[-1] in ".!?:;," else line + "," for line in lines[:-1]) \
+    return " ".join(line if line[-1] in ".!?:;," else line + _end(after)
+                    for line, after in zip(lines, lines[1:], strict=False)) \
         + (" " + lines[-1] if lines else "")  # fmt: skip
+
+
+# a line opening with a note of its own ("- Update: coats handled by partner; remove coats") is
+# a sentence of its own, not the list's next item (set 63: "update" read as a class, a 422);
+# not an images field, read already where it says a style only: "Classes: cats, dogs / Images:
+# mostly ferrets" asks for ferrets
+_KEYED = re.compile(r"(?P<key>[A-Z][\w'-]*(?:\s[\w'-]+){0,2}):\s")
+_STYLE_LINE = re.compile(r"[A-Z][\w-]*(?:\s[\w-]+){0,2}\.")  # a field's style, kept: "Photography."
+
+
+def _end(after: str) -> str:
+    """How a line without punctuation ends: as a list item, unless the next line is one of
+    its own (a field, or a field's style kept: "Photography.")."""
+    keyed = _KEYED.match(after)
+    return "." if keyed and keyed["key"].lower() not in ABOUT_IMAGES \
+        or _STYLE_LINE.fullmatch(after) else ","  # fmt: skip
 
 
 # English words for a sub-group where it is left out or asked ("no shoes of any kind", "only
@@ -256,6 +274,11 @@ def spelt_subgroup_words(text: str, subgroups: Mapping[str, list[str]],
                           r"and|or|except|but|images?|photos?|pictures?|you)\b))", rf"\1 {word}",
                           text, flags=re.I)  # "only the shoes and the bag", "all the shoes
             # you've got" (set 59); not "all the shoe laces"
+            one = re.escape(synonym.removesuffix("s")) + "s?"  # "any kind of shoe is welcome"
+            text = re.sub(rf"\b(?:(?:any|every|all)\s+(?:kinds?|types?|sorts?)\s+of\s+(?:the\s+)?"
+                          rf"{one}|{one}\s+of\s+(?:any|every|all)\s+(?:kinds?|types?|sorts?))\b"
+                          r"(?!\s+(?:laces?|box(?:es)?|polish|size|rack|\w+ing|with|that|which)\b)",
+                          f"all {word}", text, flags=re.I)  # (an outside review: a sneaker only)
         text = _in_exceptions(text, [word, *_SUBGROUP_SYNONYMS.get(word, ())], members)
         w = re.escape(word) + "s?"
         text = re.sub(rf"\bno\s+(?:the\s+|any\s+)?{w}\b", "no " + ", ".join(members),

@@ -26,7 +26,8 @@ SEPARATORS = re.compile(
     + r"plus(?!\s+(?:sizes?|signs?|symbols?|(?:and|or)\s+minus|some|a\s+few|more|"
     r"others?|any\w*|the\s+(?:odd|even|rest|others?)|(?:the\s+)?(?:digits?|numbers?|numerals?|"
     r"animals?|clothes|clothing|garments?|apparel|fashion))\b)|"
-    r"but(?=\s+(?:not|no|never)\b)|"
+    r"but(?=\s+(?:not|no|never|skip|drop|remove|exclude|omit|leave|ditch|scrap|forget|"
+    r"ignore)\b)|"  # "the cow and horse but skip the bird" (set 63: one chunk, a 422)
     r"plus(?=\s+(?:an?|the)\s+(?!few\b|couple\b|\d|(?:zero|one|two|three|four|five|six|seven|"
     r"eight|nine)\b)))"
     r"(?![-\w])", re.I)  # "cats n dogs", "horses but not the dogs we discussed", "Sandalen

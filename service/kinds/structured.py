@@ -145,8 +145,10 @@ def equals_as_means(text: str, class_word: Callable[[str], bool],
     word: set 43, refused as code) as "images: phone camera"; any other "=" stays, refused
     as an assignment ("cats = wanted", "current = cats, dogs": an outside review)."""
     def gloss(m: re.Match) -> str:
-        if style(m[1].lower()) and not class_word(m[1].lower()) and m[2].lower() not in _FLAGS \
-                and not any(
+        acronym = re.fullmatch(r"[A-Z]{2,5}", m[1]) and style(m[2].lower())  # "UGC = photos
+        # from Instagram" (set 63: refused as code)
+        if (style(m[1].lower()) or acronym) and not class_word(m[1].lower()) \
+                and m[2].lower() not in _FLAGS and not any(
                 map(class_word, re.findall(r"[a-z]+", m.string[m.end():].split("\n")[0].lower()))):
             return f"{m[1]}: "  # fmt: skip
         return f"{m[1]} means " if class_word(m[1].lower()) and (

@@ -62,7 +62,11 @@ def _mentions(resolver: ClassResolver, request: Any):
     taken = {_content(text) for text in parsed.retracted}  # "skip the pigs": no class, gone
     taken |= {c for text in parsed.negated if (c := _content(text)) and resolver.term(c) is None
               and not resolver.classes_in(c)}  # "…bears and deer… actually the deer aren't
-    # necessary": an unknown class turned down later is gone too (set 59, a 422)
+    # necessary": an unknown class turned down later is gone too (set 59, a 422), as is one
+    # opening a negated clause ("skirts aren't supported by the vendor": set 63)
+    taken |= {m for m in parsed.mentions for text in parsed.negated
+              if f"{_content(text)} ".startswith(f"{m} ") and resolver.term(m) is None
+              and not resolver.classes_in(m)}  # fmt: skip
     mentions = [m for mention in parsed.mentions if mention not in context
                 for m in resolver.term_run(mention, mention in parsed.runs)
                 if mention not in taken and not set(resolver.classes_in(m)) & retracted

@@ -214,6 +214,13 @@ FILLER |= {"upside", "sideways", "rotated", "flipped", "mirrored", "tilted", "bl
            "digitised", "digitized", "according", "couple"}  # "sort the digitised canvases
 # according to which of these animals is shown", "a couple of ponies" (set 49)
 FILLER |= {"instead"}  # "no cows, goats instead": goats, not a phrase near sheep (a review)
+# stop 49 (set 63): a chat's interjections and kin, a letter's courtesies, who sends the images
+# ("my sis draws them", "can the ai tell em apart", "I should be obliged if you could furnish",
+# "My grandson tells me your service can …", "Farmers upload phone pictures"): no class
+FILLER |= {"ha", "hah", "haha", "hehe", "yo", "em", "ai", "sis", "bro", "grandson",
+           "granddaughter", "nephew", "niece", "cousin", "boss",
+           "uploaded", "draws", "drew", "paints", "possess", "submit", "submits", "submitted",
+           "obliged", "furnish", "farmers", "players", "members", "shoppers"}
 # nouns in "-ing", no participles ("cat bedding", "dog clothing": chunks._participle)
 ING_NOUNS = {"thing", "things", "king", "kings", "ring", "rings", "wing", "wings", "string",
              "strings", "building", "buildings", "clothing", "evening", "morning", "ceiling",

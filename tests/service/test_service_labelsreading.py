@@ -67,6 +67,9 @@ DIGITS = ["zero", "one", "two", "three", "four", "five", "six", "seven", "eight"
     ("sheep, cows (which are out of scope), horses", ["sheep", "horse"], None),
     ("numbers from 1 to 3 per image: cats and dogs", ["cat", "dog"], None),
     ("cats and dogs (ignore the backgrounds)", ["cat", "dog"], None),  # guard
+    ("I want cats and dogs, but also the wild ones (bear, zebra)",  # a second review: was cat,
+     ["cat", "dog", "bear", "zebra"], None),  # dog at 200 in this stop's first rules; then
+    # asked back over a stray "but" until stop 49, which reads the brackets' list
     # a second outside review: each was a wrong set at 200 in this stop's first rules
     ("cats, dogs and horses (bounding boxes not needed)", ["cat", "dog", "horse"], None),
     ("horses (breed not needed), cows and sheep", ["horse", "cow", "sheep"], None),
@@ -114,8 +117,6 @@ def test_read(pacs, text, classes, domain):
     "cats and dogs, the photos are of foxes",  # guard: said of the images, but a class
     # an outside review of this stop's first rules: each was a wrong set at 200
     "all clothing (without footwear)", "grep cat | grep dog", "ls cats | grep dogs",
-    "I want cats and dogs, but also the wild ones (bear, zebra)",  # a second review: was cat,
-    # dog at 200 in this stop's first rules; asked back, as before
     'cats: {"labels": ["dog", {"a": 1}]}',  # guard: a document after a label is still checked
 ])
 def test_refused(pacs, text):
