@@ -46,7 +46,6 @@ from service.kinds.parsed import Parsed
 from service.kinds.pasted import as_prose
 from service.kinds.places import without_places
 from service.kinds.rewrites import (
-    one_line,
     restyled,
     sounded,
     spelt_subgroup_words,
@@ -55,7 +54,7 @@ from service.kinds.rewrites import (
     without_chatter,
     without_purposes,
 )
-from service.kinds.sentences import SENTENCE, SPLIT, read_header
+from service.kinds.sentences import SENTENCE, SPLIT, one_line, read_header
 from service.kinds.structured import Unreadable
 from service.kinds.tokens import is_number, singular_forms, words
 from service.kinds.vocabulary import (

@@ -10,10 +10,8 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Mapping
 
-from service.kinds.fields import ABOUT_IMAGES
 from service.kinds.tokens import NUMERALS, named_classes, words
 
-_BULLET = re.compile(r"^\s*(?:[-*•·>]|\d{1,2}[.)]|\(?[a-h]\))\s+")  # "- cow", "1) giraffe", "(b)"
 # a chat log's "[10:42] Mehmet: " before each message (stop 32): who wrote it is no field
 _SPEAKER = re.compile(r"^\s*\[?\d{1,2}:\d{2}(?::\d{2})?\s*(?:[ap]m)?\]?\s*[A-Za-z][\w.-]*:\s*",
                       re.I)
@@ -192,32 +190,6 @@ def split_compounds(text: str, class_word: Callable[[str], bool]) -> str:
             return m[0]
         return re.sub(r"(?<=[a-z])\s+(?=an?\s)", ", ", m[0], flags=re.I)
     return _ARTICLED.sub(listed, text)
-
-
-def one_line(text: str) -> str:
-    """A multi-line request as one line: bullets, quote marks ("> ") and list numbers dropped
-    ("1) giraffe"), a line that ends without punctuation continued as a list item."""
-    lines = [_BULLET.sub("", line).strip() for line in text.splitlines()]
-    lines = [line for line in lines if line]
-    return " ".join(line if line[-1] in ".!?:;," else line + _end(after)
-                    for line, after in zip(lines, lines[1:], strict=False)) \
-        + (" " + lines[-1] if lines else "")  # fmt: skip
-
-
-# a line opening with a note of its own ("- Update: coats handled by partner; remove coats") is
-# a sentence of its own, not the list's next item (set 63: "update" read as a class, a 422);
-# not an images field, read already where it says a style only: "Classes: cats, dogs / Images:
-# mostly ferrets" asks for ferrets
-_KEYED = re.compile(r"(?P<key>[A-Z][\w'-]*(?:\s[\w'-]+){0,2}):\s")
-_STYLE_LINE = re.compile(r"[A-Z][\w-]*(?:\s[\w-]+){0,2}\.")  # a field's style, kept: "Photography."
-
-
-def _end(after: str) -> str:
-    """How a line without punctuation ends: as a list item, unless the next line is one of
-    its own (a field, or a field's style kept: "Photography.")."""
-    keyed = _KEYED.match(after)
-    return "." if keyed and keyed["key"].lower() not in ABOUT_IMAGES \
-        or _STYLE_LINE.fullmatch(after) else ","  # fmt: skip
 
 
 # English words for a sub-group where it is left out or asked ("no shoes of any kind", "only

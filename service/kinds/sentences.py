@@ -1,8 +1,9 @@
 """Where a description's sentences end, where its list items are split, and whether its
 opening before a colon or dash is a header (a label such as "farm animals:") or content.
 
-Split from ``parsing.py`` at stop 32; ``parse`` uses :data:`SENTENCE`, :data:`SPLIT` and
-:func:`read_header`.
+Split from ``parsing.py`` at stop 32; ``parse`` uses :data:`SENTENCE`, :data:`SPLIT`,
+:func:`read_header` and :func:`one_line` (moved here from ``rewrites.py`` at stop 49: how a
+multi-line text's lines end is where its sentences end).
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ import re
 
 from service.kinds.chunks import Known, content, is_style
 from service.kinds.counted import without_counts
+from service.kinds.fields import ABOUT_IMAGES
 from service.kinds.ranges import span
 from service.kinds.tokens import NUMERALS, words
 from service.kinds.vocabulary import STYLE_HINTS
@@ -99,3 +101,32 @@ def read_header(text: str, known: Known) -> tuple[list[str], str]:
     if _LEAVES_OUT.search(head):  # "Only clothing, no shoes of any kind - I need …": content
         return [], f"{head}, {rest}"
     return [w for w in words(head) if is_style(w) or w in STYLE_HINTS], rest
+
+
+_BULLET = re.compile(r"^\s*(?:[-*•·>]|\d{1,2}[.)]|\(?[a-h]\))\s+")  # "- cow", "1) giraffe", "(b)"
+
+
+def one_line(text: str) -> str:
+    """A multi-line request as one line: bullets, quote marks ("> ") and list numbers dropped
+    ("1) giraffe"), a line that ends without punctuation continued as a list item."""
+    lines = [_BULLET.sub("", line).strip() for line in text.splitlines()]
+    lines = [line for line in lines if line]
+    return " ".join(line if line[-1] in ".!?:;," else line + _end(after)
+                    for line, after in zip(lines, lines[1:], strict=False)) \
+        + (" " + lines[-1] if lines else "")  # fmt: skip
+
+
+# a line opening with a note of its own ("- Update: coats handled by partner; remove coats") is
+# a sentence of its own, not the list's next item (set 63: "update" read as a class, a 422);
+# not an images field, read already where it says a style only: "Classes: cats, dogs / Images:
+# mostly ferrets" asks for ferrets
+_KEYED = re.compile(r"(?P<key>[A-Z][\w'-]*(?:\s[\w'-]+){0,2}):\s")
+_STYLE_LINE = re.compile(r"[A-Z][\w-]*(?:\s[\w-]+){0,2}\.")  # a field's style, kept: "Photography."
+
+
+def _end(after: str) -> str:
+    """How a line without punctuation ends: as a list item, unless the next line is one of
+    its own (a field, or a field's style kept: "Photography.")."""
+    keyed = _KEYED.match(after)
+    return "." if keyed and keyed["key"].lower() not in ABOUT_IMAGES \
+        or _STYLE_LINE.fullmatch(after) else ","  # fmt: skip
