@@ -18,7 +18,7 @@ from service.kinds.tokens import IRREGULAR_PLURALS, plural, singular_forms, word
 from service.kinds.vocabulary import FILLER, GENERIC
 
 _MARKER = re.compile(r"\bno,?\s+wait\b,?|\bwait,?\s+no\b,?|\bsorry,?\s+i\s+mean(?:t)?\b|"
-                     r"\bno\s+sorry\b|\bscratch\s+that\b|\bcorrection\s*:|\bi\s+meant\b|"
+                     r"\bno\s+sorry\b|\bscra(?:tch|p)\s+that\b|\bcorrection\s*:|\bi\s+meant\b|"
                      r"(?:,|\ber\b|\bum\b|\buh\b),?\s*i\s+mean\b|"
                      r"\bno,\s+(?=(?:just|only|actually|instead)\b)|"  # "? no, just the even"
                      r"\b(?:actually|no|sorry|wait|oops),?\s+make\s+(?:that|it)\b,?|"  # not
@@ -124,7 +124,8 @@ _SWAPS = [(re.compile(p, re.I), r) for p, r in [
     (rf"\binstead\s+of\s+{_ITEM}\s*,", r" (drop \1) also "),
     (rf"\bnot\s+(?!(?:only|just|merely|simply|solely|even|necessarily|really|quite|all|every|"
      rf"any|sure|needed|required|wanted|necessary|important|relevant|in|for|at|on|as|to|by|"
-     rf"with|from|yet|now|so|too|very|that|this|it)\b){_ITEM}\s*,?\s+but\s+(?:rather\s+|instead\s+)?(?=[a-z0-9])",
+     rf"with|from|yet|now|so|too|very|that|this|it)\b){_ITEM}\s*,?\s+but\s+(?:rather\s+|instead\s+)?(?!(?:maybe|perhaps|possibly|later|might)\b)"
+     r"(?=[a-z0-9])",
      r" (drop \1) also "),  # "zero and five - on reconsideration, not five but six" (set 63)
     (r"\bnot\s+(?:only|just|merely)\s+([^.;:!?]{1,40}?)\s*,?\s+but\s+(?:also\s+)?", r"\1 and "),
 ]]

@@ -91,6 +91,8 @@ ABOUT_PROJECT = {"platform", "platforms", "priority", "deadline", "due", "latenc
 # uploads") and still be no class (stop 32)
 _PEOPLE = {"owner", "reporter", "assignee", "author", "requester", "contact", "customer",
            "client", "persona", "source"}
+# who speaks in a pasted chat; not "Owner:", "Client:" or "Source:", fields a spec repeats
+_ROLES = {"customer", "agent", "user", "support", "bot", "assistant", "operator", "rep"}
 LISTS_CLASSES = {"classes", "labels", "categories", "class", "needed", "must", "scope",
                  "recognise", "recognize", "detect", "digits", "animals", "garments", "items",
                  "include", "includes", "required", "requirements", "output", "goal",
@@ -183,13 +185,13 @@ def read_fields(text: str, class_word: Callable[[str], bool], style_word: Callab
     lines = [line for line in text.splitlines() if line.strip()]
     context = _title(lines, words)
     keys = [field[1].lower() for line in lines if (field := _FIELD.match(line))]
-    speakers = {k for k in keys if k in _PEOPLE and keys.count(k) > 1}  # "Customer: … Agent:
+    speakers = {k for k in keys if k in _ROLES and keys.count(k) > 1}  # "Customer: … Agent:
     # … Customer: product photos": a chat's turns, not a field about the project (set 59)
     body = _named("\n".join(line for line in lines if not _HEADING.match(line)), words)
     out = []
     for line in lines:
         if _HEADING.match(line) and len(lines) >= 2 and (not any(map(class_word, tokens(line)))
-                                                         or _named(line, words) <= body):
+                                                         or _titled(line, body, words)):
             out.append(" ".join(w for w in tokens(line) if style_word(w)))  # "## Requirements",
             continue  # "## Bug: classifier misses birds" over a body naming them (set 63); one
             # line, or one naming classes the body does not, is a code comment: "# TODO: cats…"
@@ -216,15 +218,28 @@ def _named(text: str, words: _Words) -> set[str]:
     return {c for w in words.tokens(text) if (c := words.class_of(w)) is not None}
 
 
+# a title or heading that says what happens to its classes is content: "Spec: v2 drops horses",
+# "PRD: Remove horses", "## Dropped: dogs", "Spec: Cats only" (an outside review of stop 49)
+_ACTING = {"drop", "drops", "dropped", "remove", "removes", "removed", "no", "not", "only",
+           "just", "without", "except", "excluding", "exclude", "excluded", "minus", "skip",
+           "skipped", "add", "adds", "added", "plus", "also", "needed", "wanted", "out", "cut",
+           "deprecated", "dont", "never", "instead", "new"}
+
+
+def _titled(line: str, body: set[str], words: _Words) -> bool:
+    """Whether a title or heading naming classes only names the body's, and acts on none."""
+    named = _named(" ".join(w for w in words.tokens(line) if not w.isdigit()), words)
+    return not named or named <= body and not _ACTING & set(words.tokens(line))
+
+
 def _title(lines: list[str], words: _Words) -> list[str]:
     """A first line naming a kind of document ("User story #19", "Product spec (v0.3)", "PRD:
     Summer Edit"; its numbers are no digits asked for) keeps only its style words, in place;
     the rest is returned as context. A title naming classes names no more than the body does
     ("PRD: Bottoms & Dresses" over "- trousers, dresses"; set 63: 422s)."""
     first = words.tokens(lines[0]) if lines else []
-    named = _named(" ".join(w for w in first if not w.isdigit()), words)
     if len(lines) < 2 or not _TITLE & set(first) or ":" in lines[0] and first[0] not in _TITLE \
-            or named and not named <= _named("\n".join(lines[1:]), words):  # fmt: skip
+            or not _titled(lines[0], _named("\n".join(lines[1:]), words), words):  # fmt: skip
         return []
     lines[0] = " ".join(w for w in first if words.style_word(w))
     return [" ".join(w for w in first if not words.style_word(w))]

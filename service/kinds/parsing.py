@@ -115,7 +115,7 @@ def parse(text: str, known: Known = Known()) -> Parsed:  # noqa: B008 (immutable
     text = parity_range(text)  # "the even numbers, handwritten, 0 through 8"
     text = namely(text, lambda w: known.class_word(w) or w in ("even", "odd") or group_of(
         w, known.groups) is not None or is_number(w))  # "wardrobe contents, i.e. coats, …"
-    header, text = read_header(one_line(text), known)
+    header, text = read_header(one_line(text, known.class_word), known)
     style, hints = [w for w in header if is_style(w)], [w for w in header if w in STYLE_HINTS]
     hints += [w for field in cut for w in words(field) if w in STYLE_HINTS]  # "Source: product
     # flat-lays shot with a DSLR": a field cut as context still says how images were taken

@@ -109,6 +109,9 @@ _STRUCK = re.compile(r"~~[^~\n]+~~")  # Markdown strikethrough: "4. ~~trouser~~ 
 # game)" is struck from the list (set 63: the trouser at 200)
 _BOX = re.compile(r"^\s*(?:[-*+]\s+)?\[[\sxX✓✔]\]")
 _ASIDE = re.compile(r"\s*\([^()]*\)\s*$")
+_TAKEN_BACK_ASIDE = re.compile(r"\((?=[^()]*\b(?:yes|after\s+all|actually|add\s+it|keep\s+it)\b)"
+                               r"|\(\s*(?:and|plus|also|&|\+)", re.I)  # an aside that undoes
+# its box or adds to it ("- [x] dog (and cat)"): no form
 
 
 def checked(text: str, class_of: Callable[[str], str | None]) -> str:
@@ -126,5 +129,8 @@ def checked(text: str, class_of: Callable[[str], str | None]) -> str:
             range(boxes[0], boxes[-1] + 1)) or None in map(class_of, map(str.lower, items)) \
             or all(_TICKED.match(lines[i]) for i in boxes):  # fmt: skip
         return text
-    return "\n".join(_TICKED.sub(r"\1", line) for line in text.splitlines()
-                     if not _UNTICKED.match(line))
+    if any(_TAKEN_BACK_ASIDE.search(lines[i]) for i in boxes):
+        return text  # "- [ ] horse (actually yes, include it after all)"
+    return "\n".join(_ASIDE.sub("", _TICKED.sub(r"\1", line)) if _TICKED.match(line) else line
+                     for line in text.splitlines() if not _UNTICKED.match(line))  # fmt: skip
+    # a ticked item's aside is a note on it: "- [x] zebra (incl. foals)" asks for no horse

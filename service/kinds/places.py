@@ -18,6 +18,7 @@ _PLACE = re.compile(
     r"(?=\s*(?:[.,;:!?)]|$)|\s+(?:and|or|but)\b)"  # a name ends its phrase: not "in Dutch
 )  # Golden Age oil painting" (set 58: a sandal at 200)
 _INTRODUCING = re.compile(r"\b(?:i'?m|i\s+am|this\s+is|my\s+name\s+is|we'?re|we\s+are)\b", re.I)
+_ASKING = re.compile(r"\b(?:and|also|plus|or)\s*$", re.I)  # "cats, dogs and also on Foxes"
 _CAPITALISED = re.compile(r"(?<![.!?:\n]\s)(?<!^)\b[A-Z][a-z]+\b")  # mid-sentence
 
 
@@ -31,8 +32,9 @@ def without_places(
     def place(m: re.Match) -> str:
         names = m["name"].lower().split()
         clause = re.split(r"[.!?\n,;:(]", text[: m.start()])[-1]
-        if len(clause.split()) < 3 or _INTRODUCING.search(clause):  # "Ranch in Montana.",
-            return m[0]  # "I'm Jonas from Lindqvist Outdoor": read as the letter's own
+        if len(clause.split()) < 3 or _INTRODUCING.search(clause) or _ASKING.search(clause):
+            return m[0]  # "Ranch in Montana.", "I'm Jonas from Lindqvist Outdoor": read as the
+            # letter's own; "and also on Foxes" asks
         return m[0] if any(class_word(w) or style_word(w) for w in names) else " "
 
     return _PLACE.sub(place, text)

@@ -9,6 +9,7 @@ multi-line text's lines end is where its sentences end).
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 from service.kinds.chunks import Known, content, is_style
 from service.kinds.counted import without_counts
@@ -106,12 +107,12 @@ def read_header(text: str, known: Known) -> tuple[list[str], str]:
 _BULLET = re.compile(r"^\s*(?:[-*•·>]|\d{1,2}[.)]|\(?[a-h]\))\s+")  # "- cow", "1) giraffe", "(b)"
 
 
-def one_line(text: str) -> str:
+def one_line(text: str, class_word: Callable[[str], bool] = lambda _: False) -> str:
     """A multi-line request as one line: bullets, quote marks ("> ") and list numbers dropped
     ("1) giraffe"), a line that ends without punctuation continued as a list item."""
     lines = [_BULLET.sub("", line).strip() for line in text.splitlines()]
     lines = [line for line in lines if line]
-    return " ".join(line if line[-1] in ".!?:;," else line + _end(after)
+    return " ".join(line if line[-1] in ".!?:;," else line + _end(after, class_word)
                     for line, after in zip(lines, lines[1:], strict=False)) \
         + (" " + lines[-1] if lines else "")  # fmt: skip
 
@@ -124,9 +125,11 @@ _KEYED = re.compile(r"(?P<key>[A-Z][\w'-]*(?:\s[\w'-]+){0,2}):\s")
 _STYLE_LINE = re.compile(r"[A-Z][\w-]*(?:\s[\w-]+){0,2}\.")  # a field's style, kept: "Photography."
 
 
-def _end(after: str) -> str:
+def _end(after: str, class_word: Callable[[str], bool]) -> str:
     """How a line without punctuation ends: as a list item, unless the next line is one of
-    its own (a field, or a field's style kept: "Photography.")."""
+    its own (a field, or a field's style kept: "Photography."). A class keyed ("- Dog:
+    puppies count as dogs", "- Sneakers: handled by old model") is the list's next item."""
     keyed = _KEYED.match(after)
     return "." if keyed and keyed["key"].lower() not in ABOUT_IMAGES \
+        and not any(map(class_word, words(keyed["key"]))) \
         or _STYLE_LINE.fullmatch(after) else ","  # fmt: skip

@@ -122,10 +122,15 @@ _RELATED = re.compile(r"\b(?:everything|anything|all\s+things)\s+(?:(?:in|from|o
                       r"(?:the\s+)?)?(?P<w>[a-z]+)(?:[\s-]related)?\b", re.I)
 
 
+_SELLS = re.compile(r"\b(?:sells?|selling|sold|stocks?|stocking|carry|carries|offers?)\s+$", re.I)
+
+
 def _related(text: str, groups: Mapping[str, list[str]]) -> str:
     """"everything clothing-related", "everything in clothing except bags" as "all clothing"
     (held-out set 42: a 422; an outside review: "everything in t-shirt" lost the t-shirt)."""
     return _RELATED.sub(lambda m: f"all {m['w']}" if group_of(m["w"].lower(), groups)
+                        and not _SELLS.search(m.string[: m.start()])  # "Our shop sells
+                        # everything in clothing but we only need the shoes" (a review)
                         and _ENDS_GROUP.match(m.string[m.end():])
                         and not _NARROWING.match(m.string[m.end():].lstrip(" ,"))
                         and not re.match(r"[\s,]*(?:but\s+)?only\b", m.string[m.end():])

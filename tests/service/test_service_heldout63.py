@@ -86,6 +86,15 @@ def test_read(pacs, text, classes, domain):
     ("Ranch in Montana. Trail cam photos show horses, cattle and a grizzly. Want them sorted.",
      ["horse", "cow", "bear"]),
     ("cats and dogs, not photos but sketches", ["cat", "dog"]),
+    # an outside review of this stop's first rules: each was wrong at 200 there
+    ("- [x] zebra (incl. foals)\n- [x] giraffe\n- [ ] elephant (next sprint)",
+     ["zebra", "giraffe"]),  # a ticked item's aside names no class
+    ("Dogs, cats — not horses but maybe cows later", ["dog", "cat"]),  # no swap for a maybe
+    ("Bags and coats but scrap that, just bags and dresses", ["bag", "dress"]),
+    ("Owner: Maria (data)\nOwner: Tom (model)\nClasses: cats, dogs, horses",
+     ["cat", "dog", "horse"]),  # a repeated field is no chat speaker (422 there)
+    ("## Cats\nSource: shelter photos\n## Dogs\nSource: owner uploads\n## Horses\n"
+     "Source: stable cameras", ["cat", "dog", "horse"]),
 ])
 def test_guards(pacs, text, classes):
     assert _resolve(pacs, text)[0] == classes
@@ -98,6 +107,13 @@ def test_guards(pacs, text, classes):
     # ten at 200 on stop 48; the others were refused there too)
     "yo can u do the 0-9 thing but only the top half, like 5 and up",
     "we never used the odd numbers 0-9",
+    # the outside review's: wrong at 200 in this stop's first rules
+    "- [x] dog (and cat)\n- [ ] horse\n- [x] sheep",  # an aside that adds: no form
+    "- [x] sheep\n- [x] cow\n- [ ] horse (actually yes, include it after all)",
+    "Spec: v2 drops horses\nCurrent classes:\n- cats\n- dogs\n- horses",  # a title that acts
+    "PRD: Remove horses\n- cats\n- dogs\n- horses",
+    "Train a model on cats, dogs and also on Foxes.",  # a capital after "also on" is asked
+    "Our shop sells everything in clothing but we only need the shoes",
 ])
 def test_refused(pacs, text):
     with pytest.raises(Problem) as err:
