@@ -185,8 +185,11 @@ def read_fields(text: str, class_word: Callable[[str], bool], style_word: Callab
     lines = [line for line in text.splitlines() if line.strip()]
     context = _title(lines, words)
     keys = [field[1].lower() for line in lines if (field := _FIELD.match(line))]
-    speakers = {k for k in keys if k in _ROLES and keys.count(k) > 1}  # "Customer: … Agent:
-    # … Customer: product photos": a chat's turns, not a field about the project (set 59)
+    bare = any(re.fullmatch(r"\s*(?:yes|no|nope|nah|yep|yeah)\W*", f[2], re.I)
+               for line in lines if (f := _FIELD.match(line)))  # a turn answering a question
+    speakers = set() if bare else {k for k in keys if k in _ROLES and keys.count(k) > 1}
+    # "Customer: … Agent: … Customer: product photos": a chat's turns, not a field about the
+    # project (set 59); one answering "no" is left to the fields' reading (an outside review)
     body = _named("\n".join(line for line in lines if not _HEADING.match(line)), words)
     out = []
     for line in lines:

@@ -35,6 +35,8 @@ def without_places(
         if len(clause.split()) < 3 or _INTRODUCING.search(clause) or _ASKING.search(clause):
             return m[0]  # "Ranch in Montana.", "I'm Jonas from Lindqvist Outdoor": read as the
             # letter's own; "and also on Foxes" asks
+        if re.search(r"(?<![aiu])(?<!s)s$", names[-1]):  # "taking in Ferrets": a plural is
+            return m[0]  # asked; not "Texas", "Paris"
         return m[0] if any(class_word(w) or style_word(w) for w in names) else " "
 
     return _PLACE.sub(place, text)

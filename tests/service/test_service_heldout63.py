@@ -95,6 +95,9 @@ def test_read(pacs, text, classes, domain):
      ["cat", "dog", "horse"]),  # a repeated field is no chat speaker (422 there)
     ("## Cats\nSource: shelter photos\n## Dogs\nSource: owner uploads\n## Horses\n"
      "Source: stable cameras", ["cat", "dog", "horse"]),
+    ("It's not cats but dogs that confuse the model; classify cats, dogs and birds",
+     ["cat", "dog", "bird"]),  # a cleft sentence is no swap
+    ("Cats and dogs, both of which go to their own folder", ["cat", "dog"]),  # (422 there)
 ])
 def test_guards(pacs, text, classes):
     assert _resolve(pacs, text)[0] == classes
@@ -114,6 +117,7 @@ def test_guards(pacs, text, classes):
     "PRD: Remove horses\n- cats\n- dogs\n- horses",
     "Train a model on cats, dogs and also on Foxes.",  # a capital after "also on" is asked
     "Our shop sells everything in clothing but we only need the shoes",
+    "Customer: cats and dogs please\nAgent: and horses?\nCustomer: no\nAgent: ok, cats and dogs",
 ])
 def test_refused(pacs, text):
     with pytest.raises(Problem) as err:
