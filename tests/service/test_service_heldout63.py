@@ -98,6 +98,8 @@ def test_read(pacs, text, classes, domain):
     ("It's not cats but dogs that confuse the model; classify cats, dogs and birds",
      ["cat", "dog", "bird"]),  # a cleft sentence is no swap
     ("Cats and dogs, both of which go to their own folder", ["cat", "dog"]),  # (422 there)
+    ("Dresses and coats, plus bags, which are handled by a separate process",
+     ["dress", "coat"]),
 ])
 def test_guards(pacs, text, classes):
     assert _resolve(pacs, text)[0] == classes
