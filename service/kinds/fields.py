@@ -184,9 +184,10 @@ def read_fields(text: str, class_word: Callable[[str], bool], style_word: Callab
     words = _Words(class_word, style_word, tokens, asks, class_of)
     lines = [line for line in text.splitlines() if line.strip()]
     context = _title(lines, words)
-    keys = [field[1].lower() for line in lines if (field := _FIELD.match(line))]
+    fields = [f for line in lines if (f := _FIELD.match(line))]
+    keys = [f[1].lower() for f in fields]
     bare = any(re.fullmatch(r"\s*(?:yes|no|nope|nah|yep|yeah)\W*", f[2], re.I)
-               for line in lines if (f := _FIELD.match(line)))  # a turn answering a question
+               for f in fields)  # a turn answering a question  # fmt: skip
     speakers = set() if bare else {k for k in keys if k in _ROLES and keys.count(k) > 1}
     # "Customer: … Agent: … Customer: product photos": a chat's turns, not a field about the
     # project (set 59); one answering "no" is left to the fields' reading (an outside review)

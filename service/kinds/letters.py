@@ -21,7 +21,8 @@ _GREETING = re.compile(
     r"salut|hola|buenos\s+d[ií]as|buenas(?:\s+tardes)?|ciao|buongiorno|ol[aá]|bom\s+dia|"
     r"namaste|salaam)\b(?P<who>[^,.!?:;\n]{0,40})[,.!:;\n]", re.I)  # fmt: skip
 _CLOSING = re.compile(
-    r"(?:^|(?<=[.!?\n,]))\s*(?:many\s+|thanks\s+|with\s+)?(?:kind\s+regards|respectfully|best\s+regards|"
+    r"(?:^|(?<=[.!?\n,]))\s*(?:many\s+|thanks\s+|with\s+)?(?:kind\s+regards|respectfully|"
+    r"best\s+regards|"
     r"warm\s+regards|best\s+wishes|thank\s+you|all\s+the\s+best|sent\s+from\s+my|thanks|thx|"
     r"cheers|best|regards|warmly|sincerely|yours|with\s+thanks|ta)\b", re.I)  # fmt: skip
 _MAX_SIGNATURE_WORDS = 12

@@ -104,7 +104,8 @@ def read_header(text: str, known: Known) -> tuple[list[str], str]:
     return [w for w in words(head) if is_style(w) or w in STYLE_HINTS], rest
 
 
-_BULLET = re.compile(r"^\s*(?:[-*•·>]|\d{1,2}[.)]|\(?[a-h]\))\s+")  # "- cow", "1) giraffe", "(b)"
+# "- cow", "1) giraffe", "(b)"
+_BULLET = re.compile(r"^\s*(?:[-*•·>]|\d{1,2}[.)]|\(?[a-h]\))\s+")
 
 
 def one_line(text: str, class_word: Callable[[str], bool] = lambda _: False) -> str:

@@ -34,6 +34,10 @@ CLOTHES = ["t-shirt", "trouser", "pullover", "dress", "coat", "shirt"]
     ("Spec: Winter campaign\n- Classify: coats, pullovers, ankle boots\n- Creative: "
      "hand-painted watercolour assets\n- Exclude: all summer items (sandals, t-shirts)",
      ["coat", "pullover", "ankle boot"], "art_painting"),
+    ("# Farm animals ticket: cows keep showing as horses\nTrain on cows, horses and sheep.",
+     ["cow", "horse", "sheep"], None),  # a heading naming no more than the body
+    ("## Why the zebra model flops on stripes\nWe need zebras and horses told apart in photos.",
+     ["zebra", "horse"], "photo"),
     ("PRD: Bottoms & Dresses\n- Classes in scope: trousers, dresses, skirts\n- Update: skirts "
      "aren't supported by the vendor, remove them\n- Image source: product photography",
      ["trouser", "dress"], "photo"),
@@ -49,6 +53,8 @@ CLOTHES = ["t-shirt", "trouser", "pullover", "dress", "coat", "shirt"]
     ("cats and dogs. Actually not dogs but horses.", ["cat", "horse"], None),
     ("not only cats but also dogs", ["cat", "dog"], None),
     ("Can you do the cow, sheep and horse but skip the bird?", ["cow", "sheep", "horse"], None),
+    ("ok so my game has horses n cows n sheep but its all cartoon style, can the ai tell em "
+     "apart?? thx", ["horse", "cow", "sheep"], "cartoon"),  # a "but" before all-filler words
     # a letter's sign-off; a place after a preposition; who sends the images
     ("Dear Sirs,\n\nThe numerals of interest are the prime digits only: two, three, five and "
      "seven.\n\nYours faithfully,\nN. Hargreaves (retd.)", ["two", "three", "five", "seven"],
@@ -112,6 +118,10 @@ def test_guards(pacs, text, classes):
     # ten at 200 on stop 48; the others were refused there too)
     "yo can u do the 0-9 thing but only the top half, like 5 and up",
     "we never used the odd numbers 0-9",
+    "cats, dogs and horses. That's the two.",  # a count that disagrees (two at 200 there)
+    "Every species in the animal catalogue is represented in our engraving collection save "
+    "the household pets, dog and cat, which belong to a separate fonds. Please cover the "
+    "remainder.",  # set 62's wrong 200 (dog, cat): what is waved off reaches past "which"
     # the outside review's: wrong at 200 in this stop's first rules
     "- [x] dog (and cat)\n- [ ] horse\n- [x] sheep",  # an aside that adds: no form
     "- [x] sheep\n- [x] cow\n- [ ] horse (actually yes, include it after all)",
