@@ -61,7 +61,8 @@ def test_personalisation_is_recorded_per_epoch_and_its_replay_matches_the_run(ru
     for row in payload["rows"]:
         for glob, pers, curve in zip(row["client_global"], row["client_personal"],
                                      row["client_personal_curve"], strict=True):
-            assert len(curve["val"]) == len(curve["z"]) == len(curve["test"]) == 2
+            assert len(curve["val"]) == len(curve["z"]) == len(curve["z_fold"]) == 2
+            assert len(curve["test"]) == 2 and curve["z_fold"][0] == 0.0  # through Flower
             assert gated_epoch(curve, 0.0) == curve["epoch"]
             assert curve["test"][0] == pytest.approx(glob, abs=1e-6)  # epoch 0 = global
             assert curve["test"][curve["epoch"]] == pytest.approx(pers, abs=1e-6)
@@ -72,6 +73,7 @@ def test_personalisation_is_recorded_per_epoch_and_its_replay_matches_the_run(ru
     report = (out / "report.md").read_text()
     assert report.count("| accumulator | val | 2.33 |") == 1
     assert "| lw_linear | cross-fitted | 1.64 |" in report
+    assert "| lw_linear | cross-fitted, fold z | 2.13 |" in report
 
 
 def test_lr_and_rounds_chosen_on_validation_only_and_used(run):

@@ -6,6 +6,7 @@ real anytime client path on a tiny ViT."""
 from __future__ import annotations
 
 import copy
+import math
 
 import numpy as np
 import pytest
@@ -13,9 +14,15 @@ import torch
 
 from model_store.anytime import AnytimeViT
 from model_store.vit import reinit_vit, vit_vision_cfg
-from trainer.anytime.crossfit import crossfit_curve, crossfit_personalize, fold_ids, pooled
+from trainer.anytime.crossfit import (
+    crossfit_curve,
+    crossfit_personalize,
+    fold_clustered_z,
+    fold_ids,
+    pooled,
+)
 from trainer.anytime.task import exchanged, personalize
-from trainer.federated.task import ClientData, gated_epoch
+from trainer.federated.task import ClientData, gated_epoch, paired_z
 
 
 def _ids_client(n_train: int = 17, n_val: int = 8) -> ClientData:
@@ -87,6 +94,7 @@ def test_the_curve_scores_every_image_held_out_once_against_the_received_model()
     expected = [float(((e >= ids % 4).astype(float) - (0 >= ids % 4)).mean()) for e in range(4)]
     assert curve["val"] == pytest.approx(expected)
     assert curve["z"][0] == 0.0 and curve["z"][3] > curve["z"][1] > 0
+    assert curve["z_fold"][0] == 0.0 and curve["z_fold"][3] > 0
     assert [a[0] for a in curve["exit_acc"]] == pytest.approx([(e >= ids % 4).mean()
                                                                for e in range(4)])
     assert set(fake.trained) == {20}  # each fold trains on the other 4/5
@@ -128,3 +136,28 @@ def test_the_anytime_client_keeps_the_cross_fitted_model_and_records_the_val_gat
     assert best["test_acc"] == best["curve"]["test"][best["epoch"]]
     now = exchanged(model)
     assert all(torch.equal(now[k], best["state"][k]) for k in now)
+
+
+def test_the_fold_clustered_z_counts_a_fold_that_moves_together_as_one_observation():
+    fold_of = torch.arange(40) % 5
+    spread = torch.tensor([1.0, 0.0, 1.0, 0.0, 1.0, 1.0, 0.0] * 6)[:40]  # folds gain unevenly
+    one_fold = (fold_of == 0).double() * 4  # the same mean gain, all from one fold's model
+    _, pooled_z = paired_z(one_fold, torch.zeros(40))
+    assert fold_clustered_z(one_fold, fold_of) == pytest.approx(1.0) and pooled_z > 3
+    d = spread - spread.mean()  # CR1 by hand: F/(F-1) * sum_f (sum_i d_i)^2 / n^2
+    var = 5 / 4 * sum(float(d[fold_of == f].sum()) ** 2 for f in range(5)) / 40**2
+    assert fold_clustered_z(spread, fold_of) == pytest.approx(float(spread.mean()) / var**0.5)
+    assert fold_clustered_z(torch.ones(10), torch.arange(10) % 5) == math.inf
+    assert fold_clustered_z(torch.zeros(10), torch.arange(10) % 5) == 0.0
+    assert fold_clustered_z(torch.ones(3), torch.zeros(3, dtype=torch.long)) == 0.0
+
+
+def test_reports_replay_the_cross_fitted_record_on_its_fold_clustered_z():
+    from trainer.anytime.report import gate_table
+
+    record = {"val": [0.0, 0.2], "z": [0.0, 9.0], "z_fold": [0.0, 1.0], "test": [0.5, 0.4]}
+    row = {"method": "m", "setting": "anytime", "client_personal_curve": [record],
+           "client_valgate_curve": [{"val": [0.5, 0.6], "z": [0.0, 0.1], "test": [0.5, 0.4]}]}
+    lines = [ln for ln in gate_table([row], ["m"], "anytime") if "| 1.64 |" in ln]
+    kept = {ln.split(" | ")[1]: ln.split(" | ")[3] for ln in lines}
+    assert kept == {"val": "0/1", "cross-fitted": "1/1", "cross-fitted, fold z": "0/1"}

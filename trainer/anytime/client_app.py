@@ -55,9 +55,11 @@ def _reply(msg: Message, model, metrics: dict) -> Message:
 
 def _curves(prefix: str, curve: list[dict[str, float]] | dict[str, list[float]]) -> dict:
     """A personalisation record as flat metric lists: ``{prefix}_val``, ``_z``, ``_test``
-    (the val gate records a list of per-epoch dicts, the cross-fitted one lists per key)."""
+    (the val gate records a list of per-epoch dicts, the cross-fitted one lists per key, with
+    its fold-clustered ``_z_fold`` too)."""
     if isinstance(curve, dict):
-        return {f"{prefix}_{k}": list(curve[k]) for k in ("val", "z", "test")}  # not exit_acc
+        return {f"{prefix}_{k}": list(curve[k]) for k in ("val", "z", "z_fold", "test")
+                if k in curve}  # not exit_acc
     return {f"{prefix}_{k}": [c[k] for c in curve] for k in ("val", "z", "test")}
 
 

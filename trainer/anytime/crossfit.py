@@ -14,6 +14,7 @@ it is written here because the folds must fine-tune a federated model's own para
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from typing import Any
 
@@ -75,13 +76,36 @@ def crossfit_curve(data: ClientData, epochs: int, folds: int, seed: int,
             train_epoch(split, epoch)
             hits[epoch].append(items(split))
     base = reduce(torch.cat(hits[0]))
-    curve: dict[str, list] = {"val": [], "z": [], "exit_acc": []}
+    fold_of = torch.cat([torch.full((len(h),), f) for f, h in enumerate(hits[0])])
+    curve: dict[str, list] = {"val": [], "z": [], "z_fold": [], "exit_acc": []}
     for h in map(torch.cat, hits):
         gain, z = paired_z(reduce(h), base)
         curve["val"].append(gain)
         curve["z"].append(z)
+        curve["z_fold"].append(fold_clustered_z(reduce(h) - base, fold_of))
         curve["exit_acc"].append(h.mean(0).tolist())
     return curve
+
+
+def fold_clustered_z(gain: torch.Tensor, fold_of: torch.Tensor) -> float:
+    """The mean of per-example ``gain`` in cluster-robust standard errors, one cluster per fold.
+
+    The pooled z (:func:`paired_z`) treats every held-out example as independent, but the
+    examples of one fold are scored by one fine-tuned model, so a lucky fold moves all of them
+    together. The cluster-robust (CR1) variance sums each fold's residual total, squared, with
+    the small-sample factor F/(F-1); with F folds it behaves like a t with F-1 degrees of
+    freedom (5 folds: one-sided 95 % at 2.13). Written here rather than imported because
+    statsmodels is not a dependency and the estimator is four lines. With no spread: +inf for
+    a gain, 0 otherwise, as :func:`paired_z`.
+    """
+    d = gain.double().flatten()
+    folds = int(fold_of.max()) + 1 if d.numel() else 0
+    if folds < 2:
+        return 0.0
+    totals = torch.zeros(folds, dtype=d.dtype).index_add_(0, fold_of.long(), d - d.mean())
+    var = folds / (folds - 1) * float((totals**2).sum()) / d.numel() ** 2
+    mean = float(d.mean())
+    return mean / var**0.5 if var > 0 else (math.inf if mean > 0 else 0.0)
 
 
 def crossfit_personalize(data: ClientData, epochs: int, folds: int, seed: int, min_z: float,
@@ -97,7 +121,8 @@ def crossfit_personalize(data: ClientData, epochs: int, folds: int, seed: int, m
     then fine-tune on the whole pool, keeping that epoch's weights. ``test`` per epoch of the
     pooled fine-tune is recorded for analysis only (so reports can replay other gates).
 
-    Returns ``{"epoch", "state", "curve"}``; ``curve`` has ``val`` (mean gain), ``z``, ``test``.
+    Returns ``{"epoch", "state", "curve"}``; ``curve`` has ``val`` (mean gain), ``z``,
+    ``z_fold`` (:func:`fold_clustered_z`, recorded so reports can replay it), ``test``.
     """
     curve = crossfit_curve(data, epochs, folds, seed, restart, train_epoch, items, reduce)
     chosen = gated_epoch(curve, min_z)

@@ -189,8 +189,9 @@ def _curve(metrics: dict[str, Any], prefix: str = "curve", kept: str = "best_epo
     and the epoch it kept; ``prefix="valgate"``: the val gate's record beside a cross-fitted
     gate's."""
     epoch = metrics.get(kept)
+    keys = ("val", "z", "test", *(("z_fold",) if f"{prefix}_z_fold" in metrics else ()))
     return {"epoch": None if epoch is None else int(epoch),
-            **{k: list(metrics.get(f"{prefix}_{k}", [])) for k in ("val", "z", "test")}}
+            **{k: list(metrics.get(f"{prefix}_{k}", [])) for k in keys}}
 
 
 def summarize(sink: dict[str, Any], clients: list, tiers: list[int], depth: int, method: str,
