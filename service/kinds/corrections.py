@@ -56,6 +56,12 @@ _TAKE_BACK = re.compile(r"\b(?:actually|sorry),?\s+(?:not|no)\b(?!,?\s+(?:make|c
 # "Not 3 actually.", "no horses actually": a negation that takes back, as "actually, not 3"
 _TAKEN_BACK_AFTER = re.compile(r"\b(?:not|no)\s+([^.!?,;]{1,40}?),?\s+actually\b(?=\s*[.!?;]|\s*$)",
                                re.I)
+# a second thought that turns down what was asked: "Actually we don't need the bear", "Ah no,
+# the bear we don't need" (set 65: a clash, 422) takes it back as "drop the bear" would
+_NOT_NEED = r"(?:we|i)\s+(?:don'?t|do\s+not|won'?t|will\s+not)\s+(?:need|want)"
+_SECOND_THOUGHT = re.compile(r"(?:^|(?<=[.!?]))(\s*)(?:actually|(?:ah|oh|hmm+|um+),?\s+no)\s*,?\s+"
+                             rf"(?:{_NOT_NEED}\s+(?P<a>[^.!?,;]{{1,40}})|(?P<b>[^.!?,;]{{1,30}}?)"
+                             rf"\s+{_NOT_NEED}\b)", re.I)  # fmt: skip
 # "vacas and caballos... sorry, cows and horses" (set 44): a correction, as "sorry, I mean"
 _TRAILING_SORRY = re.compile(r"\s*(?:\.{2,}|…|\s—|\s--)\s*sorry\b,?(?!\s+(?:for|if|about|to|"
                              r"that)\b)", re.I)
@@ -85,6 +91,7 @@ def retract_before_markers(text: str, class_word: Callable[[str], bool] | None =
     wait" is no marker: it adds more often than it takes back ("Oh wait, the zoo also has
     sheep"). ``class_word``: whether a word names a class (without it, no ``_MEANT_ITEM``)."""
     text = _TRAILING_SORRY.sub(", sorry I mean ", text)  # before an ellipsis ends a sentence
+    text = _SECOND_THOUGHT.sub(lambda m: f"{m[1]}drop {m['a'] or m['b']}", text)
     if class_word is not None:
         text = _MEANT_ITEM.sub(lambda m: m[0] if class_word(m["x"].lower()) else " ", text)
     text = _TAKEN_BACK_AFTER.sub(r" (drop \1) ", _ELLIPSIS.sub(". ", _swapped(text)))
@@ -167,10 +174,12 @@ def _taken_back_item(m: re.Match) -> str:
     """"wait, no X" as an aside that drops X when X came before ("wait, no birds, horses" keeps
     horses); when it did not, the marker corrects what came before ("sneakers, wait, no
     sandals" asks for sandals) and is left to :func:`retract_before_markers`."""
-    item = words(m[1])
+    item, raw = words(m[1]), m[1].split()
     before = {f for w in words(m.string[: m.start()]) for f in (w, *singular_forms(w))}
     if item and len(item) <= 3 and all(before & {w, *singular_forms(w)} for w in item):
         return f" (drop {m[1].strip()}) "
+    if len(raw) > 3 and words(raw[0]) and before & {(w := words(raw[0])[0]), *singular_forms(w)}:
+        return f" (drop {raw[0]}) {' '.join(raw[1:])} "  # "wait no bears in Kenya lol" (set 64)
     return m[0]
 
 

@@ -80,10 +80,11 @@ _PRONOUN_ONE = re.compile(
     r"\bthis\s+(?:two|three|four|five|six|ten)\b(?=\s*(?:[.!?]|$))|"  # "tell this two from a
     # seven" (an outside review) is the digit
     r"\b(?:these|those|both|all|(?:the\s+)?(?:other|remaining|first|last|latter|former))\s+"
-    rf"(?:two|three|four|five|six|ten)\b(?!\s*[,&]\s*{NUMBER}|\s+(?:and|or|&)\b|\s+{NUMBER}\b)",
+    rf"(?:two|three|four|five|six|ten)\b(?!\s*[,&]\s*{NUMBER}|\s+(?:and|or|&)\s+{NUMBER}\b|"
+    rf"\s+{NUMBER}\b)",
     re.I)  # "make one for 4 vs 9", "even ones only", "just those two", "only this two" (set
-# 53), "those two: cats, dogs" and "just the other three" are no digits; "those two, three and
-# four" and "ones and sevens" are
+# 53), "those two: cats, dogs", "just the other three" and "those two and, while you are at it,
+# the 4" (set 64) are no digits; "those two, three and four" and "ones and sevens" are
 
 
 # how many images of each class, not a class: "about 2500 each", "~300 apiece", "40 per
@@ -109,6 +110,18 @@ _COUNT_AS = re.compile(r"\bcount(?:s|ed|ing)?\s+(?=\S+\s+as\b)", re.I)
 # "a pig or two", "a horse or so": how many, not the digit two (stop 34, a read set)
 _OR_TWO = re.compile(r"\b((?:a|an)\s+(?!one\b)[a-z]+)\s+or\s+(?:two|so)\b", re.I)  # not "a
 # one or two"
+
+
+# "the odd digits and the even ones": a second parity group, not a pronoun (the even digits
+# were lost at 200); only after "and"/"or", since "1-9, even ones only" narrows a range
+_PARITY_ONES = re.compile(r"(\b(?:and|or|plus)\s+(?:also\s+)?(?:the\s+|all\s+)?(?:even|odd))"
+                          r"\s+ones\b", re.I)
+_DIGIT_WORD = re.compile(r"\b(?:digits?|numbers?|numerals?)\b", re.I)
+
+
+def parity_ones(text: str) -> str:
+    """"… and the even ones" as "… and the even digits" where the text is about digits."""
+    return _PARITY_ONES.sub(r"\1 digits", text) if _DIGIT_WORD.search(text) else text
 
 
 def without_counts(text: str) -> str:

@@ -182,7 +182,7 @@ def read_fields(text: str, class_word: Callable[[str], bool], style_word: Callab
     """``(text, context)``: field lines rewritten as the module docstring says, and the values
     dropped. ``asks``: words that make a value a request ("Goal: also lions")."""
     words = _Words(class_word, style_word, tokens, asks, class_of)
-    lines = [line for line in text.splitlines() if line.strip()]
+    lines = _negated_lists([line for line in text.splitlines() if line.strip()], words)
     context = _title(lines, words)
     fields = [f for line in lines if (f := _FIELD.match(line))]
     keys = [f[1].lower() for f in fields]
@@ -247,6 +247,30 @@ def _title(lines: list[str], words: _Words) -> list[str]:
         return []
     lines[0] = " ".join(w for w in first if words.style_word(w))
     return [" ".join(w for w in first if not words.style_word(w))]
+
+
+_BULLET_ITEM = re.compile(r"^\s*(?:[-*•]|\d+[.)])\s+(.*)$")
+
+
+def _negated_lists(lines: list[str], words: _Words) -> list[str]:
+    """A negating field with its items on the bullets below ("Not needed:" / "- sandals" /
+    "- Sneakers: handled by old model") as one field line, "Not needed: sandals, Sneakers", so
+    :func:`_read_field` excludes them all (an outside review of stop 49: all kept at 200). A
+    bullet's own note is dropped when its key names a class."""
+    out: list[str] = []
+    negating = False
+    for line in lines:
+        field, item = _FIELD.match(line), _BULLET_ITEM.match(line)
+        if negating and item:
+            own = _FIELD.match(item[1])
+            named = own and any(map(words.class_word, words.tokens(own[1])))
+            out[-1] += (", " if not out[-1].rstrip().endswith(":") else " ") + (
+                own[1] if named else item[1]).strip()  # fmt: skip
+            continue
+        negating = bool(field and not field[2].strip() and set(words.tokens(field[1])) & _NEGATING
+                        and not any(map(words.class_word, words.tokens(field[1]))))
+        out.append(line)
+    return out
 
 
 def _read_field(part: str, words: _Words, context: list[str]) -> str:

@@ -27,6 +27,10 @@ COUNTED = re.compile(r"\b\w+s\s+(?:in|on|of)\s+(?:a|an|the|one)\s|\bcount(?:s|in
                       re.I)  # "count the fingers on both hands and take away three"
 _SUM = re.compile(r"\b(?:minus|plus(?!\s+signs?\b)|subtract\w*|take\s+away|divided\s+by|"
                   r"multiplied\s+by)\b", re.I)
+# "a number bigger than five" (set 65: five at 200) bounds a value, it names none
+_COMPARED = re.compile(r"\b(?:bigger|greater|larger|higher|more|smaller|lower|less|fewer)\s+"
+                       r"than\b", re.I)
+_ONE_OF = re.compile(r"\b(?:smallest|largest|biggest|lowest|highest|least|first|next|only)\b")
 COUNT_MIN_SIMILARITY = 0.80
 
 _UNITS = ("zero one two three four five six seven eight nine ten eleven twelve thirteen "
@@ -118,10 +122,13 @@ def value_of(phrase: str, cued: bool = False) -> float | None:
 def uncomputed(phrase: str) -> bool:
     """A sum of numbers or counts that :func:`value_of` could not compute ("legs on a spider
     plus some" was eight at 200, "fingers on both hands minus a pair" nine): it names its
-    value or nothing. "What you get when you subtract a number from itself" has no number.
+    value or nothing. "What you get when you subtract a number from itself" has no number; "a
+    number bigger than five" bounds one and names none.
     Memoised as :func:`value_of` is: it re-runs the count patterns, on each match of a phrase."""
     text = re.sub(r"[^0-9a-z]+", " ", phrase.lower())  # "a spider's legs" as counts reads it
-    return bool(_SUM.search(text)) and value_of(phrase) is None \
+    compared = _COMPARED.search(text) and not _ONE_OF.search(text)  # "the smallest prime
+    # greater than five" names one
+    return bool(_SUM.search(text) or compared) and value_of(phrase) is None \
         and (bool(_A_NUMBER.search(text)) or counts.rewrite(text)[1] > 0)
 
 

@@ -45,7 +45,7 @@ def as_prose(text: str, known: Known) -> tuple[str, list[str]]:
         Unreadable: markup, SQL or code syntax, or a document that says more than classes.
     """
     text, quoted = newest(_FENCE.sub("", text), known.class_word)  # a reply, not its thread
-    text = without_enumerators(_STRUCK.sub(" ", text))  # "(1) Ravi to … (2) Input = …"
+    text = without_enumerators(_STRUCK.sub(" ", diffed(text)))  # "(1) Ravi to … (2) Input = …"
     text = checked(text, known.class_of)  # "- [x] cat\n- [ ] dog"
     text = without_speakers(text, lambda w: w in FILLER or known.class_word(w) or is_style(w))
     text, turned_down = answered_no(text, known.class_word)  # "Add trousers? > No, keep it …"
@@ -101,6 +101,20 @@ def _item_break(before: str, first: bool) -> str:
     if not before or before[-1] in ".!?;":
         return "\n"
     return " " if first or before[-1] == "," or _JOINED.search(before) else ", "
+
+
+_REMOVED = re.compile(r"^-\s*[-*]\s")  # "- - elephant": a list item a diff takes out
+_ADDED = re.compile(r"^\+\s*(?=[-*]\s)")  # "+ - cow": one it puts in
+
+
+def diffed(text: str) -> str:
+    """A unified diff of a list, pasted ("- - elephant / + - cow / " "- horse"), as the list it
+    leaves: removed items gone, added ones kept (set 64: the removed classes at 200). Only a
+    diff that both removes and adds list items; a lone "- - x" may be a nested bullet."""
+    lines = text.splitlines()
+    if not (any(map(_REMOVED.match, lines)) and any(map(_ADDED.match, lines))):
+        return text
+    return "\n".join(_ADDED.sub("", line) for line in lines if not _REMOVED.match(line))
 
 
 _TICKED = re.compile(r"^(\s*(?:[-*+]\s+)?)\[[xX✓✔]\]\s*", re.M)  # "- [x] cat"

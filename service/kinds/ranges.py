@@ -272,8 +272,9 @@ _MULTIPLES = re.compile(
     r"each|of\s+each)\b)", re.I)  # "multiples of 3 under 7": unread
 
 
-_ASKS_DIGITS = re.compile(r"(?:^|\b(?:digits?|numbers?|numerals?|only|just|all|classify|detect|"
-                          r"recogni[sz]e))\s*(?:the\s+)?$", re.I)  # not "Batch size: multiples"
+_ASKS_DIGITS = re.compile(r"(?:^[#>*\s-]*|\b(?:digits?|numbers?|numerals?|only|just|all|classify|"
+                          r"detect|recogni[sz]e))\s*(?:the\s+)?$", re.I)  # not "Batch size:
+# multiples"; a heading's "# multiples of 3 (excl. 0)" opens its text (set 65)
 
 
 def multiples(text: str) -> str:

@@ -35,6 +35,11 @@ _DECIMAL = re.compile(r"(?<=\d)\.(?=\d)")  # "label smoothing 0.1"
 _HEDGE = re.compile(r"\bI\s+(?:think|suppose|believe|reckon)\b", re.I)
 _HASHTAG = re.compile(r"(?:^|(?<=\s))#(?=[a-z])", re.I)  # not "Ticket #882"
 _WITH = re.compile(r"\bw/(?=\s)", re.I)  # "w/ tshirts"
+# "the odd dog off lead", "the odd pair of sneakers": now and then, no parity (set 65)
+_ODD = re.compile(r"\b(the|an)\s+odd\s+(?!(?:ones?|digits?|numbers?|numerals?|figures?|"
+                  r"integers?|and|or|&|,)\b)(?=[a-z])", re.I)
+_U = re.compile(r"\bu(?=\s+(?:have|got|can|could|do|offer|support|guys|know|said|mean)\b)", re.I)
+_EXCL = re.compile(r"\bexcl\b\.?", re.I)  # "even digits excl 0" (set 65: zero kept at 200)
 # "@dana can u …", "@ml-team": people, read as "team" (a word about the app, never a class)
 _HANDLE = re.compile(r"(?:^|(?<=[\s(]))@[\w-]+", re.I)
 _COMPOUND = re.compile(r"\b(\w+)-(and|or)-(\w+)\b", re.I)  # "cats-and-dogs", "black-and-white"
@@ -107,11 +112,16 @@ def without_chatter(text: str) -> str:
     "filmed on", "clip art" as "clipart" (held-out set 42: read as paintings), "Cam" as a person
     ("ask Cam"; a lower-case or upper-case cam hints at photos), "ones with pigs" as "pigs"
     where nothing else is about numbers ("sevens and ones with a serif" keeps its digit), and
-    "nonzero digits" as "digits 1 to 9", and "shoe type things" as "shoes"."""
+    "nonzero digits" as "digits 1 to 9", "shoe type things" as "shoes", "excl." as
+    "excluding", "u have" as "you have", "the odd dog" as "the occasional dog"."""
     text = text if _OTHER_NUMBER.search(text) else _PRONOUN_ONES.sub("", text)
     text = _CAM.sub("team", _CLIP_ART.sub("clipart", _SHOT.sub("filmed ", text)))
     text = _NONZERO.sub(r"\1 1 to 9", _WEBCOMIC.sub("web ", _TYPE_THINGS.sub(_plural, text)))
-    return _HASHTAG.sub(", ", _HEDGE.sub(" ", _HANDLE.sub(" team ", _WITH.sub("with ", text))))
+    text = _U.sub("you", _EXCL.sub("excluding", _WITH.sub("with ", text)))  # "every animal u
+    # have except bears" (set 64: a clash)
+    text = _ODD.sub(lambda m: "the occasional " if m[1].lower() == "the" else "an occasional ",
+                    text)
+    return _HASHTAG.sub(", ", _HEDGE.sub(" ", _HANDLE.sub(" team ", text)))
 
 
 # what an animal says, as the class it names: "mooing animal + neighing animal" (held-out set
@@ -260,7 +270,8 @@ def spelt_subgroup_words(text: str, subgroups: Mapping[str, list[str]],
             rf"|(?:the\s+)?{w}\s+(?:only|classes|categories|types|kinds)"
             rf"|(?:only|just)\s+(?:the\s+)?{w}"
             rf"|(?:except(?:\s+for)?|excluding|but\s+not|apart\s+from|other\s+than|besides|"
-            rf"without|minus)\s+(?:the\s+|any\s+)?{w})\b", re.I)
+            rf"without|minus|skip|drop|remove|exclude|omit)\s+(?:the\s+|any\s+)?{w})\b",
+            re.I)  # "Skip footwear and bags" (set 65: a bag kept at 200, the verb had lost it)
         if re.search(rf"\b(?:other|more|similar)\s+{w}\b", text, re.I):
             continue  # "bags, sneakers and other footwear": an open group, asked back (422)
         spelt = ", ".join(members)

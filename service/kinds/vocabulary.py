@@ -123,6 +123,7 @@ FILLER = {
     "folder", "folders", "dataset", "datasets", "collection", "album", "batch", "labelled",
     "labeled", "labelling", "labeling", "labels", "recognition", "classification",
     "written", "hi", "hello", "hey", "thanks", "thank", "cheers", "u", "ur", "set", "setup",
+    "vibe", "vibes", "src",  # "safari only vibe", "src: photos of house numbers" (sets 64, 65)
     "thats", "whats", "theres", "heres", "dont", "doesnt", "isnt", "arent", "wont", "cant", "ive",
     "youre", "theyre", "lets", "shes", "hes", "were", "style",
     # chat and ticket register: acknowledgements, urgency and hedges carry no class
