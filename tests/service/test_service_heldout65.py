@@ -45,6 +45,12 @@ from service.core.problems import Problem
      ["elephant", "giraffe", "zebra"], "cartoon"),
     ("Please: elephant, giraffe, zebra, bear. Actually we don't need the bear.",
      ["elephant", "giraffe", "zebra"], None),
+    # a second parity group (wrong 200: the even digits lost), "the odd" as now and then
+    ("the odd digits and the even ones", ["one", "three", "five", "seven", "nine", "zero", "two",
+                                          "four", "six", "eight"], None),
+    ("Heres my setup: hide by the pond, camera on tripod. Visitors: birds (obviously), the odd "
+     "dog off lead, and once a horse got loose from the next field. Sort into those three pls.",
+     ["bird", "dog", "horse"], "photo"),
 ])
 def test_read(pacs, text, classes, domain):
     assert _resolve(pacs, text) == (classes, domain)
@@ -57,6 +63,8 @@ def test_read(pacs, text, classes, domain):
     ("all the digits except 0", ["one", "two", "three", "four", "five", "six", "seven", "eight",
                                  "nine"]),
     ("Needed: coats\nNot needed: sandals\n- dresses\n- bags", ["coat", "dress", "bag"]),
+    ("digits 1-9, even ones only", ["two", "four", "six", "eight"]),  # narrows the range
+    ("the odd digits please", ["one", "three", "five", "seven", "nine"]),
 ])
 def test_guards(pacs, text, classes):
     assert _resolve(pacs, text)[0] == classes
