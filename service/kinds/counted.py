@@ -80,7 +80,7 @@ _PRONOUN_ONE = re.compile(
     r"\bthis\s+(?:two|three|four|five|six|ten)\b(?=\s*(?:[.!?]|$))|"  # "tell this two from a
     # seven" (an outside review) is the digit
     r"\b(?:these|those|both|all|(?:the\s+)?(?:other|remaining|first|last|latter|former))\s+"
-    rf"(?:two|three|four|five|six|ten)\b(?!\s*[,&]\s*{NUMBER}|\s+(?:and|or|&)\s+{NUMBER}\b|"
+    rf"(?:two|three|four|five|six|ten)\b(?!\s*[,&]\s*{NUMBER}|\s+(?:and|or|&)\s+(?:the\s+)?{NUMBER}\b|"
     rf"\s+{NUMBER}\b)",
     re.I)  # "make one for 4 vs 9", "even ones only", "just those two", "only this two" (set
 # 53), "those two: cats, dogs", "just the other three" and "those two and, while you are at it,
@@ -116,12 +116,16 @@ _OR_TWO = re.compile(r"\b((?:a|an)\s+(?!one\b)[a-z]+)\s+or\s+(?:two|so)\b", re.I
 # were lost at 200); only after "and"/"or", since "1-9, even ones only" narrows a range
 _PARITY_ONES = re.compile(r"(\b(?:and|or|plus)\s+(?:also\s+)?(?:the\s+|all\s+)?(?:even|odd))"
                           r"\s+ones\b", re.I)
-_DIGIT_WORD = re.compile(r"\b(?:digits?|numbers?|numerals?)\b", re.I)
+_PARITY_GROUP = re.compile(r"\b(?:even|odd)\s+(?:digits?|numbers?|numerals?)\b", re.I)
 
 
 def parity_ones(text: str) -> str:
-    """"… and the even ones" as "… and the even digits" where the text is about digits."""
-    return _PARITY_ONES.sub(r"\1 digits", text) if _DIGIT_WORD.search(text) else text
+    """"… and the even ones" as "… and the even digits" after a parity group ("the odd
+    digits"); not "Digits 0-9 and odd ones only" or "… and the odd ones go to review" (an
+    outside review: all ten at 200), which name no group before."""
+    def spelt(m: re.Match) -> str:
+        return m[1] + " digits" if _PARITY_GROUP.search(text, 0, m.start()) else m[0]
+    return _PARITY_ONES.sub(spelt, text)
 
 
 def without_counts(text: str) -> str:

@@ -249,6 +249,13 @@ def _title(lines: list[str], words: _Words) -> list[str]:
     return [" ".join(w for w in first if not words.style_word(w))]
 
 
+# the whole key says what its list is not ("Do not include:"); "Don't forget:", "Never miss
+# these:" or "Without labels so far:" ask (an outside review: excluded, at 200 or a 422)
+_NEGATING_KEY = re.compile(r"(?:(?:not|no|don'?t|do\s+not|won'?t|will\s+not)\s+(?:be\s+)?"
+                           r"(?:need(?:ed)?|want(?:ed)?|required|include[ds]?|in\s+scope|have)|"
+                           r"exclude[ds]?|"
+                           r"excluding|except(?:ions?)?|exclusions?|out\s+of\s+scope|removed?|"
+                           r"dropped|omitted|skipped|deprecated)\W*$", re.I)
 _BULLET_ITEM = re.compile(r"^\s*(?:[-*•]|\d+[.)])\s+(.*)$")
 
 
@@ -267,8 +274,7 @@ def _negated_lists(lines: list[str], words: _Words) -> list[str]:
             out[-1] += (", " if not out[-1].rstrip().endswith(":") else " ") + (
                 own[1] if named else item[1]).strip()  # fmt: skip
             continue
-        negating = bool(field and not field[2].strip() and set(words.tokens(field[1])) & _NEGATING
-                        and not any(map(words.class_word, words.tokens(field[1]))))
+        negating = bool(field and not field[2].strip() and _NEGATING_KEY.match(field[1].strip()))
         out.append(line)
     return out
 

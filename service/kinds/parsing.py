@@ -36,6 +36,7 @@ from service.kinds.chunks import (
 from service.kinds.corrections import dismissed, retract_before_markers, retracted, takes_back
 from service.kinds.counted import declared_count, parity_ones, without_counts
 from service.kinds.dictation import dictated, rejoined
+from service.kinds.excepting import split_exceptions
 from service.kinds.glosses import equated, glossed, spelt_subgroups, without_descriptions
 from service.kinds.listing import asked, coordinated, list_items
 from service.kinds.marks import business_before_task, is_aside, mark_context
@@ -85,10 +86,6 @@ _POINTING = re.compile(r"\b(?:not|no)\s+(?:this|that|these|those)(?:\s+ones?)?\s
                        r"(?:last|first|final|second|third|middle|previous)\s+(?:one|ones|two|three|"
                        r"items?|class(?:es)?)\b", re.I | re.M)  # "skip the last one in that list"
 _EXCEPT = {"except", "excluding"}  # "every item in our shop except sandals, sneakers": not those
-# "cats, dogs, birds excluding horses": the exception is a chunk of its own (was read as one
-# chunk with "birds", both negated: a class lost at 200); not after a digit ("digits 2 to 5
-# except 7" excepts what it does not ask: asked back)
-_EXCEPT_AFTER = re.compile(r"\b([\w-]+)\s+(?=(?:except|excluding)\b)", re.I)
 _MORE = {"other", "others", "more", "additional", "etc", "rest", "further"}
 # verbs after which "from" picks classes out ("recognise cats from llamas"), not a source
 _PICKING = {"recognise", "recognize", "identify", "pick", "filter", "sort", "detect",
@@ -129,8 +126,7 @@ def parse(text: str, known: Known = Known()) -> Parsed:  # noqa: B008 (immutable
     text = parity_ones(text)  # "the odd digits and the even ones"
     text, excepted, unclear = spell_out(text, known.groups, known.class_of)  # "all but cows"
     text, filtered = parity_filter(text, known.groups)  # "2 to 8, but no odd ones"
-    text = _EXCEPT_AFTER.sub(lambda m: m[0].rstrip() + ", " if known.class_word(m[1].lower())
-                             and not is_number(m[1].lower()) else m[0], text)  # fmt: skip
+    text = split_exceptions(text, known)  # "cats, dogs, birds excluding horses"
     pointing = _POINTING.search(text)  # "NOT this one"
     chooser = corrections.left_open(text)  # "cats, dogs, and whatever else, you choose"
     unclear = unclear and f"{unclear[0]!r} leaves open which classes are left out; name the " \

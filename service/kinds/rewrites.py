@@ -36,8 +36,8 @@ _HEDGE = re.compile(r"\bI\s+(?:think|suppose|believe|reckon)\b", re.I)
 _HASHTAG = re.compile(r"(?:^|(?<=\s))#(?=[a-z])", re.I)  # not "Ticket #882"
 _WITH = re.compile(r"\bw/(?=\s)", re.I)  # "w/ tshirts"
 # "the odd dog off lead", "the odd pair of sneakers": now and then, no parity (set 65)
-_ODD = re.compile(r"\b(the|an)\s+odd\s+(?!(?:ones?|digits?|numbers?|numerals?|figures?|"
-                  r"integers?|and|or|&|,)\b)(?=[a-z])", re.I)
+_ODD = re.compile(r"\b(the|an)\s+odd\s+(?!(?:[a-z-]+\s+)?(?:ones?|digits?|numbers?|numerals?|"
+                  r"figures?|integers?|classes)\b|(?:and|or|&|,)\b)(?=[a-z])", re.I)
 _U = re.compile(r"\bu(?=\s+(?:have|got|can|could|do|offer|support|guys|know|said|mean)\b)", re.I)
 _EXCL = re.compile(r"\bexcl\b\.?", re.I)  # "even digits excl 0" (set 65: zero kept at 200)
 # "@dana can u …", "@ml-team": people, read as "team" (a word about the app, never a class)
@@ -228,6 +228,20 @@ def _in_exceptions(text: str, names: list[str], members: list[str]) -> str:
 _OWNERS = r"\b[\w-]+(?:'s|s')\s+(?:(?:and|or|&)\s+[\w-]+(?:'s|s')\s+)?"  # "children's and adults'"
 
 
+_DROPPING = re.compile(r"(skip|drop|remove|exclude|omit)\b", re.I)
+_NEGATED_BEFORE = re.compile(r"(?:\bnot|n't|\bnever|\bdont)\s+(?:\w+\s+)?$", re.I)
+
+
+def _spelt(m: re.Match, word: str, members: list[str]) -> str:
+    """A sub-group phrase with its classes for the word; after a dropping verb, the verb before
+    each ("exclude sandal, exclude sneaker, …"), since a verb reaches only the item after it
+    ("Clothing classifier, exclude footwear" kept two of three at 200: an outside review),
+    unless the verb is itself negated ("please don't drop footwear")."""
+    verb = _DROPPING.match(m[0])
+    joint = f", {verb[1]} " if verb and not _NEGATED_BEFORE.search(m.string[:m.start()]) else ", "
+    return re.sub(word, joint.join(members), m[0], flags=re.I)
+
+
 def spelt_subgroup_words(text: str, subgroups: Mapping[str, list[str]],
                          class_of: Callable[[str], str | None]) -> str:
     """A sub-group word where it asks or excludes, with the sub-group's classes in its place:
@@ -274,9 +288,8 @@ def spelt_subgroup_words(text: str, subgroups: Mapping[str, list[str]],
             re.I)  # "Skip footwear and bags" (set 65: a bag kept at 200, the verb had lost it)
         if re.search(rf"\b(?:other|more|similar)\s+{w}\b", text, re.I):
             continue  # "bags, sneakers and other footwear": an open group, asked back (422)
-        spelt = ", ".join(members)
         if not named & set(members):
-            text = asking.sub(lambda m, s=spelt, w=w: re.sub(w, s, m[0], flags=re.I), text)
+            text = asking.sub(lambda m, w=w, ms=members: _spelt(m, w, ms), text)
         text = re.sub(rf"\s*(?:{_OWNERS})?\b(?:the\s+)?{w}\b", "", text, flags=re.I)  # the
         # rest is context, with the space and owners before it: "sells children's and adults'
         # footwear." still ends a sentence and lists no "adults" (set 49)

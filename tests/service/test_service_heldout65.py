@@ -64,10 +64,31 @@ def test_read(pacs, text, classes, domain):
                                  "nine"]),
     ("Needed: coats\nNot needed: sandals\n- dresses\n- bags", ["coat", "dress", "bag"]),
     ("digits 1-9, even ones only", ["two", "four", "six", "eight"]),  # narrows the range
+    # an outside review of this stop's first rules: each was wrong at 200 there
+    ("Sneakers, sandals and ankle boots except the ankle boots", ["sneaker", "sandal"]),
+    ("bird, bear, cat, cow excluding the cow and dog", ["bird", "bear", "cat"]),
+    ("Classes: coats, shirts\nDon't forget:\n- sandals\n- bags",
+     ["coat", "shirt", "sandal", "bag"]),  # a field that asks, over bullets
+    ("Digits 0-9. Actually we don't need perfect accuracy on 7",
+     ["zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine"]),
+    ("Sort cats and dogs by number, and the odd ones go to review", ["cat", "dog"]),
+    ("Classify the odd handwritten digits only", ["one", "three", "five", "seven", "nine"]),
+    ("handwritten digits: both two and the 5, they get confused a lot", ["two", "five"]),
     ("the odd digits please", ["one", "three", "five", "seven", "nine"]),
 ])
 def test_guards(pacs, text, classes):
     assert _resolve(pacs, text)[0] == classes
+
+
+@pytest.mark.parametrize("text", [
+    "Clothing classifier, exclude footwear",  # the review's: two of three kept at 200
+    "Animals: drop mammals, keep birds",
+    "Dresses except wedding dresses, coats, and bags",  # coats lost at 200
+])
+def test_refused(pacs, text):
+    with pytest.raises(Problem) as err:
+        _resolve(pacs, text)
+    assert err.value.status == 422
 
 
 @pytest.mark.parametrize("descriptions", [
