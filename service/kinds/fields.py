@@ -55,7 +55,7 @@ _FIELD_NAME = re.compile(r"[a-z_#?]+(?: [a-z_]+)?")  # "label", "class name", "i
 _TABLE_RULE = re.compile(r"^\s*\|?\s*:?-{2,}:?\s*(\|\s*:?-{2,}:?\s*)*\|?\s*$")
 _ASSIGNED = re.compile(r"(^|[:;,.]\s*)(classes|labels|categories|style|domain|input|output)"
                        r"\s*=(?!=)", re.I | re.M)  # fmt: skip
-_FIELD = re.compile(r"^\s*(?:[-*•]\s+)?\(?\**([A-Za-z][A-Za-z0-9 _/()'’-]{0,40}?)\**\s*:"
+FIELD = re.compile(r"^\s*(?:[-*•]\s+)?\(?\**([A-Za-z][A-Za-z0-9 _/()'’-]{0,40}?)\**\s*:"
                     r"\s*\**\s*(.*)$")  # "- Domain: cartoons", "**Must have:** sneakers"
 # "Won't have: dresses", "Excluded: bags": every item of the value is excluded
 _NEGATING = {"wont", "not", "no", "never", "exclude", "excluded", "excluding", "except", "out",
@@ -182,9 +182,9 @@ def read_fields(text: str, class_word: Callable[[str], bool], style_word: Callab
     """``(text, context)``: field lines rewritten as the module docstring says, and the values
     dropped. ``asks``: words that make a value a request ("Goal: also lions")."""
     words = _Words(class_word, style_word, tokens, asks, class_of)
-    lines = _negated_lists([line for line in text.splitlines() if line.strip()], words)
+    lines = [line for line in text.splitlines() if line.strip()]
     context = _title(lines, words)
-    fields = [f for line in lines if (f := _FIELD.match(line))]
+    fields = [f for line in lines if (f := FIELD.match(line))]
     keys = [f[1].lower() for f in fields]
     bare = any(re.fullmatch(r"\s*(?:yes|no|nope|nah|yep|yeah)\W*", f[2], re.I)
                for f in fields)  # a turn answering a question  # fmt: skip
@@ -199,7 +199,7 @@ def read_fields(text: str, class_word: Callable[[str], bool], style_word: Callab
             out.append(" ".join(w for w in tokens(line) if style_word(w)))  # "## Requirements",
             continue  # "## Bug: classifier misses birds" over a body naming them (set 63); one
             # line, or one naming classes the body does not, is a code comment: "# TODO: cats…"
-        if (field := _FIELD.match(line)) and field[1].lower() in speakers:
+        if (field := FIELD.match(line)) and field[1].lower() in speakers:
             out.append(line)
             continue
         parts = [_read_field(part, words, context) for part in _NEXT_FIELD.split(line)]
@@ -249,39 +249,9 @@ def _title(lines: list[str], words: _Words) -> list[str]:
     return [" ".join(w for w in first if not words.style_word(w))]
 
 
-# the whole key says what its list is not ("Do not include:"); "Don't forget:", "Never miss
-# these:" or "Without labels so far:" ask (an outside review: excluded, at 200 or a 422)
-_NEGATING_KEY = re.compile(r"(?:(?:not|no|don'?t|do\s+not|won'?t|will\s+not)\s+(?:be\s+)?"
-                           r"(?:need(?:ed)?|want(?:ed)?|required|include[ds]?|in\s+scope|have)|"
-                           r"exclude[ds]?|"
-                           r"excluding|except(?:ions?)?|exclusions?|out\s+of\s+scope|removed?|"
-                           r"dropped|omitted|skipped|deprecated)\W*$", re.I)
-_BULLET_ITEM = re.compile(r"^\s*(?:[-*•]|\d+[.)])\s+(.*)$")
-
-
-def _negated_lists(lines: list[str], words: _Words) -> list[str]:
-    """A negating field with its items on the bullets below ("Not needed:" / "- sandals" /
-    "- Sneakers: handled by old model") as one field line, "Not needed: sandals, Sneakers", so
-    :func:`_read_field` excludes them all (an outside review of stop 49: all kept at 200). A
-    bullet's own note is dropped when its key names a class."""
-    out: list[str] = []
-    negating = False
-    for line in lines:
-        field, item = _FIELD.match(line), _BULLET_ITEM.match(line)
-        if negating and item:
-            own = _FIELD.match(item[1])
-            named = own and any(map(words.class_word, words.tokens(own[1])))
-            out[-1] += (", " if not out[-1].rstrip().endswith(":") else " ") + (
-                own[1] if named else item[1]).strip()  # fmt: skip
-            continue
-        negating = bool(field and not field[2].strip() and _NEGATING_KEY.match(field[1].strip()))
-        out.append(line)
-    return out
-
-
 def _read_field(part: str, words: _Words, context: list[str]) -> str:
     """One field (``Key: value``) rewritten; what it drops is appended to ``context``."""
-    field = _FIELD.match(part)
+    field = FIELD.match(part)
     if field is None:
         return part
     key, value = set(words.tokens(field[1])), words.tokens(field[2])

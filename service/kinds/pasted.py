@@ -17,7 +17,7 @@ from collections.abc import Callable
 from service.kinds.answers import answered_no
 from service.kinds.chunks import Known, is_style
 from service.kinds.emails import newest
-from service.kinds.fields import read_fields, tabular
+from service.kinds.fields import FIELD, read_fields, tabular
 from service.kinds.letters import strip_letter
 from service.kinds.rewrites import plain_numbers, without_speakers
 from service.kinds.structured import (
@@ -58,6 +58,7 @@ def as_prose(text: str, known: Known) -> tuple[str, list[str]]:
         raise Unreadable("the description contains markup, SQL or comment syntax; describe the "
                          "task in plain words")  # fmt: skip
     text = plain(_ARROW.sub(": ", text), known.class_word)
+    text = negated_lists(text, known.class_word)  # "Not needed:" over bullets
     text, fields = read_fields(text, known.class_word, is_style, words, REQUESTING,
                                known.class_of)
     text, letter = strip_letter(text, known.class_word)  # "Dear support, …  Best, Maria"
@@ -115,6 +116,37 @@ def diffed(text: str) -> str:
     if not (any(map(_REMOVED.match, lines)) and any(map(_ADDED.match, lines))):
         return text
     return "\n".join(_ADDED.sub("", line) for line in lines if not _REMOVED.match(line))
+
+
+# a negating field's whole key says what its list is not ("Do not include:"); "Don't forget:",
+# "Never miss these:" or "Without labels so far:" ask (an outside review: excluded)
+_NEGATING_KEY = re.compile(r"(?:(?:not|no|don'?t|do\s+not|won'?t|will\s+not)\s+(?:be\s+)?"
+                           r"(?:need(?:ed)?|want(?:ed)?|required|include[ds]?|in\s+scope|have)|"
+                           r"exclude[ds]?|excluding|except(?:ions?)?|exclusions?|out\s+of\s+scope|"
+                           r"removed?|dropped|omitted|skipped|deprecated)\W*$", re.I)
+_BULLET_ITEM = re.compile(r"^\s*(?:[-*•]|\d+[.)])\s+(.*)$")
+
+
+def negated_lists(text: str, class_word: Callable[[str], bool]) -> str:
+    """A negating field with its items on the bullets below ("Not needed:" / "- sandals" /
+    "- Sneakers: handled by old model") as one field line, "Not needed: sandals, Sneakers",
+    which :func:`service.kinds.fields.read_fields` excludes item by item (an outside review of
+    stop 49: all kept at 200). A bullet's own note goes when its key names a class."""
+    out: list[str] = []
+    at = None  # the open negating field's line in ``out``
+    for line in text.splitlines():
+        field, item = FIELD.match(line), _BULLET_ITEM.match(line)
+        if at is not None and item:
+            own = FIELD.match(item[1])
+            named = own and any(map(class_word, words(own[1])))
+            out[at] += ("" if out[at].rstrip().endswith(":") else ",") + " " + (
+                own[1] if named else item[1]).strip()  # fmt: skip
+            continue
+        if line.strip():
+            at = len(out) if field and not field[2].strip() and _NEGATING_KEY.match(
+                field[1].strip()) else None  # fmt: skip
+        out.append(line)
+    return "\n".join(out)
 
 
 _TICKED = re.compile(r"^(\s*(?:[-*+]\s+)?)\[[xX✓✔]\]\s*", re.M)  # "- [x] cat"
