@@ -91,9 +91,10 @@ def retract_before_markers(text: str, class_word: Callable[[str], bool] | None =
     wait" is no marker: it adds more often than it takes back ("Oh wait, the zoo also has
     sheep"). ``class_word``: whether a word names a class (without it, no ``_MEANT_ITEM``)."""
     text = _TRAILING_SORRY.sub(", sorry I mean ", text)  # before an ellipsis ends a sentence
-    text = _SECOND_THOUGHT.sub(lambda m: f"{m[1]}drop {m['a'] or m['b']}" if class_word and all(
-        w in FILLER or class_word(w) for w in words(m["a"] or m["b"])) else m[0], text)  # not
-    # "Actually we don't need perfect accuracy on 7" (an outside review: 7 dropped at 200)
+    text = _SECOND_THOUGHT.sub(lambda m: f"{m[1]}drop {m['a'] or m['b']}" if class_word
+                               and _names_only(words(m["a"] or m["b"]), class_word) else m[0],
+                               text)  # not "Actually we don't need perfect accuracy on 7" (an
+    # outside review: 7 dropped at 200), nor "… don't want that"
     if class_word is not None:
         text = _MEANT_ITEM.sub(lambda m: m[0] if class_word(m["x"].lower()) else " ", text)
     text = _TAKEN_BACK_AFTER.sub(r" (drop \1) ", _ELLIPSIS.sub(". ", _swapped(text)))
@@ -170,6 +171,12 @@ def _keeps_before(after: list[str], before: list[str]) -> bool:
     return bool((_ADDING | RETRACTING) & set(after[:3])
                 or (after[:1] in (["no"], ["not"]) and len(after) > 1)
                 or RETRACTING & set(before))
+
+
+def _names_only(item: list[str], class_word: Callable[[str], bool]) -> bool:
+    """Whether ``item`` names a class and says nothing else ("the bear", not "perfect accuracy
+    on 7" or "that")."""
+    return any(map(class_word, item)) and all(w in FILLER or class_word(w) for w in item)
 
 
 def _taken_back_item(m: re.Match) -> str:

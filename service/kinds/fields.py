@@ -56,7 +56,7 @@ _TABLE_RULE = re.compile(r"^\s*\|?\s*:?-{2,}:?\s*(\|\s*:?-{2,}:?\s*)*\|?\s*$")
 _ASSIGNED = re.compile(r"(^|[:;,.]\s*)(classes|labels|categories|style|domain|input|output)"
                        r"\s*=(?!=)", re.I | re.M)  # fmt: skip
 FIELD = re.compile(r"^\s*(?:[-*•]\s+)?\(?\**([A-Za-z][A-Za-z0-9 _/()'’-]{0,40}?)\**\s*:"
-                    r"\s*\**\s*(.*)$")  # "- Domain: cartoons", "**Must have:** sneakers"
+                   r"\s*\**\s*(.*)$")  # "- Domain: cartoons", "**Must have:** sneakers"
 # "Won't have: dresses", "Excluded: bags": every item of the value is excluded
 _NEGATING = {"wont", "not", "no", "never", "exclude", "excluded", "excluding", "except", "out",
              "without", "dont", "removed", "dropped", "omitted", "skipped",

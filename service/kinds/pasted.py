@@ -109,7 +109,7 @@ _ADDED = re.compile(r"^\+\s*(?=[-*]\s)")  # "+ - cow": one it puts in
 
 
 def diffed(text: str) -> str:
-    """A unified diff of a list, pasted ("- - elephant / + - cow / " "- horse"), as the list it
+    """A unified diff of a list, pasted ("- - elephant", "+ - cow", "  - horse"), as the list it
     leaves: removed items gone, added ones kept (set 64: the removed classes at 200). Only a
     diff that both removes and adds list items; a lone "- - x" may be a nested bullet."""
     lines = text.splitlines()

@@ -74,6 +74,12 @@ def test_read(pacs, text, classes, domain):
     ("Sort cats and dogs by number, and the odd ones go to review", ["cat", "dog"]),
     ("Classify the odd handwritten digits only", ["one", "three", "five", "seven", "nine"]),
     ("handwritten digits: both two and the 5, they get confused a lot", ["two", "five"]),
+    # self-review: a negated dropping verb spells the group out plainly; a blank line inside a
+    # negating field's list; a second thought that names no class takes nothing back
+    ("bags and coats, please don't drop footwear",
+     ["bag", "coat", "sandal", "sneaker", "ankle boot"]),
+    ("Needed: coats, dresses\nNot needed:\n\n- sandals\n- bags", ["coat", "dress"]),
+    ("cats, dogs and horses. Actually we don't want that.", ["cat", "dog", "horse"]),
     ("the odd digits please", ["one", "three", "five", "seven", "nine"]),
 ])
 def test_guards(pacs, text, classes):
@@ -102,3 +108,13 @@ def test_refused_definitions(pacs, descriptions):
     with pytest.raises(Problem) as err:
         resolve_request(pacs, PersonalizeCreate(classes=descriptions), pacs.domains)
     assert err.value.status == 422
+
+
+def test_a_superlative_bound_still_names_its_digit(pacs):
+    from service.core.schemas import PersonalizeCreate
+    from service.kinds.task_request import resolve_request
+
+    matches, _ = resolve_request(pacs, PersonalizeCreate(
+        classes=["the smallest prime greater than five", "a big grey animal with a trunk"]),
+        pacs.domains)
+    assert [m.name for m in matches] == ["seven", "elephant"]

@@ -79,10 +79,11 @@ def crossfit_curve(data: ClientData, epochs: int, folds: int, seed: int,
     fold_of = torch.cat([torch.full((len(h),), f) for f, h in enumerate(hits[0])])
     curve: dict[str, list] = {"val": [], "z": [], "z_fold": [], "exit_acc": []}
     for h in map(torch.cat, hits):
-        gain, z = paired_z(reduce(h), base)
+        scores = reduce(h)
+        gain, z = paired_z(scores, base)
         curve["val"].append(gain)
         curve["z"].append(z)
-        curve["z_fold"].append(fold_clustered_z(reduce(h) - base, fold_of))
+        curve["z_fold"].append(fold_clustered_z(scores - base, fold_of))
         curve["exit_acc"].append(h.mean(0).tolist())
     return curve
 
