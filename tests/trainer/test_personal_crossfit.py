@@ -107,10 +107,12 @@ def test_the_choice_follows_the_gate_and_the_pooled_fine_tune_keeps_its_weights(
             data, 3, 5, seed=1, min_z=min_z, restart=fake.restart,
             train_epoch=fake.train_epoch, items=fake.items,
             snapshot=lambda f=fake: {"w": torch.tensor(f.w)},
-            load=lambda s, f=fake: setattr(f, "w", int(s["w"])), test_score=lambda f=fake: f.w)
+            load=lambda s, f=fake: setattr(f, "w", int(s["w"])),
+            test_items=lambda f=fake: torch.full((4,), float(f.w)))
         assert best["epoch"] == want == gated_epoch(best["curve"], min_z)
         assert fake.w == want  # loaded
         assert best["curve"]["test"] == [0, 1, 2, 3]  # every pooled epoch, for replays
+        assert best["curve"]["test_z"] == [0.0, math.inf, math.inf, math.inf]  # no spread
         assert fake.trained[-1] == 25  # the last fine-tune uses the whole pool
 
 
@@ -131,6 +133,7 @@ def test_the_anytime_client_keeps_the_cross_fitted_model_and_records_the_val_gat
            "personal_folds": 3}
     best = personalize(model, data, 2, cfg)
     assert len(best["curve"]["val"]) == len(best["curve"]["test"]) == 3
+    assert len(best["curve"]["test_z"]) == 3 and best["curve"]["test_z"][0] == 0.0
     assert all(len(a) == 2 for a in best["curve"]["exit_acc"])  # held-out accuracy per exit
     assert len(best["val_gate"]["curve"]) == 3  # the val gate's record, epochs 0..2
     assert best["test_acc"] == best["curve"]["test"][best["epoch"]]
@@ -161,3 +164,23 @@ def test_reports_replay_the_cross_fitted_record_on_its_fold_clustered_z():
     lines = [ln for ln in gate_table([row], ["m"], "anytime") if "| 1.64 |" in ln]
     kept = {ln.split(" | ")[1]: ln.split(" | ")[3] for ln in lines}
     assert kept == {"val": "0/1", "cross-fitted": "1/1", "cross-fitted, fold z": "0/1"}
+
+
+def test_reports_tell_a_client_worse_beyond_test_noise_from_one_that_lost_an_image():
+    """Both clients lose on test; only the one whose loss is 2+ paired standard errors is
+    counted worse beyond noise. Records from before stop 51 (no ``test_z``) show a dash."""
+    from trainer.anytime.report import gate_table, personal_table
+
+    def record(test_z: float) -> dict:
+        return {"epoch": 1, "val": [0.0, 0.2], "z": [0.0, 9.0], "test": [0.5, 0.48],
+                "test_z": [0.0, test_z]}
+
+    row = {"method": "m", "setting": "anytime", "client_global": [0.5, 0.5],
+           "client_personal": [0.48, 0.48], "client_personal_curve": [record(-0.7),
+                                                                      record(-2.5)]}
+    line = next(ln for ln in gate_table([row], ["m"], "anytime") if "| 0 |" in ln)
+    assert line.split(" | ")[-2:] == ["0/2", "1/2 |"]  # not worse; not worse beyond noise
+    assert personal_table([row], ["m"], "anytime")[-1].endswith("| 0/2 | 1/2 |")
+    old = {**row, "client_personal_curve": [{k: v for k, v in record(0).items()
+                                             if k != "test_z"}] * 2}
+    assert personal_table([old], ["m"], "anytime")[-1].endswith("| 0/2 | – |")

@@ -4,11 +4,13 @@ per-epoch record that never takes part in the choice."""
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 import torch
 
-from trainer.federated.task import best_local_epoch, paired_gain, paired_z
+from trainer.federated.task import best_local_epoch, paired_gain, paired_z, signed_z
 
 # Per-example val scores of epochs 0..3 on 20 examples (1 = right). Epoch 1 fixes one example
 # (a gain of 0.05, z = 1); epoch 2 fixes ten and breaks none (z ~ 4.4); epoch 3 breaks four.
@@ -34,7 +36,7 @@ def _choose(epochs: list[np.ndarray], min_z: float, test: list[float] | None = N
     best = best_local_epoch(
         model, len(epochs) - 1, train_epoch, lambda: torch.from_numpy(epochs[at["epoch"]]),
         snapshot, min_z=min_z,
-        test_score=None if test is None else (lambda: test[at["epoch"]]))
+        test_items=None if test is None else (lambda: torch.from_numpy(test[at["epoch"]])))
     return best, float(model.weight.detach())
 
 
@@ -78,13 +80,24 @@ def test_the_gate_keeps_a_gain_well_above_noise():
 
 
 def test_the_test_record_never_changes_the_choice():
-    test = [0.9, 0.1, 0.1, 0.95]  # test would favour epochs 0 and 3
-    best, _ = _choose(EPOCHS, min_z=0.0, test=test)
+    test = [np.array(v) for v in ([1.0, 1, 1, 0], [0.0, 0, 1, 0], [0.0, 1, 0, 0], [1.0, 1, 1, 1])]
+    best, _ = _choose(EPOCHS, min_z=0.0, test=test)  # test would favour epochs 0 and 3
     assert best["epoch"] == 2
-    assert [c["test"] for c in best["curve"]] == test
+    assert [c["test"] for c in best["curve"]] == [0.75, 0.25, 0.25, 1.0]
+    assert [c["test_z"] for c in best["curve"]] == pytest.approx(
+        [0.0, -0.5 / (1 / 3**0.5 / 2), -0.5 / (1 / 3**0.5 / 2), 1.0])
     assert [c["val"] for c in best["curve"]] == pytest.approx([e.mean() for e in EPOCHS])
     best, _ = _choose(EPOCHS, min_z=0.0)
-    assert all(np.isnan(c["test"]) for c in best["curve"])
+    assert all(np.isnan(c["test"]) and np.isnan(c["test_z"]) for c in best["curve"])
+
+
+def test_signed_z_keeps_the_sign_of_a_loss_where_the_gate_z_floors_it():
+    assert signed_z(torch.zeros(4), torch.ones(4)) == -math.inf
+    assert paired_z(torch.zeros(4), torch.ones(4))[1] == 0.0
+    new, old = torch.tensor([0.0, 1, 0, 1, 0.5]), torch.tensor([1.0, 1, 0, 0, 1])
+    assert signed_z(new, old) == pytest.approx(paired_z(new, old)[1])
+    assert signed_z(new, old) < 0
+    assert signed_z(torch.ones(3), torch.ones(3)) == 0.0
 
 
 def test_fedclip_personalisation_reads_the_gate_from_its_config():

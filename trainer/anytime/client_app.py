@@ -53,14 +53,17 @@ def _reply(msg: Message, model, metrics: dict) -> Message:
     return Message(content=content, reply_to=msg)
 
 
+CURVE_KEYS = ("val", "z", "z_fold", "test", "test_z")
+
+
 def _curves(prefix: str, curve: list[dict[str, float]] | dict[str, list[float]]) -> dict:
-    """A personalisation record as flat metric lists: ``{prefix}_val``, ``_z``, ``_test``
-    (the val gate records a list of per-epoch dicts, the cross-fitted one lists per key, with
-    its fold-clustered ``_z_fold`` too)."""
+    """A personalisation record as flat metric lists: ``{prefix}_val``, ``_z``, ``_test``,
+    ``_test_z`` (the val gate records a list of per-epoch dicts, the cross-fitted one lists
+    per key, with its fold-clustered ``_z_fold`` too)."""
     if isinstance(curve, dict):
-        return {f"{prefix}_{k}": list(curve[k]) for k in ("val", "z", "z_fold", "test")
-                if k in curve}  # not exit_acc
-    return {f"{prefix}_{k}": [c[k] for c in curve] for k in ("val", "z", "test")}
+        return {f"{prefix}_{k}": list(curve[k]) for k in CURVE_KEYS if k in curve}  # no exit_acc
+    return {f"{prefix}_{k}": [c[k] for c in curve] for k in CURVE_KEYS if k in curve[0]}
+
 
 
 def make_client_app(fed_dir: str | None = None) -> ClientApp:

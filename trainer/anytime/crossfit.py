@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from trainer.federated.task import ClientData, gated_epoch, paired_z
+from trainer.federated.task import ClientData, gated_epoch, paired_z, signed_z
 
 
 def pooled(data: ClientData) -> ClientData:
@@ -115,7 +115,7 @@ def crossfit_personalize(data: ClientData, epochs: int, folds: int, seed: int, m
                          items: Callable[[ClientData], torch.Tensor],
                          snapshot: Callable[[], dict[str, torch.Tensor]],
                          load: Callable[[dict[str, torch.Tensor]], None],
-                         test_score: Callable[[], float],
+                         test_items: Callable[[], torch.Tensor],
                          reduce: Callable[[torch.Tensor], torch.Tensor] = lambda h: h.mean(1)
                          ) -> dict[str, Any]:  # fmt: skip
     """Choose the epoch count by :func:`crossfit_curve` and the ``keeps`` rule at ``min_z``,
@@ -129,10 +129,13 @@ def crossfit_personalize(data: ClientData, epochs: int, folds: int, seed: int, m
     chosen = gated_epoch(curve, min_z)
     restart()
     pool = pooled(data)
-    curve["test"], state = [test_score()], snapshot()
+    test0, state = test_items(), snapshot()
+    curve["test"], curve["test_z"] = [float(test0.double().mean())], [0.0]
     for epoch in range(1, epochs + 1):
         train_epoch(pool, epoch)
-        curve["test"].append(test_score())
+        items = test_items()
+        curve["test"].append(float(items.double().mean()))
+        curve["test_z"].append(signed_z(items, test0))
         if epoch == chosen:
             state = snapshot()
     load(state)

@@ -189,7 +189,7 @@ def _curve(metrics: dict[str, Any], prefix: str = "curve", kept: str = "best_epo
     and the epoch it kept; ``prefix="valgate"``: the val gate's record beside a cross-fitted
     gate's."""
     epoch = metrics.get(kept)
-    keys = ("val", "z", "test", *(("z_fold",) if f"{prefix}_z_fold" in metrics else ()))
+    keys = ("val", "z", "test", *(k for k in ("z_fold", "test_z") if f"{prefix}_{k}" in metrics))
     return {"epoch": None if epoch is None else int(epoch),
             **{k: list(metrics.get(f"{prefix}_{k}", [])) for k in keys}}
 

@@ -164,16 +164,11 @@ def _device(model: torch.nn.Module) -> torch.device:
     return next(model.parameters()).device
 
 
-def score(model: AnytimeViT, data: ClientData, tier: int, split: str, mode: str) -> float:
-    """The number a client selects on: accuracy at ``L_i`` (``last``) or the mean over its
-    exits ``1..L_i`` (``anytime``)."""
-    accs = exit_accuracies(model, *data.split(split), tier)
-    return float(np.mean(accs)) if mode == "anytime" else accs[-1]
-
-
 def score_items(model: AnytimeViT, data: ClientData, tier: int, split: str,
                 mode: str) -> torch.Tensor:
-    """:func:`score` per example (its mean is ``score``), for paired comparisons."""
+    """The number a client selects on, per example (so comparisons can be paired): a hit at
+    ``L_i`` (``last``) or the share of its exits ``1..L_i`` that hit (``anytime``); the mean
+    is the accuracy at ``L_i`` or the mean accuracy over exits."""
     grid = exit_hits(model, *data.split(split), tier)
     return grid.mean(1) if mode == "anytime" else grid[:, -1]
 
@@ -205,7 +200,7 @@ def personalize(model: AnytimeViT, data: ClientData, tier: int,
                             lambda: score_items(model, data, tier, "val", mode),
                             lambda: exchanged(model),
                             min_z=float(cfg.get("personal_min_z", 0.0)),
-                            test_score=lambda: score(model, data, tier, "test", mode))
+                            test_items=lambda: score_items(model, data, tier, "test", mode))
     best["test_acc"] = best["curve"][best["epoch"]]["test"]  # scored when that epoch ended
     if cfg.get("personal_gate", "val") == "crossfit":  # the val gate above stays on record
         best = _crossfit(model, data, tier, cfg, params, received, best)
@@ -228,7 +223,7 @@ def _crossfit(model: AnytimeViT, data: ClientData, tier: int, cfg: dict[str, Any
         data, int(cfg.get("personal_epochs", 5)), int(cfg.get("personal_folds", 5)), seed,
         float(cfg.get("personal_min_z", 0.0)), lambda: load(received), train_epoch,
         lambda split: exit_hits(model, *split.split("val"), tier), lambda: exchanged(model),
-        load, lambda: score(model, data, tier, "test", mode),
+        load, lambda: score_items(model, data, tier, "test", mode),
         reduce=(lambda h: h.mean(1)) if mode == "anytime" else (lambda h: h[:, -1]))
     return {**best, "val_acc": val_gate["val_acc"], "test_acc": best["curve"]["test"][
         best["epoch"]], "val_gate": {"epoch": val_gate["epoch"], "curve": val_gate["curve"]}}

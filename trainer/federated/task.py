@@ -201,11 +201,19 @@ def paired_z(new: torch.Tensor, old: torch.Tensor) -> tuple[float, float]:
     return gain, gain / err if err > 0 else (math.inf if gain > 0 else 0.0)
 
 
+def signed_z(new: torch.Tensor, old: torch.Tensor) -> float:
+    """The gain of :func:`paired_gain` in standard errors, a loss as a negative z (-inf with no
+    spread): how reports tell a client made worse beyond test noise from one that lost an
+    image or two, which :func:`paired_z` cannot (it floors a spreadless loss at 0 for gates)."""
+    gain, err = paired_gain(new, old)
+    return gain / err if err > 0 else math.copysign(math.inf, gain) if gain else 0.0
+
+
 def best_local_epoch(model: nn.Module, epochs: int, train_epoch: Callable[[int], Any],
                      val_items: Callable[[], torch.Tensor],
                      snapshot: Callable[[], dict[str, torch.Tensor]], *,
                      min_z: float = 0.0,
-                     test_score: Callable[[], float] | None = None) -> dict[str, Any]:
+                     test_items: Callable[[], torch.Tensor] | None = None) -> dict[str, Any]:
     """Personalisation's epoch choice, shared by FedCLIP and the anytime clients: train
     ``epochs`` local epochs, keep the one best on the client's validation split, load it.
 
@@ -213,21 +221,24 @@ def best_local_epoch(model: nn.Module, epochs: int, train_epoch: Callable[[int],
     the global model on validation; on test it may still lose, because a val split of a few
     dozen images rewards noise. ``min_z`` guards against that: a trained epoch replaces the
     received model only when its paired val gain (``val_items``: per-example scores) is above
-    ``min_z`` standard errors (0: any gain, the old rule). ``test_score``, when given, is
-    recorded per epoch in ``curve`` for analysis only; it never takes part in the choice.
+    ``min_z`` standard errors (0: any gain, the old rule). ``test_items`` (per-example test
+    scores), when given, are recorded per epoch in ``curve`` for analysis only, as their mean
+    and :func:`signed_z` over epoch 0; they never take part in the choice.
 
     Returns:
         ``{"epoch", "val_acc", "state", "curve"}`` of the chosen epoch; ``curve`` lists
-        ``{"val", "z", "test"}`` per epoch 0..epochs (``z``: gain over epoch 0 ÷ its error).
+        ``{"val", "z", "test", "test_z"}`` per epoch 0..epochs (``z``: val gain over epoch 0
+        ÷ its error; ``test``/``test_z``: NaN without ``test_items``).
     """
-    base = val_items()
+    base, test0 = val_items(), _maybe(test_items)
     best = {"epoch": 0, "val_acc": float(base.mean()), "state": snapshot()}
-    curve = [{"val": best["val_acc"], "z": 0.0, "test": _maybe(test_score)}]
+    curve = [{"val": best["val_acc"], "z": 0.0, **_tested(test0, test0)}]
     for epoch in range(1, epochs + 1):
         train_epoch(epoch)
         items = val_items()
         _, z = paired_z(items, base)
-        curve.append({"val": float(items.mean()), "z": z, "test": _maybe(test_score)})
+        curve.append({"val": float(items.mean()), "z": z,
+                      **_tested(_maybe(test_items), test0)})
         if keeps(curve[-1]["val"], z, best["val_acc"], min_z):
             best = {"epoch": epoch, "val_acc": curve[-1]["val"], "state": snapshot()}
     model.load_state_dict(best["state"], strict=False)
@@ -252,8 +263,15 @@ def gated_epoch(curve: dict[str, list[float]], min_z: float) -> int:
     return best
 
 
-def _maybe(score: Callable[[], float] | None) -> float:
-    return float(score()) if score is not None else float("nan")
+def _maybe(items: Callable[[], torch.Tensor] | None) -> torch.Tensor | None:
+    return items() if items is not None else None
+
+
+def _tested(items: torch.Tensor | None, base: torch.Tensor | None) -> dict[str, float]:
+    """An epoch's test record: mean score and signed z over epoch 0 (NaN when untested)."""
+    if items is None or base is None:
+        return {"test": math.nan, "test_z": math.nan}
+    return {"test": float(items.double().mean()), "test_z": signed_z(items, base)}
 
 
 def personalize(model: FeatureModel, data: ClientData, cfg: dict[str, Any]) -> dict[str, Any]:
