@@ -11,9 +11,11 @@ says which came last on purpose.
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Callable
 
+from service.kinds.swaps import swapped
 from service.kinds.tokens import IRREGULAR_PLURALS, plural, singular_forms, words
 from service.kinds.vocabulary import FILLER, GENERIC
 
@@ -62,6 +64,11 @@ _NOT_NEED = r"(?:we|i)\s+(?:don'?t|do\s+not|won'?t|will\s+not)\s+(?:need|want)"
 _SECOND_THOUGHT = re.compile(r"(?:^|(?<=[.!?]))(\s*)(?:actually|(?:ah|oh|hmm+|um+),?\s+no)\s*,?\s+"
                              rf"(?:{_NOT_NEED}\s+(?P<a>[^.!?,;]{{1,40}})|(?P<b>[^.!?,;]{{1,30}}?)"
                              rf"\s+{_NOT_NEED}\b)", re.I)  # fmt: skip
+# "Cats, dogs, horses. Actually I don't want anything but horses": a correction to only those
+# (an outside review of stop 50: all three kept at 200)
+_NOTHING_BUT = re.compile(r"(?:^|(?<=[.!?]))\s*(?:(?:actually|(?:ah|oh|hmm+|um+),?\s+no)\s*,?\s+)?"
+                          rf"{_NOT_NEED}\s+any(?:thing|\s+(?:class|classes|other))?\s+(?:but|"
+                          r"except|other\s+than|besides|apart\s+from)\s+", re.I)
 # "vacas and caballos... sorry, cows and horses" (set 44): a correction, as "sorry, I mean"
 _TRAILING_SORRY = re.compile(r"\s*(?:\.{2,}|…|\s—|\s--)\s*sorry\b,?(?!\s+(?:for|if|about|to|"
                              r"that)\b)", re.I)
@@ -91,13 +98,14 @@ def retract_before_markers(text: str, class_word: Callable[[str], bool] | None =
     wait" is no marker: it adds more often than it takes back ("Oh wait, the zoo also has
     sheep"). ``class_word``: whether a word names a class (without it, no ``_MEANT_ITEM``)."""
     text = _TRAILING_SORRY.sub(", sorry I mean ", text)  # before an ellipsis ends a sentence
+    text = _NOTHING_BUT.sub(" Actually, make it just ", text)
     text = _SECOND_THOUGHT.sub(lambda m: f"{m[1]}drop {m['a'] or m['b']}" if class_word
                                and _names_only(words(m["a"] or m["b"]), class_word) else m[0],
                                text)  # not "Actually we don't need perfect accuracy on 7" (an
     # outside review: 7 dropped at 200), nor "… don't want that"
     if class_word is not None:
         text = _MEANT_ITEM.sub(lambda m: m[0] if class_word(m["x"].lower()) else " ", text)
-    text = _TAKEN_BACK_AFTER.sub(r" (drop \1) ", _ELLIPSIS.sub(". ", _swapped(text)))
+    text = _TAKEN_BACK_AFTER.sub(r" (drop \1) ", _ELLIPSIS.sub(". ", swapped(text)))
     dropped, text = [], _TAKE_BACK.sub("drop", _NEVER_MIND.sub("nvm", text))  # not a clash
     text = _WAIT_NO_ITEM.sub(_taken_back_item, text)  # "bear, bird, and— wait, no bird — horse"
     dropped += [m[0].strip() for m in _DECLINED.finditer(text)]
@@ -118,43 +126,6 @@ def retract_before_markers(text: str, class_word: Callable[[str], bool] | None =
         rest = text[match.end():].lstrip()  # a sentence of its own: "Remove 0 and 1"
         text = text[:start] + " " + rest[:1].upper() + rest[1:]
     return text, dropped
-
-
-# one class for another: "replace coats with shirts", "swap the birds for dogs" ("replace birds
-# w horses": set 54), "use sheep instead of dogs", "instead of cats, dogs": the one replaced is
-# taken back in an aside of its own, so that the retraction reaches no further ("dogs instead
-# of cats, and horses")
-_ITEM = r"(?:the\s+|a\s+|an\s+)?(?!(?:all|every|any|everything)\b)([a-z0-9][\w'\- ]{0,30}?)"
-# "not five but six" swaps (set 63: five kept at 200); not a cleft ("it's not cats but dogs
-# that confuse it"), a predicate ("not needed in v1 but needed now"), an adverb ("not only")
-# or a hedge after "but" ("not horses but maybe cows later"): an outside review
-_NOT_X = (r"(?<!\bit's\s)(?<!\bits\s)(?<!\bit\sis\s)\bnot\s+(?!(?:only|just|merely|simply|"
-          r"solely|even|necessarily|really|quite|all|every|any|sure|needed|required|wanted|"
-          r"necessary|important|relevant|in|for|at|on|as|to|by|with|from|yet|now|so|too|very|"
-          r"that|this|it)\b)")
-_BUT_Y = (r"\s*,?\s+but\s+(?:rather\s+|instead\s+)?(?!(?:maybe|perhaps|possibly|later|might)\b)"
-          r"(?=[a-z0-9])(?![\w\s-]{1,30}?\s(?:that|which|who)\b)")
-_SWAPS = [(re.compile(p, re.I), r) for p, r in [
-    (rf"\b(?:replace|swap|substitute|exchange|switch)\s+{_ITEM}\s+(?:with|for|by)\b",
-     r" (drop \1) also "),
-    (rf"\b(?:replace|substitute)\s+{_ITEM}\s+w/?(?!\w)", r" (drop \1) also "),  # not "swap 6
-    # w 9", which tells what users confuse (an outside review)
-    (rf"\binstead\s+of\s+{_ITEM}(?=\s*(?:[,.;:!?)]|$))", r" (drop \1) "),
-    (rf"\binstead\s+of\s+{_ITEM}\s*,", r" (drop \1) also "),
-    (_NOT_X + _ITEM + _BUT_Y, r" (drop \1) also "),
-    (r"\bnot\s+(?:only|just|merely)\s+([^.;:!?]{1,40}?)\s*,?\s+but\s+(?:also\s+)?", r"\1 and "),
-]]
-
-
-# "ignore (birds), keep cats": the classes a retracting verb takes back, out of their brackets
-_BRACKETED = re.compile(r"\b(drop|skip|remove|ignore|omit|exclude|forget)\s*\(([^()]*)\)", re.I)
-
-
-def _swapped(text: str) -> str:
-    text = _BRACKETED.sub(r"\1 \2", text)
-    for pattern, repl in _SWAPS:
-        text = pattern.sub(repl, text)
-    return text
 
 
 # "Correction: no horses, cows": one item taken back in an aside, the rest read on
@@ -179,12 +150,26 @@ def _names_only(item: list[str], class_word: Callable[[str], bool]) -> bool:
     return any(map(class_word, item)) and all(w in FILLER or class_word(w) for w in item)
 
 
+# "wait no dogs are fine", "wait no cats should stay": the second thought keeps what it names
+# (an outside review of stop 50: dogs dropped at 200); "wait no dogs needed after all" drops
+_APPROVED = re.compile(r"(?:are|is|r)\s+(?:fine|ok|okay|good|needed|staying|in)$|(?:should|can|"
+                       r"will|must)\s+stay$|stays?$|(?:are|is)\s+(?:still\s+)?(?:ok|okay|fine)"
+                       r"\s+(?:actually|after\s+all)$")
+_NEEDED = re.compile(r"(?:needed|required|wanted)(?:\s+after\s+all)?$")
+
+
 def _taken_back_item(m: re.Match) -> str:
     """"wait, no X" as an aside that drops X when X came before ("wait, no birds, horses" keeps
-    horses); when it did not, the marker corrects what came before ("sneakers, wait, no
-    sandals" asks for sandals) and is left to :func:`retract_before_markers`."""
+    horses) or keeps it when what follows X approves of it ("wait no dogs are fine"); when X
+    did not come before, the marker corrects what came before ("sneakers, wait, no sandals"
+    asks for sandals) and is left to :func:`retract_before_markers`."""
     item, raw = words(m[1]), m[1].split()
     before = {f for w in words(m.string[: m.start()]) for f in (w, *singular_forms(w))}
+    named = len(list(itertools.takewhile(lambda w: before & {w, *singular_forms(w)}, item)))
+    if named and _APPROVED.match(" ".join(item[named:])):  # "wait no dogs are fine": kept
+        return ", "
+    if named and _NEEDED.match(" ".join(item[named:])):  # "wait no dogs needed after all"
+        return f" (drop {' '.join(item[:named])}) "
     if item and len(item) <= 3 and all(before & {w, *singular_forms(w)} for w in item):
         return f" (drop {m[1].strip()}) "
     if len(raw) > 3 and words(raw[0]) and before & {(w := words(raw[0])[0]), *singular_forms(w)}:

@@ -94,6 +94,17 @@ _AMOUNT = re.compile(r"(?:\b(?:about|around|approx(?:imately)?|roughly|nearly|ov
                      r"\b\d{2,}\s+(?:each|apiece|per\s+class)\b", re.I)
 
 
+# "Number of classes: 3" as a field of a spec (an outside review of stop 50: the digit three
+# at 200), read as "exactly 3 classes" before fields are read
+_NUMBER_OF = re.compile(rf"\b(?:number|num|no\.|count|#)\s+(?:of\s+)?(?:classes|categories|"
+                        rf"labels)\s*(?::|is|-)?\s*{_N}\b", re.I)
+
+
+def count_field(text: str) -> str:
+    """``text`` with "Number of classes: 3" as "exactly 3 classes", a declared count."""
+    return _NUMBER_OF.sub(r"exactly \1 classes", text)
+
+
 def declared_count(text: str) -> tuple[int | None, str]:
     """(how many classes the text says it wants ("exactly two classes: …", "a ten-way
     classifier") when it says one number, else None ("shows three classes. Expected: two");

@@ -34,7 +34,7 @@ from service.kinds.chunks import (
     pre_clause,
 )
 from service.kinds.corrections import dismissed, retract_before_markers, retracted, takes_back
-from service.kinds.counted import declared_count, parity_ones, without_counts
+from service.kinds.counted import count_field, declared_count, parity_ones, without_counts
 from service.kinds.dictation import dictated, rejoined
 from service.kinds.excepting import split_exceptions
 from service.kinds.glosses import equated, glossed, spelt_subgroups, without_descriptions
@@ -93,7 +93,7 @@ _PICKING = {"recognise", "recognize", "identify", "pick", "filter", "sort", "det
 def parse(text: str, known: Known = Known()) -> Parsed:  # noqa: B008 (immutable default)
     """Split ``text`` into class mentions and style words (see the module docstring)."""
     text = EXCEPTION_OF.sub("except", dictated(text))  # "sneakers comma sandals period"
-    text = CLOCK_TIME.sub("", text)  # "Amendment (14:20): please add …"
+    text = count_field(CLOCK_TIME.sub("", text))  # "Amendment (14:20): please add …"
     any_style = ANY_STYLE.search(text)  # "no particular image type": no domain
     try:
         text, cut = as_prose(text, known)  # a thread, a chat, a config, a letter
