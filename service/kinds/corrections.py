@@ -38,9 +38,16 @@ _WAIT_NO = re.compile(r"[\s,—–-]*\bwait,?\s+no\s+(?=[a-z0-9])(?!(?:just|only
 _WAIT_NO_ITEM = re.compile(_WAIT_NO.pattern + r"([^—–.,;!?()]+?)\s*(?=\s-\s|[—–,.!]|$)", re.I)
 # a question turned down takes back its own chunk: "Also elephant? no, lol", "bear only? no...
 # bear and dog", "what do you call them, high-top boots? no, ankle boots" (stop 32)
+# The question may run on after a comma ("Should we include birds, too? No.", "What about
+# shirts, do we add those? No."); a "no" that goes on to agree ("No, go ahead", "No, same model
+# please", "No, wait, yes") declines nothing (an outside review of stop 47: wrong 200s)
 _DECLINED = re.compile(r"(?:^|(?<=[.!?,;]))(?!\s*(?:right|correct|ok|okay|yes|yeah)\s*\?)"
-                       r"[^.!?,;]*\?+\s*(?:no|nope|nah|not\s+sure|no\s+idea(?:\s+yet)?|i'?d\s+"
-                       r"say\s+no|not\s+yet|maybe\s+later)\b(?=\s*[,.!;?]|\s*$)[,.!;?]*",
+                       r"[^.!?,;]*(?:,\s*(?:too|as\s+well|also|then|(?:do|should|shall|can|could|"
+                       r"would|will)\s+(?:we|i|you)\b[^.!?,;]*))?"
+                       r"\?+\s*(?:no|nope|nah|not\s+sure|no\s+idea(?:\s+yet)?|i'?d\s+"
+                       r"say\s+no|not\s+yet|maybe\s+later)\b(?=\s*[,.!;?]|\s*$)"
+                       r"(?![,.!;]?\s*(?:go\s+ahead|include|add|same|yes|keep|wait|sorry|why\s+"
+                       r"not|of\s+course|please\s+(?:do|add|include))\b)[,.!;?]*",
                        re.I)  # a tag question ("cats and dogs, right? no, …") corrects  # fmt: skip
 _SENTENCE_END = re.compile(r"[.!?]+\s+|\n")
 _ADDING = {"also", "too", "plus", "add", "additionally", "another", "more"}
@@ -69,6 +76,10 @@ _SECOND_THOUGHT = re.compile(r"(?:^|(?<=[.!?]))(\s*)(?:actually|(?:ah|oh|hmm+|um
 _NOTHING_BUT = re.compile(r"(?:^|(?<=[.!?]))\s*(?:(?:actually|(?:ah|oh|hmm+|um+),?\s+no)\s*,?\s+)?"
                           rf"{_NOT_NEED}\s+any(?:thing|\s+(?:class|classes|other))?\s+(?:but|"
                           r"except|other\s+than|besides|apart\s+from)\s+", re.I)
+# a retracting verb ending its line with no object takes back what its line named: "edit:
+# bears aren't in the savanna lol, remove" (set 67: bear kept at 200) reads "remove them"
+_BARE_RETRACT = re.compile(r"(?<=[\w)]),?\s+(remove|drop|delete|cut|skip)(?:\s+(?:pls|please))?"
+                           r"(?=\s*[.!]*\s*(?:\n|$))", re.I)
 # "vacas and caballos... sorry, cows and horses" (set 44): a correction, as "sorry, I mean"
 _TRAILING_SORRY = re.compile(r"\s*(?:\.{2,}|…|\s—|\s--)\s*sorry\b,?(?!\s+(?:for|if|about|to|"
                              r"that)\b)", re.I)
@@ -98,7 +109,7 @@ def retract_before_markers(text: str, class_word: Callable[[str], bool] | None =
     wait" is no marker: it adds more often than it takes back ("Oh wait, the zoo also has
     sheep"). ``class_word``: whether a word names a class (without it, no ``_MEANT_ITEM``)."""
     text = _TRAILING_SORRY.sub(", sorry I mean ", text)  # before an ellipsis ends a sentence
-    text = _NOTHING_BUT.sub(" Actually, make it just ", text)
+    text = _BARE_RETRACT.sub(r", \1 them", _NOTHING_BUT.sub(" Actually, make it just ", text))
     text = _SECOND_THOUGHT.sub(lambda m: f"{m[1]}drop {m['a'] or m['b']}" if class_word
                                and _names_only(words(m["a"] or m["b"]), class_word) else m[0],
                                text)  # not "Actually we don't need perfect accuracy on 7" (an

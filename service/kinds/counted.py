@@ -105,6 +105,20 @@ def count_field(text: str) -> str:
     return _NUMBER_OF.sub(r"exactly \1 classes", text)
 
 
+# one number bounded, not named: "a number bigger than five", "the next digit below 3" (an
+# outside review of stop 50: read as the range 6-9 at 200); "any number over 5", "numbers
+# bigger than five" and "digits above 6" are ranges
+_ONE_BOUNDED = re.compile(r"\b(?:a|an|one|the\s+(?:first|next|only))\s+(?:single[- ]digit\s+)?"
+                          r"(?:digit|number|numeral|integer)\s+(?:that\s+is\s+|that'?s\s+|which"
+                          r"\s+is\s+)?(?:bigger|greater|larger|higher|more|smaller|lower|less|"
+                          r"above|below|over|under)\b", re.I)
+
+
+def one_bounded(text: str) -> bool:
+    """Whether ``text`` asks for one number by a bound instead of naming it (refused)."""
+    return bool(_ONE_BOUNDED.search(text))
+
+
 def declared_count(text: str) -> tuple[int | None, str]:
     """(how many classes the text says it wants ("exactly two classes: …", "a ten-way
     classifier") when it says one number, else None ("shows three classes. Expected: two");

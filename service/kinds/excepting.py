@@ -1,5 +1,6 @@
-"""An exception after a listed class read as a clause of its own: "cats, dogs, birds excluding
-horses" → "cats, dogs, birds, excluding horses".
+"""Exceptions read for what they say. An exception after a listed class is a clause of its
+own: "cats, dogs, birds excluding horses" → "cats, dogs, birds, excluding horses". And
+"without X the app makes no sense" says X is needed, not excluded (:func:`needed_without`).
 
 Read as one chunk, "birds excluding horses" negated both (set 64: the birds lost at 200). The
 split is only for exceptions that name classes the list did not: "sneakers, sandals and ankle
@@ -35,3 +36,28 @@ def split_exceptions(text: str, known: Known) -> str:
 def _classes(text: str, known: Known) -> set[str]:
     """The classes ``text``'s words name, plural or not (one word each)."""
     return {c for w in words(text) for f in (w, *singular_forms(w)) if (c := known.class_of(f))}
+
+
+# "Without the pig and chicken the app don't make sense for us" (set 67: the pig dropped at
+# 200): a condition naming what the task cannot do without, read as asking for it
+_NEEDED_WITHOUT = re.compile(
+    r"\bwithout\s+([^.!?;,]{1,60}?)\s*,?\s+(?=(?:the\s+\w+|it|this|that|we|our\s+\w+|there)\s+"
+    r"(?:\w+\s+)?(?:don'?t|doesn'?t|won'?t|wouldn'?t|can'?t|cannot|isn'?t|is\s+useless|makes?\s+no"
+    r"\s+sense|would\s+be\s+useless)\b)", re.I)
+
+
+def needed_without(text: str) -> str:
+    """``text`` with "without X, <it> doesn't/can't/makes no sense" as "we need X. …"."""
+    return _NEEDED_WITHOUT.sub(r"we need \1. ", text)
+
+
+# "no more cat/dog", "not sandals/sneakers": the negation covers each item of a slashed pair
+# (set 67: the dog kept at 200)
+_NEGATED_SLASHES = re.compile(r"\b(no(?:\s+more)?|not|without|except|excluding)\s+"
+                              r"([a-z][\w-]*(?:\s*/\s*[a-z][\w-]*)+)\b", re.I)
+
+
+def negated_slashes(text: str) -> str:
+    """``text`` with "no X/Y" as "no X, no Y"."""
+    return _NEGATED_SLASHES.sub(lambda m: ", ".join(f"{m[1]} {w.strip()}"
+                                                    for w in m[2].split("/")), text)

@@ -249,6 +249,13 @@ def _title(lines: list[str], words: _Words) -> list[str]:
     return [" ".join(w for w in first if not words.style_word(w))]
 
 
+# a remark about the request ("note: ~4k imgs, no multi-label", "NB: pencil; some 7s have a
+# crossbar") is context, its style words kept, unless it asks or changes something
+_REMARKS = {"note", "notes", "nb", "comment", "comments", "remark", "remarks", "fyi", "ps"}
+_CHANGING = {"remove", "drop", "skip", "exclude", "excluding", "except", "instead", "delete",
+             "mistake", "scratch", "only", "just", "not", "without"}
+
+
 def _read_field(part: str, words: _Words, context: list[str]) -> str:
     """One field (``Key: value``) rewritten; what it drops is appended to ``context``."""
     field = FIELD.match(part)
@@ -262,6 +269,12 @@ def _read_field(part: str, words: _Words, context: list[str]) -> str:
     if key & _NAMING and named_then:
         return " ".join([_read_field(f"{field[1]}: {named_then[1]}", words, context),
                          named_then[2]]).strip()  # fmt: skip
+    if key & _REMARKS and len(key) == 1:  # "note: drone photos, farm survey" (set 67: 422s)
+        if (words.asks | _CHANGING) & set(value):
+            return f"Note: {field[2].strip()}"  # "note: remove the horses": a sentence of
+            # its own (a keyed line ends the list before it, sentences._end)
+        context.append(field[2].strip())
+        return " ".join(w for w in value if words.style_word(w)).capitalize() + "."
     about_project = bool(key & (ABOUT_PROJECT | _NAMING)) and not key & LISTS_CLASSES \
         and (key & _PEOPLE or not any(map(plural, value)))  # "Priority: alpacas" asks
     unowned = words.tokens(re.sub(r"\b\w+s['’](?=\s)", " ", field[2]))  # "for the kids' line"

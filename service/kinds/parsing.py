@@ -34,9 +34,16 @@ from service.kinds.chunks import (
     pre_clause,
 )
 from service.kinds.corrections import dismissed, retract_before_markers, retracted, takes_back
-from service.kinds.counted import count_field, declared_count, parity_ones, without_counts
+from service.kinds.counted import (
+    count_field,
+    declared_count,
+    one_bounded,
+    parity_ones,
+    without_counts,
+)
 from service.kinds.dictation import dictated, rejoined
-from service.kinds.excepting import split_exceptions
+from service.kinds.emoji import read_emoji
+from service.kinds.excepting import needed_without, negated_slashes, split_exceptions
 from service.kinds.glosses import equated, glossed, spelt_subgroups, without_descriptions
 from service.kinds.listing import asked, coordinated, list_items
 from service.kinds.marks import business_before_task, is_aside, mark_context
@@ -92,14 +99,18 @@ _PICKING = {"recognise", "recognize", "identify", "pick", "filter", "sort", "det
             "classify", "label", "spot", "find", "separate", "select", "flag", "tag", "mark"}
 def parse(text: str, known: Known = Known()) -> Parsed:  # noqa: B008 (immutable default)
     """Split ``text`` into class mentions and style words (see the module docstring)."""
-    text = EXCEPTION_OF.sub("except", dictated(text))  # "sneakers comma sandals period"
+    text = EXCEPTION_OF.sub("except", dictated(read_emoji(text, known.class_of)))  # "🐘🦒"
     text = count_field(CLOCK_TIME.sub("", text))  # "Amendment (14:20): please add …"
+    if one_bounded(text):  # "a number bigger than five"
+        return Parsed([], refused="a bound ('a number bigger than five') names no number; "
+                                  "name the digits, e.g. 'the digits 6 to 9'")
     any_style = ANY_STYLE.search(text)  # "no particular image type": no domain
     try:
         text, cut = as_prose(text, known)  # a thread, a chat, a config, a letter
     except Unreadable as exc:
         return Parsed([], refused=f"{exc}; e.g. 'classify cats and dogs'")
-    text = without_places(text, known.class_word, is_style)  # "not many of those in Iowa"
+    text = without_places(negated_slashes(needed_without(text)), known.class_word, is_style)
+    # "not many of those in Iowa"; "without the pig the app makes no sense"; "no cat/dog"
     text, taken_back = retract_before_markers(restyled(style_phrases(text), is_style,
                                                        known.class_word), known.class_word)
     declared, text = declared_count(text)  # "exactly two classes: …", before a header goes

@@ -12,9 +12,10 @@ from collections.abc import Callable, Mapping
 
 from service.kinds.tokens import NUMERALS, named_classes, words
 
-# a chat log's "[10:42] Mehmet: " before each message (stop 32): who wrote it is no field
-_SPEAKER = re.compile(r"^\s*\[?\d{1,2}:\d{2}(?::\d{2})?\s*(?:[ap]m)?\]?\s*[A-Za-z][\w.-]*:\s*",
-                      re.I)
+# a chat log's "[10:42] Mehmet: " before each message (stop 32): who wrote it is no field; a
+# bracketed time may stand alone ("[10:02] hey can we get …", set 67: read as digits)
+_SPEAKER = re.compile(r"^\s*(?:\[\d{1,2}:\d{2}(?::\d{2})?\s*(?:[ap]m)?\]\s*(?:[A-Za-z][\w.-]*:\s*)?"
+                      r"|\d{1,2}:\d{2}(?::\d{2})?\s*(?:[ap]m)?\s*[A-Za-z][\w.-]*:\s*)", re.I)
 # labels of forms and lists, never a speaker's name ("Include: cats / Exclude: birds")
 _LABELS = {
     "include", "included", "exclude", "excluded", "yes", "no", "in", "out", "keep", "kept",

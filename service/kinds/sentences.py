@@ -97,8 +97,8 @@ def read_header(text: str, known: Known) -> tuple[list[str], str]:
                    or span(c, known.names_a_class) for c in SEPARATORS.split(part))
     if names(without_counts(head)) or (names_a_group(head, known.groups) and not names(rest)):
         return [], f"{head}, {rest}"  # "cats: dogs", "even digits only (…): for a checker"
-    if _NOT & set(words(head)):  # "The model shall not classify any of the following: cats"
-        return [], f"not {rest}"
+    if _NOT & set(words(head[ends[-1]:] if ends else head)):  # "The model shall not classify
+        return [], f"not {rest}"  # any of the following: cats"; not "(don't ask). classify:"
     if _LEAVES_OUT.search(head):  # "Only clothing, no shoes of any kind - I need …": content
         return [], f"{head}, {rest}"
     return [w for w in words(head) if is_style(w) or w in STYLE_HINTS], rest

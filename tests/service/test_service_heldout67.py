@@ -1,6 +1,7 @@
 """Shapes that stop 51 read (issue 13): the outside review of stop 50 and held-out sets 66 and
-67, with the real bundled MiniLM over Tailor-PACS. Each ``test_read`` case failed on the stop-50
-resolver (a wrong class set at 200 where marked, else a 422); the guards hold on both."""
+67, with the real bundled MiniLM over Tailor-PACS. Each ``test_read`` case and the refusals
+failed on the stop-50 resolver (a wrong class set at 200 where marked, else a 422), as did
+``test_read_more`` but for its emoji decoration and keycap cases; the guards hold on both."""
 
 from __future__ import annotations
 
@@ -20,6 +21,29 @@ from service.core.problems import Problem
     ("Sneakers, sandals, and the odd ones out: ankle boots. Number of classes: 3",
      ["sneaker", "sandal", "ankle boot"], None),
     ("Classes: sneakers, sandals. Num classes: 2", ["sneaker", "sandal"], None),
+    # a turned-down question that runs on after a comma (wrong 200s: the class kept); a "no"
+    # that goes on to agree declines nothing (wrong 200s: the class dropped)
+    ("Cats and dogs. Should we include birds, too? No.", ["cat", "dog"], None),
+    ("Bags and sneakers. What about shirts, do we add those? No.", ["bag", "sneaker"], None),
+    ("Bears and elephants. Is adding giraffes a problem? No, go ahead.",
+     ["bear", "elephant", "giraffe"], None),
+    ("Do you want bags in a separate model? No, same model please, along with sandals and "
+     "sneakers.", ["bag", "sandal", "sneaker"], None),
+    # set 67: notes as context, chat times, a bare "remove", emoji, a header's earlier aside
+    ("labels: sheep, horse, cow\nnote: drone photos, farm survey", ["sheep", "horse", "cow"],
+     "photo"),
+    ("classes: elephant|bear\nnote: binary. watercolour set", ["elephant", "bear"],
+     "art_painting"),
+    ("[9:14] need t-shirts vs shirts for the returns flow\n[9:15] photos from the warehouse cam "
+     "btw\n[9:21] also trousers pls", ["t-shirt", "shirt", "trouser"], "photo"),
+    ("[16:20] wildlife set: elephant, giraffe, zebra, bear\n[16:22] edit: bears aren't in the "
+     "savanna lol, remove\n[16:23] keep the rest", ["elephant", "giraffe", "zebra"], None),
+    ("\U0001f418\U0001f992\U0001f993 savanna speedrun! just those three lol. Photos from our "
+     "zoo trip \U0001f4f8", ["elephant", "giraffe", "zebra"], "photo"),
+    ("yo \U0001f44b our game is a fashion runway roguelike (don't ask \U0001f602). classify: "
+     "dress \U0001f457, sandal, bag \U0001f45c. Cartoony sprites.", ["dress", "sandal", "bag"],
+     "cartoon"),
+    ("no cat/dog, just cow, horse and sheep", ["cow", "horse", "sheep"], None),
 ])
 def test_read(pacs, text, classes, domain):
     assert _resolve(pacs, text) == (classes, domain)
@@ -29,6 +53,7 @@ def test_read(pacs, text, classes, domain):
     ("bears, birds, wait no bears in Kenya lol, add zebras", ["bird", "zebra"]),
     ("cats, dogs, wait, no dogs, horses", ["cat", "horse"]),
     ("sneakers, wait no sandals and bags please", ["sandal", "bag"]),  # a correction
+    ("digits bigger than five", ["six", "seven", "eight", "nine"]),  # a range, as before
 ])
 def test_guards(pacs, text, classes):
     assert _resolve(pacs, text)[0] == classes
@@ -38,11 +63,32 @@ def test_guards(pacs, text, classes):
     # "nothing but horses" is one class (wrong 200: all three kept)
     "Cats, dogs, horses. Actually I don't want anything but horses",
     "Sneakers, sandals, and ankle boots. Number of classes: 2",  # a count that disagrees
+    # one number bounded, not named (wrong 200s: the range 6-9)
+    "a number bigger than five",
+    "I only need a number bigger than 5",
+    "only a digit more than 4",
 ])
 def test_refused(pacs, text):
     with pytest.raises(Problem) as err:
         _resolve(pacs, text)
     assert err.value.status == 422
+
+
+@pytest.mark.parametrize(("text", "classes"), [
+    ("cats, dogs and horses. Without the horses it doesn't work", ["cat", "dog", "horse"]),
+    ("classes: cats, dogs, horses\nnote: remove the horses", ["cat", "dog"]),  # it changes
+    ("lbls -> sneaker;sandal;ankle boot;bag\nimgs: cartoon clipart\nnote: drop 'bag' actually, "
+     "client removed it in v2", ["sneaker", "sandal", "ankle boot"]),  # read before too
+    ("cat \U0001f431, dog \U0001f436 and bird", ["cat", "dog", "bird"]),  # decoration
+    ("@ml-bot cats n dogs pls \U0001f431\U0001f436", ["cat", "dog"]),  # named before
+    ("digits 4\ufe0f\u20e3 5\ufe0f\u20e3 6\ufe0f\u20e3", ["four", "five", "six"]),  # keycaps
+])
+def test_read_more(pacs, text, classes):
+    if classes is None:
+        with pytest.raises(Problem):
+            _resolve(pacs, text)
+    else:
+        assert _resolve(pacs, text)[0] == classes
 
 
 def test_nothing_but_keeps_only_what_it_names(pacs):
