@@ -11,10 +11,10 @@ says which came last on purpose.
 
 from __future__ import annotations
 
-import itertools
 import re
 from collections.abc import Callable
 
+from service.kinds.asides import wait_no_items
 from service.kinds.swaps import swapped
 from service.kinds.tokens import IRREGULAR_PLURALS, plural, singular_forms, words
 from service.kinds.vocabulary import FILLER, GENERIC
@@ -30,12 +30,6 @@ _MARKER = re.compile(r"\bno,?\s+wait\b,?|\bwait,?\s+no\b,?|\bsorry,?\s+i\s+mean(
                      r"\bon\s+second\s+thoughts?\b,?|\bchange\s+of\s+plans?\b[:,]?|"
                      r"\b(?:right|correct)\?\s*no\b(?=\s*[,.!;])[,.!;]?",  # "…, right? no, …"
                      re.I)  # fmt: skip
-# "wait, no" straight before a word takes back that word, not the sentence before it
-_WAIT_NO = re.compile(r"[\s,—–-]*\bwait,?\s+no\s+(?=[a-z0-9])(?!(?:just|only|actually|instead|"
-                      r"i|we|make|sorry)\b)", re.I)
-# "…, wait, no birds, horses" / "and— wait, no bird — horse": one item taken back, the list
-# goes on after the dash or comma (an outside review: "…, drop birds, horses" lost horses)
-_WAIT_NO_ITEM = re.compile(_WAIT_NO.pattern + r"([^—–.,;!?()]+?)\s*(?=\s-\s|[—–,.!]|$)", re.I)
 # a question turned down takes back its own chunk: "Also elephant? no, lol", "bear only? no...
 # bear and dog", "what do you call them, high-top boots? no, ankle boots" (stop 32)
 # The question may run on after a comma ("Should we include birds, too? No.", "What about
@@ -44,9 +38,9 @@ _WAIT_NO_ITEM = re.compile(_WAIT_NO.pattern + r"([^—–.,;!?()]+?)\s*(?=\s-\s|
 _DECLINED = re.compile(r"(?:^|(?<=[.!?,;]))(?!\s*(?:right|correct|ok|okay|yes|yeah)\s*\?)"
                        r"[^.!?,;]*(?:,\s*(?:too|as\s+well|also|then|(?:do|should|shall|can|could|"
                        r"would|will)\s+(?:we|i|you)\b[^.!?,;]*))?"
-                       r"\?+\s*(?:no|nope|nah|not\s+sure|no\s+idea(?:\s+yet)?|i'?d\s+"
+                       r"\?+\s*(?:(?:lol|haha|hmm|um)\s+)?(?:no|nope|nah|not\s+sure|no\s+idea(?:\s+yet)?|i'?d\s+"
                        r"say\s+no|not\s+yet|maybe\s+later)\b(?=\s*[,.!;?]|\s*$)"
-                       r"(?![,.!;]?\s*(?:go\s+ahead|include|add|same|yes|keep|wait|sorry|why\s+"
+                       r"(?![,.!;]?\s*(?:go\s+ahead|include|add|same|yes|keep\s+(?:them|both|those|all)|wait|sorry|why\s+"
                        r"not|of\s+course|please\s+(?:do|add|include))\b)[,.!;?]*",
                        re.I)  # a tag question ("cats and dogs, right? no, …") corrects  # fmt: skip
 _SENTENCE_END = re.compile(r"[.!?]+\s+|\n")
@@ -80,6 +74,31 @@ _NOTHING_BUT = re.compile(r"(?:^|(?<=[.!?]))\s*(?:(?:actually|(?:ah|oh|hmm+|um+)
 # bears aren't in the savanna lol, remove" (set 67: bear kept at 200) reads "remove them"
 _BARE_RETRACT = re.compile(r"(?<=[\w)]),?\s+(remove|drop|delete|cut|skip)(?:\s+(?:pls|please))?"
                            r"(?=\s*[.!]*\s*(?:\n|$))", re.I)
+# not after a subject, a modal or a negation: "the moderator should remove", "we can't skip"
+_NOT_BARE = {"should", "to", "will", "can", "could", "would", "must", "may", "might", "shall",
+             "cant", "cannot", "dont", "not", "never", "wont", "shouldnt", "we", "they", "i",
+             "you", "he", "she", "who", "which", "that"}
+
+
+def _only(m: re.Match, class_word: Callable[[str], bool] | None) -> str:
+    """"I don't want anything but X" as "Actually, make it just X" when X is class words to its
+    sentence's end; not "… anything but real photos for the horses" (an outside review)."""
+    rest = re.split(r"[.!?\n]", m.string[m.end():], maxsplit=1)[0]
+    names = class_word is not None and _names_only(words(rest), class_word)
+    return " Actually, make it just " if names else m[0]
+
+
+def _bare_retracted(text: str, class_word: Callable[[str], bool] | None) -> str:
+    """``text`` with a bare retracting verb ending a line that names one class as "… them"."""
+    def them(m: re.Match) -> str:
+        line = re.split(r"[\n.!?]", m.string[:m.start()])[-1]
+        toks = words(line)
+        named = {singular_forms(t)[0] if singular_forms(t) else t for t in toks
+                 if class_word is not None and class_word(t)}
+        if toks and toks[-1] in _NOT_BARE or len(named) != 1:
+            return m[0]
+        return f", {m[1]} them"
+    return _BARE_RETRACT.sub(them, text)
 # "vacas and caballos... sorry, cows and horses" (set 44): a correction, as "sorry, I mean"
 _TRAILING_SORRY = re.compile(r"\s*(?:\.{2,}|…|\s—|\s--)\s*sorry\b,?(?!\s+(?:for|if|about|to|"
                              r"that)\b)", re.I)
@@ -109,7 +128,7 @@ def retract_before_markers(text: str, class_word: Callable[[str], bool] | None =
     wait" is no marker: it adds more often than it takes back ("Oh wait, the zoo also has
     sheep"). ``class_word``: whether a word names a class (without it, no ``_MEANT_ITEM``)."""
     text = _TRAILING_SORRY.sub(", sorry I mean ", text)  # before an ellipsis ends a sentence
-    text = _BARE_RETRACT.sub(r", \1 them", _NOTHING_BUT.sub(" Actually, make it just ", text))
+    text = _bare_retracted(_NOTHING_BUT.sub(lambda m: _only(m, class_word), text), class_word)
     text = _SECOND_THOUGHT.sub(lambda m: f"{m[1]}drop {m['a'] or m['b']}" if class_word
                                and _names_only(words(m["a"] or m["b"]), class_word) else m[0],
                                text)  # not "Actually we don't need perfect accuracy on 7" (an
@@ -118,7 +137,7 @@ def retract_before_markers(text: str, class_word: Callable[[str], bool] | None =
         text = _MEANT_ITEM.sub(lambda m: m[0] if class_word(m["x"].lower()) else " ", text)
     text = _TAKEN_BACK_AFTER.sub(r" (drop \1) ", _ELLIPSIS.sub(". ", swapped(text)))
     dropped, text = [], _TAKE_BACK.sub("drop", _NEVER_MIND.sub("nvm", text))  # not a clash
-    text = _WAIT_NO_ITEM.sub(_taken_back_item, text)  # "bear, bird, and— wait, no bird — horse"
+    text = wait_no_items(text)  # "bear, bird, and— wait, no bird — horse"
     dropped += [m[0].strip() for m in _DECLINED.finditer(text)]
     text = _DECLINED.sub(" ", text)
     text = _HEDGED.sub(r", \1", text)  # "and 7 -- actually scratch the 4": its own chunk
@@ -159,33 +178,6 @@ def _names_only(item: list[str], class_word: Callable[[str], bool]) -> bool:
     """Whether ``item`` names a class and says nothing else ("the bear", not "perfect accuracy
     on 7" or "that")."""
     return any(map(class_word, item)) and all(w in FILLER or class_word(w) for w in item)
-
-
-# "wait no dogs are fine", "wait no cats should stay": the second thought keeps what it names
-# (an outside review of stop 50: dogs dropped at 200); "wait no dogs needed after all" drops
-_APPROVED = re.compile(r"(?:are|is|r)\s+(?:fine|ok|okay|good|needed|staying|in)$|(?:should|can|"
-                       r"will|must)\s+stay$|stays?$|(?:are|is)\s+(?:still\s+)?(?:ok|okay|fine)"
-                       r"\s+(?:actually|after\s+all)$")
-_NEEDED = re.compile(r"(?:needed|required|wanted)(?:\s+after\s+all)?$")
-
-
-def _taken_back_item(m: re.Match) -> str:
-    """"wait, no X" as an aside that drops X when X came before ("wait, no birds, horses" keeps
-    horses) or keeps it when what follows X approves of it ("wait no dogs are fine"); when X
-    did not come before, the marker corrects what came before ("sneakers, wait, no sandals"
-    asks for sandals) and is left to :func:`retract_before_markers`."""
-    item, raw = words(m[1]), m[1].split()
-    before = {f for w in words(m.string[: m.start()]) for f in (w, *singular_forms(w))}
-    named = len(list(itertools.takewhile(lambda w: before & {w, *singular_forms(w)}, item)))
-    if named and _APPROVED.match(" ".join(item[named:])):  # "wait no dogs are fine": kept
-        return ", "
-    if named and _NEEDED.match(" ".join(item[named:])):  # "wait no dogs needed after all"
-        return f" (drop {' '.join(item[:named])}) "
-    if item and len(item) <= 3 and all(before & {w, *singular_forms(w)} for w in item):
-        return f" (drop {m[1].strip()}) "
-    if len(raw) > 3 and words(raw[0]) and before & {(w := words(raw[0])[0]), *singular_forms(w)}:
-        return f" (drop {raw[0]}) {' '.join(raw[1:])} "  # "wait no bears in Kenya lol" (set 64)
-    return m[0]
 
 
 def retracted(tokens: list[str]) -> list[str] | None:

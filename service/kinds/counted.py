@@ -114,9 +114,18 @@ _ONE_BOUNDED = re.compile(r"\b(?:a|an|one|the\s+(?:first|next|only))\s+(?:single
                           r"above|below|over|under)\b", re.I)
 
 
+_A_DIGIT = re.compile(r"\b(?:\d|zero|one|two|three|four|five|six|seven|eight|nine)\b", re.I)
+
+
 def one_bounded(text: str) -> bool:
-    """Whether ``text`` asks for one number by a bound instead of naming it (refused)."""
-    return bool(_ONE_BOUNDED.search(text))
+    """Whether ``text`` asks for one number by a bound instead of naming it (refused); not
+    when it names digits elsewhere ("… if it is a number bigger than five. Need all digits
+    0-9": an outside review)."""
+    m = _ONE_BOUNDED.search(text)
+    if m is None:
+        return False
+    after = re.sub(r"^\s*(?:than\s+)?[\w-]+", " ", text[m.end():])  # past the bound's number
+    return not _A_DIGIT.search(text[:m.start()] + after)
 
 
 def declared_count(text: str) -> tuple[int | None, str]:

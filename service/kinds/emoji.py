@@ -5,7 +5,8 @@ unknown words beside the classes and asked back. An emoji is read by its Unicode
 standard library's ``unicodedata``, so any catalogue's classes are covered without a table
 here): one whose name names a class stands for it, unless a word of the request already names
 that class ("cat 🐱", "cats n dogs pls 🐱🐶" are decoration); a keycap ("4️⃣") is its digit;
-any other emoji ("😂", "📸", "🐾") is dropped, its meaning left to the words around it.
+any other emoji ("😂", "📸", "🐾") is dropped, its meaning left to the words around it,
+unless it touches a class emoji: in "🐐🐑🐄" the goat is asked for too (and asked back).
 """
 
 from __future__ import annotations
@@ -24,11 +25,22 @@ _NAME_NOISE = {"face", "womans", "mans", "sign", "symbol", "with"}
 _WORD = re.compile(r"[a-z][a-z'-]*")
 
 
+def _name(char: str) -> str:
+    """An emoji's Unicode name as words ("CAT FACE" → "cat")."""
+    name = unicodedata.name(char[0], "").lower()
+    return " ".join(w for w in name.split() if w not in _NAME_NOISE)
+
+
 def _named(char: str, class_of: Callable[[str], str | None]) -> str | None:
     """The class an emoji's Unicode name names ("CAT FACE" → cat), else None."""
-    name = unicodedata.name(char[0], "").lower()
-    kept = " ".join(w for w in name.split() if w not in _NAME_NOISE)
-    return class_of(kept) if kept else None
+    return class_of(kept) if (kept := _name(char)) else None
+
+
+def _in_run(found: list[re.Match], classes: list[str | None], i: int) -> bool:
+    """Whether emoji ``i`` touches a class emoji: one of a list of them ("🐐🐑🐄")."""
+    return any(0 <= j < len(found) and classes[j] is not None
+               and (found[j].end() == found[i].start() or found[i].end() == found[j].start())
+               for j in (i - 1, i + 1))
 
 
 def read_emoji(text: str, class_of: Callable[[str], str | None]) -> str:
@@ -38,10 +50,13 @@ def read_emoji(text: str, class_of: Callable[[str], str | None]) -> str:
     if not _EMOJI.search(text):
         return text
     named = {class_of(f) for w in _WORD.findall(text.lower()) for f in (w, *singular_forms(w))}
+    found = list(_EMOJI.finditer(text))
+    classes = [_named(m[0], class_of) for m in found]
     out, last = [], 0
-    for m in _EMOJI.finditer(text):
-        cls = _named(m[0], class_of)
+    for i, (m, cls) in enumerate(zip(found, classes, strict=True)):
         word = "" if cls is None or cls in named else cls
+        if cls is None and _in_run(found, classes, i):  # "🐐🐑🐄": the goat is asked for too
+            word = _name(m[0])
         joined = bool(out) and last == m.start() and out[-1].strip()  # "🐘🦒🦓": a list
         out += [text[last:m.start()], (", " if joined and word else " ") + word + " "]
         last = m.end()

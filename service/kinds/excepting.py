@@ -42,8 +42,9 @@ def _classes(text: str, known: Known) -> set[str]:
 # 200): a condition naming what the task cannot do without, read as asking for it
 _NEEDED_WITHOUT = re.compile(
     r"\bwithout\s+([^.!?;,]{1,60}?)\s*,?\s+(?=(?:the\s+\w+|it|this|that|we|our\s+\w+|there)\s+"
-    r"(?:\w+\s+)?(?:don'?t|doesn'?t|won'?t|wouldn'?t|can'?t|cannot|isn'?t|is\s+useless|makes?\s+no"
-    r"\s+sense|would\s+be\s+useless)\b)", re.I)
+    r"(?:\w+\s+)?(?:(?:don'?t|doesn'?t|won'?t|wouldn'?t|can'?t|cannot)\s+(?:make\s+(?:any\s+)?"
+    r"sense|work|function)|(?:is|would\s+be)\s+(?:useless|pointless)|makes?\s+no\s+sense)\b)",
+    re.I)  # not "without ankle boots it doesn't need to handle winter" (an outside review)
 
 
 def needed_without(text: str) -> str:

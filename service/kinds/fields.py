@@ -253,7 +253,10 @@ def _title(lines: list[str], words: _Words) -> list[str]:
 # crossbar") is context, its style words kept, unless it asks or changes something
 _REMARKS = {"note", "notes", "nb", "comment", "comments", "remark", "remarks", "fyi", "ps"}
 _CHANGING = {"remove", "drop", "skip", "exclude", "excluding", "except", "instead", "delete",
-             "mistake", "scratch", "only", "just", "not", "without"}
+             "mistake", "scratch", "only", "just", "not", "without", "no", "forget", "dropped",
+             "removed", "out", "need", "needed", "arent", "isnt", "dont", "never", "cut",
+             "ignore", "want", "wanted", "typo", "wrong", "scrap", "cancel", "ditch", "omit",
+             "disregard", "lose"}  # "NB: forget the dress", "fyi: pullovers dropped"
 
 
 def _read_field(part: str, words: _Words, context: list[str]) -> str:

@@ -79,6 +79,9 @@ _UPDATE = {"update", "updated", "edit", "correction", "addendum", "ps", "p", "s"
 _NOT = {"not", "never", "dont", "doesnt", "shouldnt", "wont", "cannot", "cant"}  # in a header
 
 
+_FORWARD = re.compile(r"\b(?:following|below|these|this\s+list)\b", re.I)  # points ahead
+
+
 def read_header(text: str, known: Known) -> tuple[list[str], str]:
     """``(style words and hints, text)``: a header before a colon or dash ("farm animals: cows,
     sheep", "paintings — …") gives only those words, unless it names a class ("cats: dogs,
@@ -97,8 +100,9 @@ def read_header(text: str, known: Known) -> tuple[list[str], str]:
                    or span(c, known.names_a_class) for c in SEPARATORS.split(part))
     if names(without_counts(head)) or (names_a_group(head, known.groups) and not names(rest)):
         return [], f"{head}, {rest}"  # "cats: dogs", "even digits only (…): for a checker"
-    if _NOT & set(words(head[ends[-1]:] if ends else head)):  # "The model shall not classify
-        return [], f"not {rest}"  # any of the following: cats"; not "(don't ask). classify:"
+    last = head[ends[-1]:] if ends and not _FORWARD.search(head[:ends[-1]]) else head
+    if _NOT & set(words(last)):  # "The model shall not classify any of the following: cats";
+        return [], f"not {rest}"  # not "(don't ask). classify:" (set 67: all negated)
     if _LEAVES_OUT.search(head):  # "Only clothing, no shoes of any kind - I need …": content
         return [], f"{head}, {rest}"
     return [w for w in words(head) if is_style(w) or w in STYLE_HINTS], rest

@@ -1,7 +1,8 @@
-"""Shapes that stop 51 read (issue 13): the outside review of stop 50 and held-out sets 66 and
-67, with the real bundled MiniLM over Tailor-PACS. Each ``test_read`` case and the refusals
-failed on the stop-50 resolver (a wrong class set at 200 where marked, else a 422), as did
-``test_read_more`` but for its emoji decoration and keycap cases; the guards hold on both."""
+"""Shapes that stop 51 read (issue 13): the outside review of stop 50, held-out set 67 and the
+outside review of this stop's rules, with the real bundled MiniLM over Tailor-PACS. Each
+``test_read`` case and the refusals failed on the stop-50 resolver (a wrong class set at 200
+where marked, else a 422), as did ``test_read_more`` but for its emoji decoration and keycap
+cases; the guards hold on both, the review's cases were wrong 200s of the first rules."""
 
 from __future__ import annotations
 
@@ -57,6 +58,36 @@ def test_read(pacs, text, classes, domain):
 ])
 def test_guards(pacs, text, classes):
     assert _resolve(pacs, text)[0] == classes
+
+
+@pytest.mark.parametrize(("text", "classes"), [
+    # an outside review of this stop's first rules (each a wrong 200 there)
+    ("Cats and dogs. Should we include birds, too? No, keep it simple.", ["cat", "dog"]),
+    ("Classify cats, dogs, horses and cows. We don't want anything but real photos for the "
+     "horses and cows, no drawings.", ["cat", "dog", "horse", "cow"]),
+    ("Classes: cats, dogs, horses\nNote: scrap horses", ["cat", "dog"]),
+    ("[11:59] Cats and dogs.\n[12:00] Also 2 and 5? lol no", ["cat", "dog"]),
+    ("Sneakers and sandals, without ankle boots it doesn't need to handle winter",
+     ["sneaker", "sandal"]),
+    ("My kid asks if it is a number bigger than five. Need a classifier for all digits 0-9.",
+     ["six", "seven", "eight", "nine", "zero", "one", "two", "three", "four", "five"]),
+    ("always a number higher than 6, so classify 7, 8 and 9.", ["seven", "eight", "nine"]),
+])
+def test_review_guards(pacs, text, classes):
+    assert _resolve(pacs, text)[0] == classes
+
+
+@pytest.mark.parametrize("text", [
+    "\U0001f410\U0001f411\U0001f404 farm sim",  # the goat touches class emoji: asked back
+    "Classify bags and ankle boots.\nAlso flag sneakers and sandals the moderator should remove",
+    "horse, cow, sheep\nsheep look too much like cows tbh, drop",  # two classes: which?
+    "The model must not output the following. Blocklist: horses, cows\nClasses: cats, dogs, "
+    "horses, cows",
+])
+def test_review_refused(pacs, text):
+    with pytest.raises(Problem) as err:
+        _resolve(pacs, text)
+    assert err.value.status == 422
 
 
 @pytest.mark.parametrize("text", [
