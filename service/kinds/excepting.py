@@ -62,3 +62,13 @@ def negated_slashes(text: str) -> str:
     """``text`` with "no X/Y" as "no X, no Y"."""
     return _NEGATED_SLASHES.sub(lambda m: ", ".join(f"{m[1]} {w.strip()}"
                                                     for w in m[2].split("/")), text)
+
+
+# "no more cat/dog, now it's cow + horse + sheep" (set 67): "now" turns to what is asked, so a
+# negation before it reaches no further (the cow was negated with the cat)
+_NOW = re.compile(r"(?<=\w)[.,;!]\s+now\b(?!\s+(?:that|and|then)\b)", re.I)
+
+
+def now_turns(text: str) -> str:
+    """``text`` with ", now …" after a clause as a sentence of its own ("… . Now …")."""
+    return _NOW.sub(". Now", text)

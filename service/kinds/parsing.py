@@ -43,7 +43,12 @@ from service.kinds.counted import (
 )
 from service.kinds.dictation import dictated, rejoined
 from service.kinds.emoji import read_emoji
-from service.kinds.excepting import needed_without, negated_slashes, split_exceptions
+from service.kinds.excepting import (
+    needed_without,
+    negated_slashes,
+    now_turns,
+    split_exceptions,
+)
 from service.kinds.glosses import equated, glossed, spelt_subgroups, without_descriptions
 from service.kinds.listing import asked, coordinated, list_items
 from service.kinds.marks import business_before_task, is_aside, mark_context
@@ -109,7 +114,8 @@ def parse(text: str, known: Known = Known()) -> Parsed:  # noqa: B008 (immutable
         text, cut = as_prose(text, known)  # a thread, a chat, a config, a letter
     except Unreadable as exc:
         return Parsed([], refused=f"{exc}; e.g. 'classify cats and dogs'")
-    text = without_places(negated_slashes(needed_without(text)), known.class_word, is_style)
+    text = without_places(now_turns(negated_slashes(needed_without(text))), known.class_word,
+                          is_style)
     # "not many of those in Iowa"; "without the pig the app makes no sense"; "no cat/dog"
     text, taken_back = retract_before_markers(restyled(style_phrases(text), is_style,
                                                        known.class_word), known.class_word)

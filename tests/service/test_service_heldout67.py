@@ -45,6 +45,9 @@ from service.core.problems import Problem
      "dress \U0001f457, sandal, bag \U0001f45c. Cartoony sprites.", ["dress", "sandal", "bag"],
      "cartoon"),
     ("no cat/dog, just cow, horse and sheep", ["cow", "horse", "sheep"], None),
+    ("we pivoted \U0001f504 from pets to farm: no more cat/dog, now it's cow \U0001f404 + horse "
+     "\U0001f40e + sheep \U0001f411. don't ask about the chicken \U0001f414 (cut for scope)",
+     ["cow", "horse", "sheep"], None),  # wrong 200: the dog kept
 ])
 def test_read(pacs, text, classes, domain):
     assert _resolve(pacs, text) == (classes, domain)
