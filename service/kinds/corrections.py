@@ -93,8 +93,7 @@ def _bare_retracted(text: str, class_word: Callable[[str], bool] | None) -> str:
     def them(m: re.Match) -> str:
         line = re.split(r"[\n.!?]", m.string[:m.start()])[-1]
         toks = words(line)
-        named = {singular_forms(t)[0] if singular_forms(t) else t for t in toks
-                 if class_word is not None and class_word(t)}
+        named = {(singular_forms(t) or [t])[0] for t in toks if class_word and class_word(t)}
         if toks and toks[-1] in _NOT_BARE or len(named) != 1:
             return m[0]
         return f", {m[1]} them"

@@ -114,7 +114,7 @@ _ONE_BOUNDED = re.compile(r"\b(?:a|an|one|the\s+(?:first|next|only))\s+(?:single
                           r"above|below|over|under)\b", re.I)
 
 
-_A_DIGIT = re.compile(r"\b(?:\d|zero|one|two|three|four|five|six|seven|eight|nine)\b", re.I)
+_A_DIGIT = re.compile(rf"\b{NUMBER}\b", re.I)
 
 
 def one_bounded(text: str) -> bool:

@@ -15,14 +15,13 @@ import re
 import unicodedata
 from collections.abc import Callable
 
-from service.kinds.tokens import singular_forms
+from service.kinds.tokens import singular_forms, words
 
 _KEYCAP = re.compile("([0-9])\ufe0f?\u20e3")
 # pictographs, symbols and their joiners/modifiers (variation selectors, skin tones, ZWJ)
 _EMOJI = re.compile("[\U0001f000-\U0001faff\u2600-\u27bf\u2b00-\u2bff]"
                     "[\ufe0f\u200d\U0001f3fb-\U0001f3ff]*")
 _NAME_NOISE = {"face", "womans", "mans", "sign", "symbol", "with"}
-_WORD = re.compile(r"[a-z][a-z'-]*")
 
 
 def _name(char: str) -> str:
@@ -49,7 +48,7 @@ def read_emoji(text: str, class_of: Callable[[str], str | None]) -> str:
     text = _KEYCAP.sub(r" \1 ", text)
     if not _EMOJI.search(text):
         return text
-    named = {class_of(f) for w in _WORD.findall(text.lower()) for f in (w, *singular_forms(w))}
+    named = {class_of(f) for w in words(text) for f in (w, *singular_forms(w))}
     found = list(_EMOJI.finditer(text))
     classes = [_named(m[0], class_of) for m in found]
     out, last = [], 0

@@ -252,11 +252,10 @@ def _title(lines: list[str], words: _Words) -> list[str]:
 # a remark about the request ("note: ~4k imgs, no multi-label", "NB: pencil; some 7s have a
 # crossbar") is context, its style words kept, unless it asks or changes something
 _REMARKS = {"note", "notes", "nb", "comment", "comments", "remark", "remarks", "fyi", "ps"}
-_CHANGING = {"remove", "drop", "skip", "exclude", "excluding", "except", "instead", "delete",
-             "mistake", "scratch", "only", "just", "not", "without", "no", "forget", "dropped",
-             "removed", "out", "need", "needed", "arent", "isnt", "dont", "never", "cut",
-             "ignore", "want", "wanted", "typo", "wrong", "scrap", "cancel", "ditch", "omit",
-             "disregard", "lose"}  # "NB: forget the dress", "fyi: pullovers dropped"
+_CHANGING = _NEGATING | {"remove", "drop", "skip", "instead", "delete", "mistake", "scratch",
+                         "only", "just", "forget", "need", "needed", "arent", "isnt", "cut",
+                         "ignore", "want", "wanted", "typo", "wrong", "scrap", "cancel", "ditch",
+                         "omit", "disregard", "lose"}  # "NB: forget the dress", "fyi: … dropped"
 
 
 def _read_field(part: str, words: _Words, context: list[str]) -> str:
