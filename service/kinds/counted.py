@@ -52,7 +52,7 @@ _STYLED_ONES = re.compile(r"\b(cartoon|cartoony|comic|animated|anime|photo|penci
                           r"\s+ones\b(?!\s*(?:[,&]|and|or)\s*(?:\d|zero|zeroe?s|twos|threes|fours|fives|"
                           r"sixes|sevens|eights|nines)\b)", re.I)
 _PRONOUN_ONE = re.compile(
-    r"\b(which|this|that|each|every|any|no|the other|quick|last|next|new|same|only|"
+    r"\b(which|this|that|each|every|single|any|no|the other|quick|last|next|new|same|only|"
     r"right|wrong|good|big|small)\s+one\b"
     rf"(?!\s+{NUMBER}\b|\s+(?:and|or)\s+{NUMBER}\b)|"  # "make that one two three"
     r"\b(?:make|build|create|train|get|need|want|give|have)\s+(?:me\s+|us\s+)?one\b"
@@ -68,6 +68,7 @@ _PRONOUN_ONE = re.compile(
     r"\b(?:clothes|clothing|animal|fashion|shoe|footwear|farm|wild|pet|zoo)\s+ones\b|"
     r"\b(?:these|those)\s+[2-9]\b(?!\s*(?:[,&]|and|or)\s*\d)|"  # "classifier for those 4"
     r"\b(?:[2-9]|two|three|four|five|six|seven|eight|nine|ten)\s+(?:in\s+total|total|in\s+all)\b|"
+    r"\ball\s+ten\b|"  # "All ten digits (0 through 9)": a count (set 66: "ten" asked back)
     rf"{_THATS}(?:two|three|four|five|six|seven|eight|nine|ten){_CLOSE}|"
     rf"{_AGE}|"
     r"\bone\s+of\s+(?:these|those|them|the\s+above|the\s+following)\b|"  # "isn't one of these"

@@ -1,6 +1,7 @@
 """A request written as a letter: its greeting and its signature are not about classes.
 
-People paste emails and forum posts ("Dear support, our bank needs …  Best regards, Maria").
+People paste emails and forum posts ("Dear support, our bank needs …  Best regards, Maria";
+"… -Ana"; "EDIT: thanks for the award").
 The name after "Dear" or "Best," is an unknown word to the resolver, so the whole request came
 back 422. Only a greeting that opens the text and a closing that ends it are cut, and only when
 they hold no word of a class name and ask for nothing ("Thanks! Also zebras" keeps zebras).
@@ -11,6 +12,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
+from service.kinds.chunks import is_style
 from service.kinds.tokens import words
 
 # greetings in the languages writers of English also greet in ("Guten Tag, I want …": set 44
@@ -25,6 +27,25 @@ _CLOSING = re.compile(
     r"best\s+regards|"
     r"warm\s+regards|best\s+wishes|thank\s+you|all\s+the\s+best|sent\s+from\s+my|thanks|thx|"
     r"cheers|best|regards|warmly|sincerely|yours|with\s+thanks|ta)\b", re.I)  # fmt: skip
+# a name signed with a dash at the very end: "… sheep, cows, horses. -Ana", "— Dr. K. Osei"
+# (set 66: "ana" asked back); the dash touches the name, so a last bullet ("- Hamster") is none
+_DASHED = re.compile(r"(?<=[.!?])\s*(?:-|--|–|—|~)(?=[A-Z])[A-Z][\w'.]*"
+                     r"(?:\s+[A-Z][\w'.]*){0,2}\s*\Z")
+_BULLETED = re.compile(r"^\s*(?:[-*•–—]|\d{1,2}[.)])", re.M)  # "- dog.\n-Hamster": an item
+# a forum post's last "EDIT:" / "Update:" / "ETA:" paragraph that names no class and asks for
+# nothing ("EDIT: thanks for the award kind stranger", "EDIT: typo in title"): set 66 kept its
+# words as mentions (asked back); one that changes the request stays ("EDIT: add horses")
+_POSTSCRIPT = re.compile(r"\n\s*(?:edit|update|upd|eta)\s*\d*\s*:[^\n]*\s*\Z", re.I)
+_CHANGING = {"add", "added", "adding", "also", "too", "plus", "drop", "dropped", "skip", "remove",
+             "removed", "scrap", "scratch", "forget", "omit", "cancel", "minus", "nvm", "ditch",
+             "only", "just", "except", "without", "include", "included", "exclude", "those",
+             "these", "them", "they", "instead", "more", "rest", "else", "all", "every", "no",
+             "not", "dont", "never", "none", "nothing", "footwear", "mammals", "animals",
+             "clothes", "clothing", "digits", "numbers", "shoes"}  # groups: "EDIT: no shoes"
+# what such a note is about (the post, its readers): "EDIT: hamsters" is a class asked for
+_ABOUT_POST = {"thanks", "thank", "thx", "award", "gold", "typo", "typos", "title", "formatting",
+               "spelling", "upvotes", "replies", "comments", "people", "everyone", "kind",
+               "stranger", "wow", "lol", "asking", "clarify", "mobile", "sub"}
 _MAX_SIGNATURE_WORDS = 12
 # Words a greeting or a signature holds besides names (which are capitalised): anything else
 # ("Hey could we get a hamster", "Thanks, and the ferret", "thanks, in sketch style") is kept
@@ -45,19 +66,38 @@ def strip_letter(text: str, class_word: Callable[[str], bool]) -> tuple[str, lis
     """``(text without its greeting and signature, what was cut)``. Beside its opening word, a
     greeting or signature may hold only names (capitalised words) and letter words
     (``_LETTER_WORDS``); "Thanks, and the ferret" asks for a ferret, "Hey could we get a
-    hamster, …" is no greeting."""
+    hamster, …" is no greeting. A forum post's closing note about the post and a name signed
+    with a dash go too (:func:`_sign_off`)."""
     cut = []
     greeting = _GREETING.match(text)
     if greeting and _inert(greeting["who"], class_word):
         cut.append(greeting.group(0).strip(" ,.!:;\n"))
         text = text[greeting.end():]
+    text, signed = _sign_off(text, class_word)
     for closing in _CLOSING.finditer(text):  # the earliest closing that ends the text
         tail = text[closing.start():]
         if len(words(tail)) <= _MAX_SIGNATURE_WORDS and _inert(text[closing.end():], class_word):
             cut.append(tail.strip())
             text = text[: closing.start()]
             break
-    return text, [c for c in cut if c]
+    return text, [c for c in cut + signed if c]
+
+
+def _sign_off(text: str, class_word: Callable[[str], bool]) -> tuple[str, list[str]]:
+    """``(text, what was cut)``: a last "EDIT:" line about the post that changes nothing
+    ("EDIT: thanks for the award kind stranger"; not "EDIT: hamsters", "EDIT: no shoes"),
+    then a name signed with a dash ("… horses. -Ana"; not a bullet list's last "-Hamster")."""
+    cut = []
+    postscript = _POSTSCRIPT.search(text)
+    if postscript and _ABOUT_POST & set(said := words(postscript[0])) and not any(
+            class_word(w) or w in _CHANGING or is_style(w) for w in said):
+        cut.append(postscript[0].strip())
+        text = text[: postscript.start()]
+    dashed = _DASHED.search(text)
+    if dashed and _inert(dashed[0], class_word) and not _BULLETED.search(text[: dashed.start()]):
+        cut.append(dashed[0].strip())
+        text = text[: dashed.start()]
+    return text, cut
 
 
 def _inert(part: str, class_word: Callable[[str], bool]) -> bool:

@@ -16,7 +16,7 @@ from service.kinds.counted import without_counts
 from service.kinds.fields import ABOUT_IMAGES
 from service.kinds.ranges import span
 from service.kinds.tokens import NUMERALS, words
-from service.kinds.vocabulary import STYLE_HINTS
+from service.kinds.vocabulary import FILLER, REQUESTING, STYLE_HINTS
 from service.kinds.wholes import names_a_group
 
 # List separators, not inside a hyphenated compound ("black-and-white"). Not a spaced dash:
@@ -50,8 +50,10 @@ _SHORT = "|".join(f"(?<=\\b(?-i:[{c}]{{{n}}}))" for c in ("a-z", "A-Z") for n in
 SENTENCE = re.compile(r"(?<=[a-z]{4})\.(?=\s|$)|(?<=[a-z]{4}['\"\u2019\u201d])\.(?=\s|$)|"
                       r"(?<=\d)\.(?=\s+(?-i:[A-Z]))|[!?]+(?=\s|$)|[()]"
                       r"|(?<=\b\d)\.(?=\s+(?:we|i|also|please|pls|plus|oh|actually|but|thanks|thx|"
-                      r"digits?|numbers?|numerals?|sprint|week|phase|then)\b)"  # "digits 0-4.
-                      # digits 5-9" was one chunk (an outside review)
+                      r"digits?|numbers?|numerals?|sprint|week|phase|then|read|sort|classify|"
+                      r"detect|recognise|recognize|tell|need|want|make|build)\b)"  # "digits 0-4.
+                      # digits 5-9" was one chunk (an outside review); "8, 9, 0. read em" lost
+                      # the 0 as a count of "read" (set 66)
                       rf"|(?<=\w){_ABBREVIATION}\.(?=\s+(?:ok|okay|so|oh|then|actually|that'?s|"
                       r"thats|nothing|thanks|thx|please|pls|we|i)\b)"
                       rf"|(?<=[a-z]){_ABBREVIATION}(?<!\betc)\.(?=\s+(?:drop|remove|scratch|skip|"
@@ -101,11 +103,24 @@ def read_header(text: str, known: Known) -> tuple[list[str], str]:
     if names(without_counts(head)) or (names_a_group(head, known.groups) and not names(rest)):
         return [], f"{head}, {rest}"  # "cats: dogs", "even digits only (…): for a checker"
     last = head[ends[-1]:] if ends and not _FORWARD.search(head[:ends[-1]]) else head
-    if _NOT & set(words(last)):  # "The model shall not classify any of the following: cats";
-        return [], f"not {rest}"  # not "(don't ask). classify:" (set 67: all negated)
+    if _negates_rest(last, text[header.end(1):].lstrip().startswith(":")):
+        return [], f"not {rest}"  # "The model shall not classify any of the following: cats";
+    # not "(don't ask). classify:" (set 67: all negated)
     if _LEAVES_OUT.search(head):  # "Only clothing, no shoes of any kind - I need …": content
         return [], f"{head}, {rest}"
     return [w for w in words(head) if is_style(w) or w in STYLE_HINTS], rest
+
+
+def _negates_rest(last: str, colon: bool) -> bool:
+    """Whether a header's last sentence turns down the list after it: a "not" before a colon
+    or a pointer ("not … the following:", "we do not need these - cats"), or before a dash
+    with only request words after it ("We don't want - cats, dogs"); not "let's not boil the
+    ocean - just dogs and cats" (set 66: all negated)."""
+    tokens = words(last)
+    if not _NOT & set(tokens):
+        return False
+    after = tokens[max(i for i, t in enumerate(tokens) if t in _NOT) + 1:]
+    return colon or bool(_FORWARD.search(last)) or set(after) <= FILLER | REQUESTING
 
 
 # "- cow", "1) giraffe", "(b)"

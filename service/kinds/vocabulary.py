@@ -62,7 +62,7 @@ STYLE_WORDS = {
     "realistic", "life", "catalogue", "catalog", "safari", "pic", "pics", "footage", "still",
     "stills", "clipart", "studio", "impressionist", "icon", "icons", "sprite", "sprites", "emoji",
     "whiteboard", "whiteboards", "screenshot", "screenshots", "scans", "shots",  # not the verbs
-    "graphics", "illustration", "illustrations", "sticker", "stickers",
+    "graphics", "illustration", "illustrations", "illustrated", "sticker", "stickers",
     "cartoony", "cartoonish", "toon", "toons", "painterly", "photoreal", "photorealistic",
     "foto", "fotos",
 }  # fmt: skip
@@ -142,6 +142,7 @@ FILLER = {
     "appreciated", "advance", "sure", "tells", "separates",
     "spots", "flags", "differentiates", "frame", "frames", "species", "single", "anymore",
     "recog", "nums", "num", "sorry", "apologies", "following",
+    "advise", "advice", "confirm", "whether",  # "Please advise whether a tool can …" (set 66)
     "ugh", "argh", "meh", "oof", "yikes", "phew", "ahh",  # stop 46: "Ugh, no, too many"
     "dozens", "hundreds", "thousands", "millions", "lots", "tons", "loads",  # "thousands of"
 }  # fmt: skip

@@ -44,7 +44,7 @@ _CLOTHING = {
     "pullover": "A knitted long-sleeved woollen top put on over the head and worn for warmth.",
     "dress": "A garment for a woman or girl made of a bodice and a skirt in a single piece.",
     "coat": "An outer garment with long sleeves worn over other clothes to keep warm outdoors.",
-    "sandal": "An open shoe made of a sole held to the foot by straps.",
+    "sandal": "An open beach shoe made of a sole held to the foot by straps.",
     "shirt": "A garment for the upper body with a collar, sleeves and buttons down the front.",
     "sneaker": "A soft rubber-soled sports shoe laced over the foot.",
     "bag": "A flexible container with a handle or strap for carrying things around.",
