@@ -142,7 +142,7 @@ FILLER = {
     "appreciated", "advance", "sure", "tells", "separates",
     "spots", "flags", "differentiates", "frame", "frames", "species", "single", "anymore",
     "recog", "nums", "num", "sorry", "apologies", "following",
-    "advise", "advice", "confirm", "whether",  # "Please advise whether a tool can …" (set 66)
+    "advise", "advice", "confirm",  # "Please advise whether a tool can …" (set 66)
     "ugh", "argh", "meh", "oof", "yikes", "phew", "ahh",  # stop 46: "Ugh, no, too many"
     "dozens", "hundreds", "thousands", "millions", "lots", "tons", "loads",  # "thousands of"
 }  # fmt: skip

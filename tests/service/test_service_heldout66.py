@@ -35,8 +35,9 @@ from service.core.problems import Problem
     ("a dog and a bear, pencil sketches. Please advise whether a tool can classify these "
      "drawings.", ["dog", "bear"], "sketch"),
     # a "not" before a dash that turns down no list
-    ("Building the Uber for pet portraits. MVP scope: dogs + cats. Phase 2 maybe horses but let's not boil the ocean - just dogs "
-     "and cats for now. Input is user-uploaded illustrations / clip art.",
+    ("Building the Uber for pet portraits. MVP scope: dogs + cats. Phase 2 maybe horses but "
+     "let's not boil the ocean - just dogs and cats for now. Input is user-uploaded "
+     "illustrations / clip art.",
      ["dog", "cat"], "cartoon"),
 ])
 def test_read(pacs, text, classes, domain):
