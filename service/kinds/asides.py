@@ -1,7 +1,8 @@
 """A "wait, no X" aside in a list: "bear, bird, and— wait, no bird — horse", "cats and dogs,
 wait no dogs are fine, add horses too". It takes back X, or keeps it when what follows
 approves of it, and the list goes on; moved out of :mod:`service.kinds.corrections` (past 300
-lines), which reads the other correction markers.
+lines), which reads the other correction markers. And classes put off after "for now": "cats
+and dogs for now, horses later" asks for two (:func:`later_items`).
 """
 
 from __future__ import annotations
@@ -49,3 +50,27 @@ def _taken_back_item(m: re.Match) -> str:
 def wait_no_items(text: str) -> str:
     """``text`` with each "wait, no X" aside read (:func:`_taken_back_item`)."""
     return _WAIT_NO_ITEM.sub(_taken_back_item, text)
+
+
+# "cats and dogs for now, (maybe) horses later", "…for now; later horses", "…for now, horses in
+# phase 2": what comes after "for now" and is put off is not asked for (set 67's leftover:
+# horses at 200). Only after "for now" / "to start" / "initially" earlier in the text.
+_FOR_NOW = re.compile(r"\b(?:for\s+now|to\s+start(?:\s+with)?|initially|at\s+first|for\s+v1)\b",
+                      re.I)
+_ITEMS = r"[a-z][\w'-]*(?:(?:\s*,\s*|\s+(?:and|&|or)\s+|\s+)[a-z][\w'-]*){0,4}?"
+_WHEN = (r"(?:later(?:\s+on)?|eventually|down\s+the\s+(?:road|line)|in\s+(?:a\s+)?(?:phase|"
+         r"v|version|release|sprint)\s*(?:2|3|two|three|later)|next\s+(?:year|month|quarter|"
+         r"version|release|sprint|phase))")
+_LATER = re.compile(rf"(?P<sep>[,;—–]|\s-)\s*(?:and\s+|but\s+|then\s+)?(?:maybe\s+|"
+                    rf"perhaps\s+|possibly\s+)?(?:{_WHEN}\s+(?:maybe\s+|also\s+)?(?P<after>"
+                    rf"{_ITEMS})|(?P<before>{_ITEMS})\s+(?:maybe\s+)?{_WHEN})"
+                    r"(?:\s+(?:too|as\s+well|also))?(?=\s*(?:[.;!?]|$))", re.I)
+
+
+def later_items(text: str) -> str:
+    """``text`` with the classes put off after "for now" taken back ("(drop horses)")."""
+    first = _FOR_NOW.search(text)
+    if first is None:
+        return text
+    return text[: first.end()] + _LATER.sub(
+        lambda m: f"{m['sep']} (drop {m['after'] or m['before']}) ", text[first.end():])

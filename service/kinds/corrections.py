@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from service.kinds.asides import wait_no_items
+from service.kinds.asides import later_items, wait_no_items
 from service.kinds.swaps import swapped
 from service.kinds.tokens import IRREGULAR_PLURALS, plural, singular_forms, words
 from service.kinds.vocabulary import FILLER, GENERIC
@@ -136,7 +136,7 @@ def retract_before_markers(text: str, class_word: Callable[[str], bool] | None =
         text = _MEANT_ITEM.sub(lambda m: m[0] if class_word(m["x"].lower()) else " ", text)
     text = _TAKEN_BACK_AFTER.sub(r" (drop \1) ", _ELLIPSIS.sub(". ", swapped(text)))
     dropped, text = [], _TAKE_BACK.sub("drop", _NEVER_MIND.sub("nvm", text))  # not a clash
-    text = wait_no_items(text)  # "bear, bird, and— wait, no bird — horse"
+    text = later_items(wait_no_items(text))  # "bear, bird, and— wait, no bird — horse"
     dropped += [m[0].strip() for m in _DECLINED.finditer(text)]
     text = _DECLINED.sub(" ", text)
     text = _HEDGED.sub(r", \1", text)  # "and 7 -- actually scratch the 4": its own chunk

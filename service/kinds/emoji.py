@@ -42,10 +42,31 @@ def _in_run(found: list[re.Match], classes: list[str | None], i: int) -> bool:
                for j in (i - 1, i + 1))
 
 
+_CROSS = "\u274c\u274e\u2716\u2717\u2718\U0001f6ab\U0001f44e\u26d4"  # ❌ ❎ ✖ ✗ ✘ 🚫 👎 ⛔
+_TICK = "\u2705\u2714\u2611\U0001f44d\u2713"  # ✅ ✔ ☑ 👍 ✓
+_MARK = f"[{_CROSS}{_TICK}]\ufe0f?"
+_ITEM = r"[^\W\d_][\w'-]*(?:[ \t]+(?!(?:and|or|but|not|no)\b)[^\W\d_][\w'-]*){0,2}"  # 1-3 words
+_ITEM = rf"(?:{_ITEM}|(?!{_MARK})[\U0001f300-\U0001faff]\ufe0f?)"  # or an emoji: "🐴 ❌"
+_AFTER = re.compile(rf"(?P<item>{_ITEM})[ \t]*(?P<mark>{_MARK})")  # "birds ❌"
+_BEFORE = re.compile(rf"(?P<mark>{_MARK})[ \t]*(?P<item>{_ITEM})")  # "❌ birds"
+
+
+def _ticked(text: str) -> str:
+    """A checklist of ticks and crosses as words: "cats ✅ dogs ✅ birds ❌" → "cats, dogs, not
+    birds," (the cross turns its item down; set 67's leftover: birds at 200). A mark goes with
+    the item before it, or after it when a line opens with one ("✅ cat\\n❌ horse")."""
+    if not re.search(_MARK, text):
+        return text
+    marked = _BEFORE if re.search(rf"^[ \t]*{_MARK}", text, re.M) else _AFTER
+    def said(m: re.Match) -> str:
+        return (", not " if m["mark"][0] in _CROSS else ", ") + m["item"] + ", "
+    return marked.sub(said, text)
+
+
 def read_emoji(text: str, class_of: Callable[[str], str | None]) -> str:
-    """``text`` with keycaps as digits, class emoji as their class's word unless a word of the
-    text names it, and any other emoji dropped."""
-    text = _KEYCAP.sub(r" \1 ", text)
+    """``text`` with keycaps as digits, checklist marks as words (:func:`_ticked`), class emoji
+    as their class's word unless a word of the text names it, and any other emoji dropped."""
+    text = _ticked(_KEYCAP.sub(r" \1 ", text))
     if not _EMOJI.search(text):
         return text
     named = {class_of(f) for w in words(text) for f in (w, *singular_forms(w))}

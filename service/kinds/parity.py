@@ -21,6 +21,16 @@ _PARITY_MID = {"only", "just", "the", "handwritten", "written", "please", "pls",
                "numbers", "from", "inclusive", "all"}  # words about the digits, no others
 
 
+# what "even" means, said after it: "the even numbers only, the ones you can divide by two,
+# from 0 until 8" (set 67: all nine digits at 200, the gloss stood between parity and range)
+_EVEN_GLOSS = re.compile(r"(\beven\b[^.;!?]{0,40}?),?\s*(?:i\.?e\.?,?\s*|that\s+is,?\s*)?"
+                         r"(?:the\s+ones?\s+|those\s+|that\s+are\s+|which\s+are\s+)?"
+                         r"(?:(?:that\s+|which\s+)?(?:you\s+can\s+|we\s+can\s+|can\s+be\s+)?"
+                         r"(?:divide[ds]?|divisible|dividable|split)\s+(?:evenly\s+)?"
+                         r"(?:by|in|into)\s+(?:two|2)|(?:the\s+)?multiples\s+of\s+(?:two|2))"
+                         r"(?:\s+(?:exactly|evenly))?(?=\s*[,.;:!?)]|\s+from\b|\s*$)", re.I)
+
+
 def parity_range(text: str) -> str:
     """"even numbers … 0 through 8" as the even digits from 0 to 8, the words between kept
     ("handwritten"); left as it is when any other word lies between them or the range ends
@@ -32,7 +42,7 @@ def parity_range(text: str) -> str:
             return m[0]  # "even digits apart from 0 to 4", "odd digits on pages 2 to 8"
         odd = m["parity"].lower() == "odd"
         return ", ".join(str(n) for n in range(lo, hi + 1) if n % 2 == odd) + m["mid"]
-    return _PARITY_RANGE.sub(spelt, text)
+    return _PARITY_RANGE.sub(spelt, _EVEN_GLOSS.sub(r"\1", text))
 
 
 _PARITY_ONES = re.compile(r",?\s*\b(?:but\s+)?(?:(?:no|not|without|skip|drop|exclude)\s+(?:the\s+|"

@@ -131,3 +131,37 @@ def test_read_more(pacs, text, classes):
 def test_nothing_but_keeps_only_what_it_names(pacs):
     assert _resolve(pacs, "Cats, dogs, horses. Actually we don't want anything but cats and "
                           "horses")[0] == ["cat", "horse"]
+
+
+@pytest.mark.parametrize(("text", "classes"), [
+    # stop 52: set 67's leftovers, each a wrong 200 (or a 422) on the stop-51 resolver
+    ("Eae, quick one: classifier for the even numbers only, the ones you can divide by two, "
+     "from 0 until 8. Images are cartoon style, tipo comic book.",
+     ["zero", "two", "four", "six", "eight"]),  # "what even means" between parity and range
+    ("even digits, i.e. multiples of two, 0 through 6", ["zero", "two", "four", "six"]),
+    ("cats \u2705 dogs \u2705 birds \u274c", ["cat", "dog"]),  # a checklist's cross
+    ("classes:\n\u2705 cat\n\u2705 dog\n\u274c horse\n\u2705 cow", ["cat", "dog", "cow"]),
+    ("\U0001f431 \u2705 \U0001f436 \u2705 \U0001f434 \u274c", ["cat", "dog"]),
+    ("\U0001f45f\u2705 \U0001f461\u2705 \U0001f45c\u274c", ["sneaker", "sandal"]),
+    ("cats and dogs for now, later horses", ["cat", "dog"]),  # put off after "for now"
+    ("cats and dogs for now, maybe horses and cows later", ["cat", "dog"]),
+    ("cats and dogs for now; horses in phase 2", ["cat", "dog"]),
+    ("To start: cats, dogs and horses, later maybe more", ["cat", "dog", "horse"]),  # a 422
+])
+def test_read_leftovers(pacs, text, classes):
+    assert _resolve(pacs, text)[0] == classes
+
+
+@pytest.mark.parametrize(("text", "classes"), [
+    ("cats and dogs for now, and horses", ["cat", "dog", "horse"]),  # nothing put off
+    ("cats \u2705 dogs \u2705 horses \u2705", ["cat", "dog", "horse"]),
+    ("even numbers from 2 to 8", ["two", "four", "six", "eight"]),
+])
+def test_leftover_guards(pacs, text, classes):
+    assert _resolve(pacs, text)[0] == classes
+
+
+def test_checklist_cross_on_an_unknown_class_still_asks_back_a_tick(pacs):
+    assert _resolve(pacs, "cats \u2705 dogs \u2705 hamsters \u274c")[0] == ["cat", "dog"]
+    with pytest.raises(Problem):
+        _resolve(pacs, "cats \u2705 dogs \u2705 hamsters \u2705")
