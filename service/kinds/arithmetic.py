@@ -26,6 +26,9 @@ _PHRASES = [
     (r"\b(?:after|when|by|if) (?=add|subtract|multipl|divid|tak|doubl|halv)", " "),  # "after
     # adding 3 and 4": a time, not one more
     (r"\ba baker s dozen\b|\bbaker s dozen\b", "13"), (r"\bhalf a dozen\b", "6"),
+    (r"^\s*(?:two|2) pairs\s*$", "2 * 2"), (r"^\s*(?:three|3) pairs\s*$", "3 * 2"),
+    (r"^\s*(?:four|4) pairs\s*$", "4 * 2"),
+    # a whole definition only ("two pairs": set 66), not "two pairs of socks" in a story
     (r"\b(?:a|one) hundred\b", "100"),
     (r"\b(?:the )?square root of\b", " sqrt "), (r"\bthe square of\b", " sq "),
     (r"\b(?:multiplied by|times|lots of)\b", " * "), (r"(?<=\d)x(?=\d)|\bx\b", " * "),

@@ -92,7 +92,9 @@ _PRONOUN_ONE = re.compile(
 # class" (two or more digits: no digit class; stop 33, set 30). Not "~40 stores" or "about
 # 12,000 images total", whose unit the reader keeps as context
 _AMOUNT = re.compile(r"(?:\b(?:about|around|approx(?:imately)?|roughly|nearly|over|under)\s+|~\s*)?"
-                     r"\b\d{2,}\s+(?:each|apiece|per\s+class)\b", re.I)
+                     r"\b\d{2,}\s+(?:each|apiece|per\s+class)\b|"
+                     r"(?<=[a-z])\s+[x×]\s?\d+\b(?!\s*[x×]|\s*(?:cm|mm|in|px|m)\b)",
+                     re.I)  # "sandals x2" in a lot's listing: how many, not the digit (set 66)
 
 
 # "Number of classes: 3" as a field of a spec (an outside review of stop 50: the digit three

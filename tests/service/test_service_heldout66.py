@@ -77,3 +77,16 @@ def test_beach_shoe_is_a_sandal(pacs):
     matches, _ = resolve_request(pacs, PersonalizeCreate(
         classes=["a purse or tote for carrying things", "a shoe for the beach"]), pacs.domains)
     assert [m.name for m in matches] == ["bag", "sandal"]
+
+
+def test_lot_counts_and_pairs(pacs):
+    """A lot's "sandals x2" counts items; "two pairs" as a whole definition is four."""
+    from service.core.schemas import PersonalizeCreate
+    from service.kinds.task_request import resolve_request
+
+    assert _resolve(pacs, "lot #112: sneakers x4, sandals x2, ankle boots x1. need sorter.")[0] \
+        == ["sneaker", "sandal", "ankle boot"]
+    assert _resolve(pacs, "we sell two pairs of sandals and bags")[0] == ["sandal", "bag"]
+    matches, _ = resolve_request(pacs, PersonalizeCreate(
+        classes=["two pairs", "half a dozen", "the number of legs on a spider"]), pacs.domains)
+    assert [m.name for m in matches] == ["four", "six", "eight"]
