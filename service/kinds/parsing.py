@@ -33,7 +33,7 @@ from service.kinds.chunks import (
     post_modifier,
     pre_clause,
 )
-from service.kinds.corrections import dismissed, retract_before_markers, retracted, takes_back
+from service.kinds.corrections import retract_before_markers, retracted
 from service.kinds.counted import (
     count_field,
     declared_count,
@@ -42,6 +42,7 @@ from service.kinds.counted import (
     without_counts,
 )
 from service.kinds.dictation import dictated, rejoined
+from service.kinds.dismissals import dismissed, takes_back
 from service.kinds.emoji import read_emoji
 from service.kinds.excepting import (
     needed_without,
@@ -235,7 +236,7 @@ def _excludes_next(parsed: Parsed, known: Known, raw: list[str],
 
 def _wave_off(sentence: str, scope: tuple[int, int], known: Known, parsed: Parsed,
               since: tuple[int, int], where: list) -> None:
-    """The part of a sentence waved off (``corrections.dismissed``): its mentions negated,
+    """The part of a sentence waved off (``dismissals.dismissed``): its mentions negated,
     or taken back when the sentence says so ("the horses went to another team, remove
     them"), and its style words gone ("(the world is cartoon animals, but that's
     irrelevant)")."""
