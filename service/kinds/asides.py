@@ -9,8 +9,11 @@ from __future__ import annotations
 
 import itertools
 import re
+from collections.abc import Callable
 
+from service.kinds.chunks import is_style
 from service.kinds.tokens import singular_forms, words
+from service.kinds.vocabulary import STYLE_HINTS
 
 # "wait, no" straight before a word takes back that word, not the sentence before it
 _WAIT_NO = re.compile(r"[\s,—–-]*\bwait,?\s+no\s+(?=[a-z0-9])(?!(?:just|only|actually|instead|"
@@ -74,3 +77,16 @@ def later_items(text: str) -> str:
         return text
     return text[: first.end()] + _LATER.sub(
         lambda m: f"{m['sep']} (drop {m['after'] or m['before']}) ", text[first.end():])
+
+
+# ", all rescued from bad situations" after a list: what the items have been through, not an
+# item (set 66: "rescued" asked back); a past participle only, not "…, all ten", "…, all birds"
+_ALL_DONE = re.compile(r",\s+(?:all|each|both)\s+(?:of\s+them\s+)?(?:[a-z]+ed|drawn|taken|"
+                       r"shot|born|bred|found|kept|seen|grown|worn|made)\b[^.;!?\n]*", re.I)
+
+
+def participle_asides(text: str, class_word: Callable[[str], bool]) -> str:
+    """``text`` without a list's closing ", all rescued from …" when it names no class, style
+    or camera ("…, all shot on my DSLR" says photo)."""
+    return _ALL_DONE.sub(lambda m: m[0] if any(class_word(w) or is_style(w) or w in STYLE_HINTS
+                                               for w in words(m[0])) else "", text)

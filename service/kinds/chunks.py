@@ -49,7 +49,8 @@ _PRE = {"into", "as", "between", "among", "including", "namely", "like",
         "recognise", "recognize", "recognising", "recognizing", "classify", "classifying",
         "detect", "detecting", "identify", "identifying", "distinguish", "distinguishing",
         "sorting", "labelling", "labeling", "tagging",  # "sorting my … doodles of birds" (48)
-        "selling", "sells", "stocking", "stocks"}  # "a tiny Etsy store selling tote bags"
+        "selling", "sells", "stocking", "stocks",  # "a tiny Etsy store selling tote bags"
+        "covering", "spanning"}  # "footwear recognition covering sandals, sneakers" (set 66)
 # A class word followed by one of these starts a post-modifier: "dogs near the feeder".
 POST = {"in", "on", "at", "near", "with", "by", "under", "behind", "beside", "inside", "outside",
          "around", "during", "into", "onto", "over", "across", "along", "through", "within", "of",

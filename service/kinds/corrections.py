@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from service.kinds.asides import later_items, wait_no_items
+from service.kinds.asides import later_items, participle_asides, wait_no_items
 from service.kinds.swaps import swapped
 from service.kinds.tokens import singular_forms, words
 from service.kinds.vocabulary import FILLER
@@ -133,6 +133,7 @@ def retract_before_markers(text: str, class_word: Callable[[str], bool] | None =
                                text)  # not "Actually we don't need perfect accuracy on 7" (an
     # outside review: 7 dropped at 200), nor "… don't want that"
     if class_word is not None:
+        text = participle_asides(text, class_word)  # "…, all rescued from bad situations"
         text = _MEANT_ITEM.sub(lambda m: m[0] if class_word(m["x"].lower()) else " ", text)
     text = _TAKEN_BACK_AFTER.sub(r" (drop \1) ", _ELLIPSIS.sub(". ", swapped(text)))
     dropped, text = [], _TAKE_BACK.sub("drop", _NEVER_MIND.sub("nvm", text))  # not a clash

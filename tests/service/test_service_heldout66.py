@@ -90,3 +90,25 @@ def test_lot_counts_and_pairs(pacs):
     matches, _ = resolve_request(pacs, PersonalizeCreate(
         classes=["two pairs", "half a dozen", "the number of legs on a spider"]), pacs.domains)
     assert [m.name for m in matches] == ["four", "six", "eight"]
+
+
+@pytest.mark.parametrize(("text", "classes", "domain"), [
+    # a list introduced by "covering" (a 422: the first item glued to the clause)
+    ("For the travel insurance desk we need footwear recognition covering sandals, sneakers and "
+     "ankle boots, from claimants' phone photos of lost luggage contents.",
+     ["sandal", "sneaker", "ankle boot"], "photo"),
+    # a list's closing ", all rescued from …" (a 422: "rescued" asked back)
+    ("We have cows, sheep, horses and a couple of dogs, all rescued from bad situations. Photos "
+     "please.", ["cow", "sheep", "horse", "dog"], "photo"),
+])
+def test_read_lists(pacs, text, classes, domain):
+    assert _resolve(pacs, text) == (classes, domain)
+
+
+@pytest.mark.parametrize(("text", "classes", "domain"), [
+    ("birds in flight and dogs on the beach, all shot on my DSLR", ["bird", "dog"], "photo"),
+    ("cats, dogs, all birds too", ["cat", "dog", "bird"], None),
+    ("a blanket covering cats and dogs", ["cat", "dog"], None),
+])
+def test_list_guards(pacs, text, classes, domain):
+    assert _resolve(pacs, text) == (classes, domain)
