@@ -17,6 +17,8 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Collection
 
+from service.kinds.tokens import plural
+
 _SPOKEN = {
     "comma": ",", "period": ".", "full stop": ".", "question mark": "?",
     "exclamation mark": "!", "exclamation point": "!", "colon": ":", "semicolon": ";",
@@ -70,3 +72,28 @@ def rejoined(text: str, class_word: Callable[[str], bool], groups: Collection[st
             return m[1]
         return m[0]
     return _PAIR.sub(join, text)
+
+
+_NUMBER_WORD = re.compile(r"(?:zero|one|two|three|four|five|six|seven|eight|nine)e?s?")
+_WORD_RUN = re.compile(r"\b[A-Za-z][\w'-]*(?:[ \t]+[A-Za-z][\w'-]*)+")
+
+
+def listed_runs(text: str, class_word: Callable[[str], bool]) -> str:
+    """Three or more plural class words side by side with no mark between, as a list:
+    "DRESSES COATS PULLOVERS SHIRTS TROUSERS" (set 66: a retiree typing in capitals without
+    punctuation, read as one unknown phrase). Plurals only, digits not: "zebra finch giraffe",
+    "bull dog cat", "cows horses sheep dogs" and "zero one two three comma for …" stay as they
+    were (an unknown, a compound, an ambiguity, a dictation); two are left alone."""
+    def split(m: re.Match) -> str:
+        tokens = m[0].split()
+        out, run = [], []
+        for token in [*tokens, ""]:
+            if token and plural(token.lower()) and class_word(token.lower()) \
+                    and not _NUMBER_WORD.fullmatch(token.lower()):
+                run.append(token)
+                continue
+            out.append(f", {', '.join(run)}," if len(run) >= 3 else " ".join(run))
+            out.append(token)
+            run = []
+        return re.sub(r"^,\s*|\s*,$|\s+(?=,)", "", " ".join(t for t in out if t))
+    return _WORD_RUN.sub(split, text)

@@ -41,7 +41,7 @@ from service.kinds.counted import (
     parity_ones,
     without_counts,
 )
-from service.kinds.dictation import dictated, rejoined
+from service.kinds.dictation import dictated, listed_runs, rejoined
 from service.kinds.dismissals import dismissed, takes_back
 from service.kinds.emoji import read_emoji
 from service.kinds.excepting import (
@@ -124,7 +124,8 @@ def parse(text: str, known: Known = Known()) -> Parsed:  # noqa: B008 (immutable
     letters = ranges.letter_range(text, known.names_a_class)  # "hex digits: 0-9 and A-F"
     text = without_purposes(without_chatter(text), known.class_word, is_style)  # "so I can …"
     text = split_compounds(sounded(text, known.class_word), known.class_word)
-    text = rejoined(text, known.class_word, known.subgroups)  # "pull overs", "foot wear"
+    text = listed_runs(rejoined(text, known.class_word, known.subgroups), known.class_word)
+    # "pull overs", "foot wear"; "DRESSES COATS PULLOVERS SHIRTS" as a list
     text = equated(text, known.class_word, known.class_of)  # "jumper = the knitted thing"
     text = glossed(text, known.foreign, known.class_of)  # "bag (handbag)", "gato (cat)"
     text = without_descriptions(text, known.class_of, is_style)  # "shirts (with buttons)"

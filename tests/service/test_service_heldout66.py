@@ -112,3 +112,20 @@ def test_read_lists(pacs, text, classes, domain):
 ])
 def test_list_guards(pacs, text, classes, domain):
     assert _resolve(pacs, text) == (classes, domain)
+
+
+@pytest.mark.parametrize(("text", "classes"), [
+    # plural class words typed side by side without marks, as a list (422s before)
+    ("SORTING OLD CLOTHES FOR CHURCH SALE DRESSES COATS PULLOVERS SHIRTS TROUSERS NOT THE SHOES",
+     ["dress", "coat", "pullover", "shirt", "trouser"]),
+    ("I COLLECT COMIC STRIPS WITH ANIMALS IN THEM WANT DOGS CATS BEARS AND ELEPHANTS WAIT NO "
+     "ELEPHANTS", ["dog", "cat", "bear"]),
+])
+def test_read_runs(pacs, text, classes):
+    assert _resolve(pacs, text)[0] == classes
+
+
+@pytest.mark.parametrize("text", ["zebra finch giraffe", "bull dog cat", "cows horses sheep dogs"])
+def test_runs_guards(pacs, text):
+    with pytest.raises(Problem):
+        _resolve(pacs, text)
