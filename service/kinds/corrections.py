@@ -65,6 +65,10 @@ _NOT_NEED = r"(?:we|i)\s+(?:don'?t|do\s+not|won'?t|will\s+not)\s+(?:need|want)"
 _SECOND_THOUGHT = re.compile(r"(?:^|(?<=[.!?]))(\s*)(?:actually|(?:ah|oh|hmm+|um+),?\s+no)\s*,?\s+"
                              rf"(?:{_NOT_NEED}\s+(?P<a>[^.!?,;]{{1,40}})|(?P<b>[^.!?,;]{{1,30}}?)"
                              rf"\s+{_NOT_NEED}\b)", re.I)  # fmt: skip
+# a forum post's "EDIT: not the birds, …" takes them back as "drop" would (set 66: a clash with
+# the birds listed before, 422)
+_EDIT_NOT = re.compile(r"\b((?:edit|update|upd|eta)\s*\d*\s*:)\s*(?:not|no)\s+(?!(?:sure|really|"
+                       r"much|that|this|yet|quite|exactly)\b)", re.I)
 # "Cats, dogs, horses. Actually I don't want anything but horses": a correction to only those
 # (an outside review of stop 50: all three kept at 200)
 _NOTHING_BUT = re.compile(r"(?:^|(?<=[.!?]))\s*(?:(?:actually|(?:ah|oh|hmm+|um+),?\s+no)\s*,?\s+)?"
@@ -127,6 +131,7 @@ def retract_before_markers(text: str, class_word: Callable[[str], bool] | None =
     wait" is no marker: it adds more often than it takes back ("Oh wait, the zoo also has
     sheep"). ``class_word``: whether a word names a class (without it, no ``_MEANT_ITEM``)."""
     text = _TRAILING_SORRY.sub(", sorry I mean ", text)  # before an ellipsis ends a sentence
+    text = _EDIT_NOT.sub(r"\1 drop ", text)  # "EDIT: not the birds"
     text = _bare_retracted(_NOTHING_BUT.sub(lambda m: _only(m, class_word), text), class_word)
     text = _SECOND_THOUGHT.sub(lambda m: f"{m[1]}drop {m['a'] or m['b']}" if class_word
                                and _names_only(words(m["a"] or m["b"]), class_word) else m[0],

@@ -129,3 +129,11 @@ def test_read_runs(pacs, text, classes):
 def test_runs_guards(pacs, text):
     with pytest.raises(Problem):
         _resolve(pacs, text)
+
+
+def test_an_edit_that_says_not_takes_back(pacs):
+    """"EDIT: not the birds" is a second thought, as "drop the birds" (was a clash, 422);
+    "Edit: not sure about birds" takes nothing back."""
+    assert _resolve(pacs, "cats, dogs and birds.\nEDIT: no birds")[0] == ["cat", "dog"]
+    with pytest.raises(Problem):
+        _resolve(pacs, "cats, dogs and birds.\nEdit: not sure about birds")
