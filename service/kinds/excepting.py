@@ -69,6 +69,23 @@ def negated_slashes(text: str) -> str:
 _NOW = re.compile(r"(?<=\w)[.,;!]\s+now\b(?!\s+(?:that|and|then)\b)", re.I)
 
 
+# "Previously we did t-shirt, trouser, dress but now … coats and pullovers only": what was
+# done before "now" is history, not asked (set 66: both lists read, a 422)
+_BEFORE_NOW = re.compile(r"\b(?:previously|formerly|originally|in\s+the\s+past|(?:we|i)\s+used\s+"
+                         r"to)\b[^.!?;\n]{0,120}?,?\s+(?:but\s+|and\s+)?(?=now\b)", re.I)
+
+
 def now_turns(text: str) -> str:
-    """``text`` with ", now …" after a clause as a sentence of its own ("… . Now …")."""
-    return _NOW.sub(". Now", text)
+    """``text`` with ", now …" after a clause as a sentence of its own ("… . Now …"), and what
+    was done "previously … but now" dropped."""
+    return _NOW.sub(". Now", _BEFORE_NOW.sub(_history, text))
+
+
+_STILL = re.compile(r"\bnow\b[^.!?;\n]*\b(?:also|too|as\s+well|additionally|plus|add|adding|"
+                    r"still|again|more)\b", re.I)
+
+
+def _history(m: re.Match) -> str:
+    """Nothing for what was done before "now", unless "now" adds to it ("we used to sort
+    cats, but now also dogs" asks for all three)."""
+    return m[0] if _STILL.match(m.string, m.end()) else ""

@@ -137,3 +137,14 @@ def test_an_edit_that_says_not_takes_back(pacs):
     assert _resolve(pacs, "cats, dogs and birds.\nEDIT: no birds")[0] == ["cat", "dog"]
     with pytest.raises(Problem):
         _resolve(pacs, "cats, dogs and birds.\nEdit: not sure about birds")
+
+
+def test_what_was_done_before_now_is_history(pacs):
+    """"Previously we did X but now Y" asks for Y (a 422 before: both lists read); "used to
+    … but now also …" adds, so it is left as it was."""
+    assert _resolve(pacs, "Previously we did cats and dogs but now we need horses and cows.")[0] \
+        == ["horse", "cow"]
+    assert _resolve(pacs, "previously the model did cats and dogs, now it should also do "
+                          "horses")[0] == ["cat", "dog", "horse"]
+    with pytest.raises(Problem):
+        _resolve(pacs, "We used to sort cats, but now also dogs and horses")
