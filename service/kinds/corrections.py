@@ -68,7 +68,7 @@ _SECOND_THOUGHT = re.compile(r"(?:^|(?<=[.!?]))(\s*)(?:actually|(?:ah|oh|hmm+|um
 # a forum post's "EDIT: not the birds, …" takes them back as "drop" would (set 66: a clash with
 # the birds listed before, 422)
 _EDIT_NOT = re.compile(r"\b((?:edit|update|upd|eta)\s*\d*\s*:)\s*(?:not|no)\s+(?!(?:sure|really|"
-                       r"much|that|this|yet|quite|exactly)\b)", re.I)
+                       r"only|just|much|that|this|yet|quite|exactly)\b)", re.I)
 # "Cats, dogs, horses. Actually I don't want anything but horses": a correction to only those
 # (an outside review of stop 50: all three kept at 200)
 _NOTHING_BUT = re.compile(r"(?:^|(?<=[.!?]))\s*(?:(?:actually|(?:ah|oh|hmm+|um+),?\s+no)\s*,?\s+)?"
