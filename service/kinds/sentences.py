@@ -47,7 +47,9 @@ _ABBREVIATION = "".join(f"(?<!\\b{a})" for a in ("mr", "ms", "dr", "st", "vs", "
 # a short word of one case ends a sentence; a capitalised one is a name ("Ask Bo. He …"); a
 # quoted word ends one too ("'zero'. Nice-to-have: none": set 9, zero read as taken back)
 _SHORT = "|".join(f"(?<=\\b(?-i:[{c}]{{{n}}}))" for c in ("a-z", "A-Z") for n in (2, 3))
-SENTENCE = re.compile(r"(?<=[a-z]{4})\.(?=\s|$)|(?<=[a-z]{4}['\"\u2019\u201d])\.(?=\s|$)|"
+SENTENCE = re.compile(r"(?<=\bplease)(?=\s+(?:my|i|we|our|it'?s|thanks?|thx)\s)|"  # "0 TO 9 PLEASE
+                      # MY EYES ARE BAD" (set 66: "eyes bad" asked back)
+                      r"(?<=[a-z]{4})\.(?=\s|$)|(?<=[a-z]{4}['\"\u2019\u201d])\.(?=\s|$)|"
                       r"(?<=\d)\.(?=\s+(?-i:[A-Z]))|[!?]+(?=\s|$)|[()]"
                       r"|(?<=\b\d)\.(?=\s+(?:we|i|also|please|pls|plus|oh|actually|but|thanks|thx|"
                       r"digits?|numbers?|numerals?|sprint|week|phase|then|read|sort|classify|"

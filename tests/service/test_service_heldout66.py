@@ -148,3 +148,9 @@ def test_what_was_done_before_now_is_history(pacs):
                           "horses")[0] == ["cat", "dog", "horse"]
     with pytest.raises(Problem):
         _resolve(pacs, "We used to sort cats, but now also dogs and horses")
+
+
+def test_please_before_a_new_subject_ends_a_sentence(pacs):
+    assert _resolve(pacs, "ALL THE NUMBERS 0 TO 9 PLEASE MY EYES ARE BAD")[0] == [
+        "zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine"]
+    assert _resolve(pacs, "cats and dogs please i need it soon")[0] == ["cat", "dog"]
