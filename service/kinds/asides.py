@@ -82,7 +82,7 @@ def later_items(text: str) -> str:
 # ", all rescued from bad situations" after a list: what the items have been through, not an
 # item (set 66: "rescued" asked back); a past participle only, not "…, all ten", "…, all birds"
 _ALL_DONE = re.compile(r",\s+(?:all|each|both)\s+(?:of\s+them\s+)?(?:[a-z]+ed|drawn|taken|"
-                       r"shot|born|bred|found|kept|seen|grown|worn|made)\b[^.;!?\n]*", re.I)
+                       r"shot|born|bred|found|kept|seen|grown|worn|made)\b[^,.;!?\n]*", re.I)
 
 
 def participle_asides(text: str, class_word: Callable[[str], bool]) -> str:

@@ -122,6 +122,16 @@ _LEAD = {"but", "then", "actually", "and", "also", "oh", "please", "pls", "ok", 
 _MEANT_ITEM = re.compile(r"(?<=,)\s*(?P<x>[^\W\d_]+)\s*,\s*sorry\s+i\s+mean\s+", re.I)
 
 
+def _edit_not(m: re.Match, class_word: Callable[[str], bool] | None) -> str:
+    """"EDIT: not X, …" as "EDIT: drop X, …" when the rest of its line names no other class
+    ("EDIT: not birds, parrots only" stays a clash: parrots are birds)."""
+    line = m.string[m.end():].split("\n", 1)[0]
+    rest = line.split(",", 1)[1] if "," in line else ""
+    if class_word is None or any(map(class_word, words(rest))):
+        return m[0]
+    return f"{m[1]} drop "
+
+
 def retract_before_markers(text: str, class_word: Callable[[str], bool] | None = None
                            ) -> tuple[str, list[str]]:
     """``(text, taken back)``: for each correction marker, the text before it back to the
@@ -131,7 +141,7 @@ def retract_before_markers(text: str, class_word: Callable[[str], bool] | None =
     wait" is no marker: it adds more often than it takes back ("Oh wait, the zoo also has
     sheep"). ``class_word``: whether a word names a class (without it, no ``_MEANT_ITEM``)."""
     text = _TRAILING_SORRY.sub(", sorry I mean ", text)  # before an ellipsis ends a sentence
-    text = _EDIT_NOT.sub(r"\1 drop ", text)  # "EDIT: not the birds"
+    text = _EDIT_NOT.sub(lambda m: _edit_not(m, class_word), text)  # "EDIT: not the birds"
     text = _bare_retracted(_NOTHING_BUT.sub(lambda m: _only(m, class_word), text), class_word)
     text = _SECOND_THOUGHT.sub(lambda m: f"{m[1]}drop {m['a'] or m['b']}" if class_word
                                and _names_only(words(m["a"] or m["b"]), class_word) else m[0],

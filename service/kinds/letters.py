@@ -13,7 +13,7 @@ import re
 from collections.abc import Callable
 
 from service.kinds.chunks import is_style
-from service.kinds.tokens import words
+from service.kinds.tokens import plural, words
 
 # greetings in the languages writers of English also greet in ("Guten Tag, I want …": set 44
 # read "guten" as a class)
@@ -90,7 +90,8 @@ def _sign_off(text: str, class_word: Callable[[str], bool]) -> tuple[str, list[s
     cut = []
     postscript = _POSTSCRIPT.search(text)
     if postscript and _ABOUT_POST & set(said := words(postscript[0])) and not any(
-            class_word(w) or w in _CHANGING or is_style(w) for w in said):
+            class_word(w) or w in _CHANGING or is_style(w) or plural(w) and w not in _ABOUT_POST
+            for w in said):  # "EDIT: thanks for the gold! lions" asks for lions
         cut.append(postscript[0].strip())
         text = text[: postscript.start()]
     dashed = _DASHED.search(text)

@@ -31,6 +31,11 @@ _EVEN_GLOSS = re.compile(r"(\beven\b[^.;!?]{0,40}?),?\s*(?:i\.?e\.?,?\s*|that\s+
                          r"(?:\s+(?:exactly|evenly))?(?=\s*[,.;:!?)]|\s+from\b|\s*$)", re.I)
 
 
+# "numbers divisible by two from 0 to 8": the even ones, said without "even" (all nine at 200)
+_BY_TWO = re.compile(r"\b(digits?|numbers?|numerals?)\s+(?:that\s+are\s+|which\s+are\s+)?"
+                     r"(?:evenly\s+)?(?:divisible|dividable)\s+by\s+(?:two|2)\b", re.I)
+
+
 def parity_range(text: str) -> str:
     """"even numbers … 0 through 8" as the even digits from 0 to 8, the words between kept
     ("handwritten"); left as it is when any other word lies between them or the range ends
@@ -42,7 +47,8 @@ def parity_range(text: str) -> str:
             return m[0]  # "even digits apart from 0 to 4", "odd digits on pages 2 to 8"
         odd = m["parity"].lower() == "odd"
         return ", ".join(str(n) for n in range(lo, hi + 1) if n % 2 == odd) + m["mid"]
-    return _PARITY_RANGE.sub(spelt, _EVEN_GLOSS.sub(r"\1", text))
+    text = _BY_TWO.sub(r"even \1", _EVEN_GLOSS.sub(r"\1", text))
+    return _PARITY_RANGE.sub(spelt, text)
 
 
 _PARITY_ONES = re.compile(r",?\s*\b(?:but\s+)?(?:(?:no|not|without|skip|drop|exclude)\s+(?:the\s+|"

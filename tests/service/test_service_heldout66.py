@@ -154,3 +154,18 @@ def test_please_before_a_new_subject_ends_a_sentence(pacs):
     assert _resolve(pacs, "ALL THE NUMBERS 0 TO 9 PLEASE MY EYES ARE BAD")[0] == [
         "zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine"]
     assert _resolve(pacs, "cats and dogs please i need it soon")[0] == ["cat", "dog"]
+
+
+@pytest.mark.parametrize(("text", "classes"), [
+    # a self-review's probes of this stop's rules: wrong 200s of their first versions
+    ("bears, zebras, giraffes.\nEDIT: thanks for the gold! lions", None),  # lions asked
+    ("cats, dogs, all found in shelters, and rabbits", None),  # the aside ends at its comma
+    ("cats, dogs, birds.\nEDIT: not birds, parrots only", None),  # parrots are birds: a clash
+    ("numbers divisible by two from 0 to 8", ["zero", "two", "four", "six", "eight"]),
+])
+def test_self_review(pacs, text, classes):
+    if classes is None:
+        with pytest.raises(Problem):
+            _resolve(pacs, text)
+    else:
+        assert _resolve(pacs, text)[0] == classes
