@@ -52,7 +52,8 @@ _STYLED_ONES = re.compile(r"\b(cartoon|cartoony|comic|animated|anime|photo|penci
                           r"\s+ones\b(?!\s*(?:[,&]|and|or)\s*(?:\d|zero|zeroe?s|twos|threes|fours|fives|"
                           r"sixes|sevens|eights|nines)\b)", re.I)
 _PRONOUN_ONE = re.compile(
-    r"\b(which|this|that|each|every|single|any|no|the other|quick|last|next|new|same|only|"
+    r"\b(which|this|that|each|every|every\s+single|each\s+single|any|no|the other|quick|last|"
+    r"next|new|same|only|"
     r"right|wrong|good|big|small)\s+one\b"
     rf"(?!\s+{NUMBER}\b|\s+(?:and|or)\s+{NUMBER}\b)|"  # "make that one two three"
     r"\b(?:make|build|create|train|get|need|want|give|have)\s+(?:me\s+|us\s+)?one\b"

@@ -16,7 +16,7 @@ from service.kinds.counted import without_counts
 from service.kinds.fields import ABOUT_IMAGES
 from service.kinds.ranges import span
 from service.kinds.tokens import NUMERALS, words
-from service.kinds.vocabulary import FILLER, REQUESTING, STYLE_HINTS
+from service.kinds.vocabulary import STYLE_HINTS
 from service.kinds.wholes import names_a_group
 
 # List separators, not inside a hyphenated compound ("black-and-white"). Not a spaced dash:
@@ -105,7 +105,7 @@ def read_header(text: str, known: Known) -> tuple[list[str], str]:
     if names(without_counts(head)) or (names_a_group(head, known.groups) and not names(rest)):
         return [], f"{head}, {rest}"  # "cats: dogs", "even digits only (…): for a checker"
     last = head[ends[-1]:] if ends and not _FORWARD.search(head[:ends[-1]]) else head
-    if _negates_rest(last, text[header.end(1):].lstrip().startswith(":")):
+    if _negates_rest(last, rest, text[header.end(1):].lstrip().startswith(":")):
         return [], f"not {rest}"  # "The model shall not classify any of the following: cats";
     # not "(don't ask). classify:" (set 67: all negated)
     if _LEAVES_OUT.search(head):  # "Only clothing, no shoes of any kind - I need …": content
@@ -113,16 +113,14 @@ def read_header(text: str, known: Known) -> tuple[list[str], str]:
     return [w for w in words(head) if is_style(w) or w in STYLE_HINTS], rest
 
 
-def _negates_rest(last: str, colon: bool) -> bool:
-    """Whether a header's last sentence turns down the list after it: a "not" before a colon
-    or a pointer ("not … the following:", "we do not need these - cats"), or before a dash
-    with only request words after it ("We don't want - cats, dogs"); not "let's not boil the
-    ocean - just dogs and cats" (set 66: all negated)."""
-    tokens = words(last)
-    if not _NOT & set(tokens):
+def _negates_rest(last: str, rest: str, colon: bool) -> bool:
+    """Whether a header's last sentence turns down the list after it ("The model shall not
+    classify any of the following: cats", "We do not stock - sandals, sneakers", "Not needed
+    for launch - birds, bears"): a "not" in it, unless a dash leads to "just"/"only", which
+    asks again ("let's not boil the ocean - just dogs and cats": set 66, all negated)."""
+    if not _NOT & set(words(last)):
         return False
-    after = tokens[max(i for i, t in enumerate(tokens) if t in _NOT) + 1:]
-    return colon or bool(_FORWARD.search(last)) or set(after) <= FILLER | REQUESTING
+    return colon or bool(_FORWARD.search(last)) or (words(rest) or [""])[0] not in ("just", "only")
 
 
 # "- cow", "1) giraffe", "(b)"

@@ -25,8 +25,8 @@ from service.core.problems import Problem
     # a digit closing a list before a lowercase verb (wrong 200: the 0 read as a count)
     ("sizes on tags: 8, 9, 0. read em", ["eight", "nine", "zero"], None),
     # a name signed with a dash; a forum post's closing note about the post
-    ("need to sort their pencil doodles - sheep, cows, horses. -Ana", ["sheep", "cow", "horse"],
-     "sketch"),
+    ("need to sort their pencil doodles - sheep, cows, horses. -Ana Lima",
+     ["sheep", "cow", "horse"], "sketch"),
     ("Long time lurker, first post. Moving house and I've got like 40 bags of clothes that I "
      "photographed before packing because I'm an organised disaster. I want to sort them by "
      "type from the photos: t-shirts, shirts, trousers, dresses. Not doing shoes, those went to "
@@ -48,6 +48,7 @@ def test_read(pacs, text, classes, domain):
     ("We do not need these - cats, dogs. Just horses and cows.", ["horse", "cow"]),
     ("We don't want - cats, dogs. Just horses and cows.", ["horse", "cow"]),
     ("cats and dogs. -Cat", ["cat", "dog"]),
+    ("Not needed for launch - birds, bears. Needed: cats, dogs", ["cat", "dog"]),  # a review's
     ("cats, dogs and birds.\nEDIT: no footwear", ["cat", "dog", "bird"]),
     ("cats, dogs and birds.\nEDIT: thanks for the award kind stranger", ["cat", "dog", "bird"]),
     ("each one of the digits 1, 7 and 4", ["one", "seven", "four"]),
@@ -57,6 +58,12 @@ def test_guards(pacs, text, classes):
 
 
 @pytest.mark.parametrize("text", [
+    "Need zebras and giraffes. -Hamster",  # one word after a dash: a thing, maybe (a review)
+    "Cows and sheep. -Koala",
+    "We do not stock - sandals, sneakers, ankle boots. Classify all other clothing and birds.",
+    "Items not in our store - dresses and coats",
+    "Elephants and giraffes\nEDIT: lol forgot donkeys",  # "forgot" asks (a review)
+    "Need horses and zebras.\nEDIT: thanks everyone, forgot hamsters",
     "Classes:\n- cat\n- dog\n-Hamster",  # a bullet's item, not a signature
     "- cat.\n- dog.\n-Hamster",
     "cats, dogs and birds.\nEDIT: hamsters",  # a postscript that asks
