@@ -30,7 +30,8 @@ _THATS = r"\b(?:that'?s|thats|that\s+is|those\s+are|these\s+are)\s+(?:the\s+|all
 _CLOSE = r"(?=\s*(?:of\s+them\s*)?(?:[.!?]|$))"
 # a child's age: "my son is 7 and draws animals", "My daughter (6) draws" (set 37 at 200)
 _AGE = (r"\b(?:son|daughter|kid|child|boy|girl|grandson|granddaughter|nephew|niece|brother|"
-        r"sister|he|she)(?:\s+(?:is|was|turned|turns|just\s+turned)\s+|\s*\()(?:[1-9]|1\d|two|"
+        r"sister|he|she)(?:(?:\s+(?:is|was|turned|turns|just\s+turned)|['’]s)\s+(?:almost\s+|"
+        r"nearly\s+|about\s+|just\s+|only\s+|barely\s+)?|\s*\()(?:[1-9]|1\d|two|"
         r"three|four|five|six|seven|eight|nine|ten)\b(?:\s*(?:years?|yrs?)(?:\s+old)?|\s*y/?o)?"
         r"\)?|\b(?:[1-9]|1\d|two|three|four|five|six|seven|eight|nine|ten)[\s-]years?[\s-]old\b")
 _DECLARED = re.compile(rf"\b(?:exactly|just|only)\s+{_N}\s+(?:different\s+|distinct\s+)?(?:classes|"

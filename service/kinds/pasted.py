@@ -29,6 +29,7 @@ from service.kinds.structured import (
     equals_as_means,
     piped,
     plain,
+    uncommented,
 )
 from service.kinds.tokens import words
 from service.kinds.vocabulary import FILLER, REQUESTING
@@ -44,7 +45,8 @@ def as_prose(text: str, known: Known) -> tuple[str, list[str]]:
     Raises:
         Unreadable: markup, SQL or code syntax, or a document that says more than classes.
     """
-    text, quoted = newest(_FENCE.sub("", text), known.class_word)  # a reply, not its thread
+    text = uncommented(_FENCE.sub("", text), known.class_word)  # a config without comments
+    text, quoted = newest(text, known.class_word)  # a reply, not its thread
     text = without_enumerators(_STRUCK.sub(" ", diffed(text)))  # "(1) Ravi to … (2) Input = …"
     text = checked(text, known.class_of)  # "- [x] cat\n- [ ] dog"
     text = without_speakers(text, lambda w: w in FILLER or known.class_word(w) or is_style(w))
