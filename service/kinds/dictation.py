@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Collection
 
-from service.kinds.tokens import plural
+from service.kinds.tokens import is_number, plural
 
 _SPOKEN = {
     "comma": ",", "period": ".", "full stop": ".", "question mark": "?",
@@ -74,7 +74,6 @@ def rejoined(text: str, class_word: Callable[[str], bool], groups: Collection[st
     return _PAIR.sub(join, text)
 
 
-_NUMBER_WORD = re.compile(r"(?:zero|one|two|three|four|five|six|seven|eight|nine)e?s?")
 _WORD_RUN = re.compile(r"\b[A-Za-z][\w'-]*(?:[ \t]+[A-Za-z][\w'-]*)+")
 
 
@@ -89,7 +88,7 @@ def listed_runs(text: str, class_word: Callable[[str], bool]) -> str:
         out, run = [], []
         for token in [*tokens, ""]:
             if token and plural(token.lower()) and class_word(token.lower()) \
-                    and not _NUMBER_WORD.fullmatch(token.lower()):
+                    and not is_number(token.lower()):
                 run.append(token)
                 continue
             out.append(f", {', '.join(run)}," if len(run) >= 3 else " ".join(run))

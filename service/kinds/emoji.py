@@ -45,8 +45,8 @@ def _in_run(found: list[re.Match], classes: list[str | None], i: int) -> bool:
 _CROSS = "\u274c\u274e\u2716\u2717\u2718\U0001f6ab\U0001f44e\u26d4"  # ❌ ❎ ✖ ✗ ✘ 🚫 👎 ⛔
 _TICK = "\u2705\u2714\u2611\U0001f44d\u2713"  # ✅ ✔ ☑ 👍 ✓
 _MARK = f"[{_CROSS}{_TICK}]\ufe0f?"
-_ITEM = r"[^\W\d_][\w'-]*(?:[ \t]+(?!(?:and|or|but|not|no)\b)[^\W\d_][\w'-]*){0,2}"  # 1-3 words
-_ITEM = rf"(?:{_ITEM}|(?!{_MARK})[\U0001f300-\U0001faff]\ufe0f?)"  # or an emoji: "🐴 ❌"
+_WORDS = r"[^\W\d_][\w'-]*(?:[ \t]+(?!(?:and|or|but|not|no)\b)[^\W\d_][\w'-]*){0,2}"  # 1-3
+_ITEM = rf"(?:{_WORDS}|(?!{_MARK})[\U0001f300-\U0001faff]\ufe0f?)"  # words, or an emoji: "🐴 ❌"
 _AFTER = re.compile(rf"(?P<item>{_ITEM})[ \t]*(?P<mark>{_MARK})")  # "birds ❌"
 _BEFORE = re.compile(rf"(?P<mark>{_MARK})[ \t]*(?P<item>{_ITEM})")  # "❌ birds"
 

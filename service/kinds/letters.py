@@ -13,6 +13,7 @@ import re
 from collections.abc import Callable
 
 from service.kinds.chunks import is_style
+from service.kinds.corrections import NEGATING, RETRACTING
 from service.kinds.tokens import plural, words
 
 # greetings in the languages writers of English also greet in ("Guten Tag, I want …": set 44
@@ -37,12 +38,12 @@ _BULLETED = re.compile(r"^\s*(?:[-*•–—]|\d{1,2}[.)])", re.M)  # "- dog.\n-
 # nothing ("EDIT: thanks for the award kind stranger", "EDIT: typo in title"): set 66 kept its
 # words as mentions (asked back); one that changes the request stays ("EDIT: add horses")
 _POSTSCRIPT = re.compile(r"\n\s*(?:edit|update|upd|eta)\s*\d*\s*:[^\n]*\s*\Z", re.I)
-_CHANGING = {"add", "added", "adding", "also", "too", "plus", "drop", "dropped", "skip", "remove",
-             "removed", "scrap", "scratch", "forget", "omit", "cancel", "minus", "nvm", "ditch",
-             "only", "just", "except", "without", "include", "included", "exclude", "those",
-             "these", "them", "they", "instead", "more", "rest", "else", "all", "every", "no",
-             "not", "dont", "never", "none", "nothing", "footwear", "mammals", "animals",
-             "clothes", "clothing", "digits", "numbers", "shoes"}  # groups: "EDIT: no shoes"
+_CHANGING = RETRACTING | NEGATING | {
+    "add", "added", "adding", "also", "too", "plus", "dropped", "removed", "only", "just",
+    "include", "included", "exclude", "those", "these", "them", "they", "instead", "more", "rest",
+    "else", "all", "every", "dont", "never", "none", "nothing", "forgot",
+    "footwear", "mammals", "animals", "clothes", "clothing", "digits", "numbers", "shoes",
+}  # fmt: skip  # groups: "EDIT: no shoes"; "forgot": "EDIT: lol forgot donkeys" asks
 # what such a note is about (the post, its readers): "EDIT: hamsters" is a class asked for
 _ABOUT_POST = {"thanks", "thank", "thx", "award", "gold", "typo", "typos", "title", "formatting",
                "spelling", "upvotes", "replies", "comments", "people", "everyone", "kind",
