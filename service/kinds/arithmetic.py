@@ -30,6 +30,8 @@ _PHRASES = [
     (r"^\s*(?:four|4) pairs\s*$", "4 * 2"),
     # a whole definition only ("two pairs": set 66), not "two pairs of socks" in a story
     (r"\b(?:a|one) hundred\b", "100"),
+    (r"\bdoubled\b", " * 2 "), (r"\btripled\b", " * 3 "), (r"\bhalved\b", " / 2 "),  # "four,
+    # doubled" (set 69)
     (r"\b(?:the )?square root of\b", " sqrt "), (r"\bthe square of\b", " sq "),
     (r"\b(?:multiplied by|times|lots of)\b", " * "), (r"(?<=\d)x(?=\d)|\bx\b", " * "),
     (r"\b(?:divided by|shared between)\b", " / "), (r"\bto the power of\b", " ^ "),

@@ -50,7 +50,8 @@ _PRE = {"into", "as", "between", "among", "including", "namely", "like",
         "detect", "detecting", "identify", "identifying", "distinguish", "distinguishing",
         "sorting", "labelling", "labeling", "tagging",  # "sorting my … doodles of birds" (48)
         "selling", "sells", "stocking", "stocks",  # "a tiny Etsy store selling tote bags"
-        "covering", "spanning"}  # "footwear recognition covering sandals, sneakers" (set 66)
+        "covering", "spanning",  # "footwear recognition covering sandals, sneakers" (set 66)
+        "asked", "asks", "requested", "requests"}  # "Dr. Patel asked for birds" (set 69)
 # A class word followed by one of these starts a post-modifier: "dogs near the feeder".
 POST = {"in", "on", "at", "near", "with", "by", "under", "behind", "beside", "inside", "outside",
          "around", "during", "into", "onto", "over", "across", "along", "through", "within", "of",
@@ -126,8 +127,8 @@ def modifies_style(kept: str, raw: list[str], known: Known) -> bool:
     tokens = kept.split()
     if len(tokens) > 2 or any(known.class_word(t) and t not in GENERIC for t in tokens):
         return False  # "shoe" shop: a word for several classes
-    if len(tokens) > 1 and tokens[-1] in VENUES:  # "icons like in a shopping game" (set 43)
-        return True
+    if len(tokens) > 1 and (tokens[-1] in VENUES or tokens[0] in VENUES):  # "icons like in a
+        return True  # shopping game" (set 43), "a store of shoes" (set 69)
     after = _followers(tokens, [t for t in raw if t not in _DETERMINERS  # "my phone camera",
                                 and t not in STORY_VERBS])  # "a laundry sorting app"
     return any(is_style(w) or w in STYLE_HINTS or w in VENUES for w in after)  # "shoe shop"
@@ -184,10 +185,23 @@ def post_modifier(tokens: list[str], known: Known) -> list[str]:
         subject = token in _SUBJECTS and p > 0 and known.class_word(tokens[p - 1])
         if (token in POST or subject) and (venue or any(map(known.class_word, tokens[:p]))):
             if not any(known.class_word(t) and not set(after[i + 1 : i + 2]) & VENUES
-                       for i, t in enumerate(after)):  # fmt: skip
+                       for i, t in enumerate(after)) or _reason_about(tokens, p, known):
                 return tokens[:p]
             break
     return tokens
+
+
+_REASONS = {"so", "because", "cos", "coz", "cuz", "since"}
+
+
+def _reason_about(tokens: list[str], p: int, known: Known) -> bool:
+    """Whether ``tokens[p]`` opens a reason that names only the classes before it again ("also
+    dogs since the farm dogs show up in everything": set 69), never a new one."""
+    if tokens[p] not in _REASONS:
+        return False
+    named = {singular_forms(t)[-1] for t in tokens[:p] if known.class_word(t)}
+    again = [singular_forms(t)[-1] for t in tokens[p + 1:] if known.class_word(t)]
+    return bool(again) and set(again) <= named
 
 
 _OFTEN = {"always", "often", "usually", "sometimes", "constantly", "frequently", "easily", "so",
@@ -272,13 +286,25 @@ def negates(tokens: list[str], class_word: Callable[[str], bool] = _never,
         for a, b, c in zip(tokens, tokens[1:], tokens[2:], strict=False)) or any(
         a in _CONTRACTED and b in _WANTING and c != "to"  # "we don't need dogs"; not "don't
         for a, b, c in zip(tokens, tokens[1:], [*tokens[2:], ""], strict=False))  # want to miss"
-    excluding = bool(EXCLUDING & set(tokens)) and not described or (  # "(sheep excluded)",
+    excluding = _excluding(tokens, class_word) and not described or (  # "(sheep excluded)",
         bool(DROPPED & set(tokens)) and all(t in DROPPED or class_word(t) or t in _BARE
                                             for t in tokens))  # not "with tags removed"
     return bool(content) and ((content[0] in NEGATIONS and not class_word(content[0]))
                               or excluding or other_than or not_needed)
 
 
+def _excluding(tokens: list[str], class_word: Callable[[str], bool]) -> bool:
+    """An excluding word in ``tokens``; "anything"/"everything" only before every class word
+    ("anything but dogs"), not after one ("also dogs since they show up in everything": set
+    69 lost the dogs at 200)."""
+    found = EXCLUDING & set(tokens)
+    if found - _ALL_THINGS:
+        return True
+    first = next((i for i, t in enumerate(tokens) if class_word(t)), len(tokens))
+    return any(t in _ALL_THINGS for t in tokens[:first])
+
+
+_ALL_THINGS = {"anything", "everything"}
 _WONT_BE = {"wont", "not", "never", "shouldnt", "wouldnt", "cant"}
 _NOT_BE = {"not", "never", "arent", "isnt", "wasnt", "werent"}  # "actually the cows aren't
 # necessary" kept cow at 200 (stop 46: read as "cows necessary")

@@ -24,6 +24,10 @@ from service.kinds.vocabulary import FILLER, NEGATIONS
 # "in an old oil painting: the animal …", "a cartoon character: a baby grey animal …"
 _STYLED = re.compile(r"^\s*(?:in\s+)?(?:(?:a|an|the)\s+)?([a-z][a-z\s-]{0,40}?)\s*(?::|\bof\b)\s+"
                      r"(\S.*)$", re.I | re.S)
+# … or closes with it: "a barking pet, drawn in pencil" (set 69: a 422 and no domain)
+_STYLED_AFTER = re.compile(r"^(\S.*?)\s*,?\s+((?:drawn|sketched|painted|photographed|done|shown)"
+                           r"(?:\s+(?:in|with|as|on)\s+(?:an?\s+)?[a-z][a-z\s-]{0,25}?)?)\s*[.!]?$",
+                           re.I | re.S)
 # kinds of image a style opening names (materials and idioms are not: "real leather", "canvas")
 _MEDIUM = {"sketch", "sketches", "drawing", "drawings", "doodle", "painting", "paintings", "photo",
            "photos", "photograph", "picture", "pictures", "cartoon", "cartoons", "illustration",
@@ -70,14 +74,20 @@ def _negated(resolver: ClassResolver, text: str) -> bool:
 
 
 def _styled(resolver: ClassResolver, texts: list[str]) -> tuple[list[str], str | None]:
-    """Listed definitions without the style each opens with, and that style's domain when all
-    that have one agree ("a pencil sketch of the animal that gives us wool" → sketch; set 19's
-    writers labelled these with a domain). An opening is a style only if it names a kind of
-    image ("sketch", "painting", "cartoon", …; not "real leather:", "the art of knitting:"),
-    has at most one other content word and no class word, and leaves a definition of three or
-    more words ("an oil painting of a goat" stays whole: "a goat" alone was a sheep)."""
+    """Listed definitions without the style each opens (or closes) with, and that style's
+    domain when all that have one agree ("a pencil sketch of the animal that gives us wool"
+    → sketch; set 19's writers labelled these with a domain). An opening is a style only if it
+    names a kind of image ("sketch", "painting", "cartoon", …; not "real leather:", "the art of
+    knitting:"), has at most one other content word and no class word, and leaves a definition
+    of three or more words ("an oil painting of a goat" stays whole: "a goat" alone was a
+    sheep); a closing is one when all its words are a style's ("…, drawn in pencil")."""
     stripped, styles = [], set()
     for text in texts:
+        if (after := _STYLED_AFTER.match(text)) and len(words(after[1])) >= 3 \
+                and all(is_style(w) or w in FILLER for w in words(after[2])):
+            stripped.append(after[1])  # "…, drawn in pencil": every closing word a style's
+            styles.add(tuple(w for w in words(after[2]) if is_style(w)))
+            continue
         m = _STYLED.match(text)
         opening = words(m[1]) if m else []
         other = [w for w in opening if not is_style(w) and w not in FILLER]

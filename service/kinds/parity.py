@@ -53,8 +53,9 @@ def parity_range(text: str) -> str:
 
 _PARITY_ONES = re.compile(r",?\s*\b(?:but\s+)?(?:(?:no|not|without|skip|drop|exclude)\s+(?:the\s+|"
                           r"any\s+)?|(?P<only>only|just|only\s+care\s+about)\s+(?:the\s+)?)"
-                          r"(?P<parity>even|odd)\s+ones\b|,?\s*\b(?:the\s+)?(?P<parity2>even|odd)"
-                          r"\s+ones\s+(?P<only2>only)\b", re.I)  # fmt: skip
+                          r"(?P<parity>even|odd)(?:\s+ones\b|(?=\s*[.,;:!?)]|\s*$))|,?\s*\b(?:the\s+)?"
+                          r"(?P<parity2>even|odd)\s+(?:ones\s+)?(?P<only2>only)\b",
+                          re.I)  # fmt: skip  # "1,3,5,7,9 — odd only" (set 69)
 _PARITY_COUNTS = {w: int(d) for d, w in NUMERALS.items()}
 
 

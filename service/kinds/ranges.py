@@ -217,13 +217,22 @@ def _spelt(match: re.Match, names_a_class: Callable[[str], bool]) -> list[str] |
         clause = after[:1] == ["as"] and after[1:2] and after[1] in WRITERS  # "… 0 through 9
         after = [] if clause else after[: next(  # as people scribble them" (set 49)
             (i for i, t in enumerate(after) if t in _POST), len(after))]
-    cued = bool(before) and before[-1] in DIGIT_CONTEXT and all(t in FILLER for t in after)
+    cued = (bool(before) and before[-1] in DIGIT_CONTEXT or _said_of_numbers(before)) \
+        and all(t in FILLER for t in after)
     if not cued and any(t not in FILLER for t in before + after):
         return None  # "0-3 is enough" ("Sprint 3-4" is one number by now: labelled)
     lo, hi = (as_int(match[i]) for i in (1, 2))
     if lo >= hi or not all(names_a_class(match[i].lower()) for i in (1, 2)):
         return None
     return [str(n) for n in range(lo, hi + 1)]
+
+
+def _said_of_numbers(before: list[str]) -> bool:
+    """Whether a range is said of numbers named before it: "table numbers for the reception
+    are hand-lettered 1 to 9" (set 69: "table" kept the range from being read)."""
+    at = max((i for i, t in enumerate(before) if t in DIGIT_CONTEXT), default=None)
+    return at is not None and all(t in FILLER or (t.endswith("ed") and len(t) > 4)
+                                  for t in before[at + 1:])
 
 
 _LESS = re.compile(

@@ -62,7 +62,13 @@ _SHOT = re.compile(r"\bshot\s+(?=(?:on|with|in|at|by|from|using)\b)", re.I)  # n
 
 _CLIP_ART = re.compile(r"\bclip[\s-]+art\b", re.I)  # one style word: "art" alone is paintings
 _WEBCOMIC = re.compile(r"\bweb(?=comics?\b)", re.I)  # "a webcomic" is a comic
+# "need to read them": the task, pointing back (set 69: "read" was asked back as a class)
+_READ_THEM = re.compile(r"\bread\s+(?=(?:them|em)\b)", re.I)  # not "read these drawings"
 _CAM = re.compile(r"\b(?-i:Cam)\b")  # a name ("ask Cam", "Cam here"), not a "feeder cam"
+# a name reporting what is asked, as a team: "so Maya says we need all the animals" (set 69:
+# "maya" was read as a class)
+_REPORTER = re.compile(r"\b(?-i:[A-Z][a-z]{2,})\s+(?=(?:says|said|thinks|reckons|mentioned|told\s+"
+                      r"(?:me|us))\b)")
 
 
 # "sorted into ones with horses, ones with cows": a pronoun, no digit (set 45: one at 200)
@@ -79,15 +85,22 @@ _PURPOSE = re.compile(r"\bso\s+(?:that\s+)?(?:we|i|they|you|he|she|people|users|
                       r"\w+)\s+(?:can|could|will|would|may|might|don'?t|won'?t)\b[^.;:!?()\n]*",
                       re.I)
 
+# examples of what was asked, waved on: "Bridesmaids, winter receptions, clutches — you get the
+# idea." (set 69: each example was asked back as an unknown class)
+_EXAMPLES = re.compile(r"(?:^|(?<=[.!?]))[^.!?\n]*\byou\s+get\s+the\s+(?:idea|picture|gist|"
+                       r"drift)\b[^.!?\n]*", re.I)
+
 
 def without_purposes(text: str, class_word: Callable[[str], bool],
                      is_style: Callable[[str], bool]) -> str:
-    """``text`` without idioms (``_IDIOM``) and purpose clauses that name no class or style
-    and ask for nothing more ("so I can find things"); "so we can tell cats from dogs", "so I
-    can sort my pencil sketches" and "so we can also detect rabbits" stay."""
+    """``text`` without idioms (``_IDIOM``), examples waved on (``_EXAMPLES``) and purpose
+    clauses that name no class or style and ask for nothing more ("so I can find things");
+    "so we can tell cats from dogs", "so I can sort my pencil sketches" and "so we can also
+    detect rabbits" stay."""
     def keeps(clause: str) -> bool:
         return any(class_word(w) or is_style(w) or w in ("also", "add", "plus", "too")
                    for w in words(clause))
+    text = _EXAMPLES.sub(lambda m: m[0] if keeps(m[0]) else " ", text)
     return _PURPOSE.sub(lambda m: m[0] if keeps(m[0]) else " ", _IDIOM.sub(" ", text))
 
 
@@ -109,14 +122,16 @@ _NONZERO = re.compile(r"\bnon-?\s?zero\s+(digits?|numbers?|numerals?)\b", re.I) 
 
 
 def without_chatter(text: str) -> str:
-    """Handles as "team", hedges and hashtag marks out, "w/" as "with", "shot on" as
-    "filmed on", "clip art" as "clipart" (held-out set 42: read as paintings), "Cam" as a person
-    ("ask Cam"; a lower-case or upper-case cam hints at photos), "ones with pigs" as "pigs"
-    where nothing else is about numbers ("sevens and ones with a serif" keeps its digit), and
-    "nonzero digits" as "digits 1 to 9", "shoe type things" as "shoes", "excl." as
-    "excluding", "u have" as "you have", "the odd dog" as "the occasional dog"."""
+    """Handles and names reporting ("Maya says") as "team", hedges and hashtag marks out, "w/"
+    as "with", "shot on" as "filmed on", "clip art" as "clipart" (held-out set 42: read as
+    paintings), "Cam" as a person ("ask Cam"; a lower-case or upper-case cam hints at photos),
+    "ones with pigs" as "pigs" where nothing else is about numbers ("sevens and ones with a
+    serif" keeps its digit), and "nonzero digits" as "digits 1 to 9", "shoe type things" as
+    "shoes", "excl." as "excluding", "u have" as "you have", "the odd dog" as "the occasional
+    dog", "read them" as "recognize them"."""
     text = text if _OTHER_NUMBER.search(text) else _PRONOUN_ONES.sub("", text)
-    text = _CAM.sub("team", _CLIP_ART.sub("clipart", _SHOT.sub("filmed ", text)))
+    text = _CAM.sub("team", _REPORTER.sub("team ", _READ_THEM.sub("recognize ", text)))
+    text = _CLIP_ART.sub("clipart", _SHOT.sub("filmed ", text))
     text = _NONZERO.sub(r"\1 1 to 9", _WEBCOMIC.sub("web ", _TYPE_THINGS.sub(_plural, text)))
     text = _U.sub("you", _EXCL.sub("excluding", _WITH.sub("with ", text)))  # "every animal u
     # have except bears" (set 64: a clash)

@@ -46,6 +46,8 @@ BENIGN = re.compile(r"\(\s*n\s*=\s*\d+\s*\)|\bfrom\s+scratch\b"
 # "cats=1", "a=b", "1=1" and "cats = yes" stay refused (stop 32's held-out sets and reviews).
 _ENV_LINE = re.compile(r"^[ \t]*([A-Z][A-Z0-9_]{2,})[ \t]*=[ \t]*(\S.*?)[ \t]*$")
 _SPACED_EQUALS = re.compile(r"\b([a-z][\w-]*)[ \t]+=[ \t]+(?=([a-z]+)\b)", re.I)
+_LIST_KEYS = {"apparel", "clothing", "clothes", "garments", "outerwear", "footwear", "animals",
+              "digits", "numbers", "classes", "categories", "labels"}
 _GLOSSING = {"the", "a", "an", "what", "those", "these", "that", "ones", "one", "any", "our"}
 _QUOTES = re.compile(r"[\"`“”„«»]")
 _BRACKETS = re.compile(r"[\[\]{}]")
@@ -162,8 +164,9 @@ _FLAGS = {"no", "yes", "false", "true", "none", "null", "off", "on", "n", "y", "
 def equals_as_means(text: str, class_word: Callable[[str], bool],
                     style: Callable[[str], bool] = lambda w: False) -> str:
     """A spaced "=" between a class word and a gloss as "means" ("jumper = the knitted thing",
-    "Sweater = pullover"), and a note's "images = phone camera" (a style word, then no class
-    word: set 43, refused as code) as "images: phone camera"; any other "=" stays, refused
+    "Sweater = pullover"), a list word's "=" as a colon ("apparel = coats, …"), and a note's
+    "images = phone camera" (a style word, then no class word: set 43, refused as code) as
+    "images: phone camera"; any other "=" stays, refused
     as an assignment ("cats = wanted", "current = cats, dogs": an outside review)."""
     def gloss(m: re.Match) -> str:
         acronym = re.fullmatch(r"[A-Z]{2,5}", m[1]) and style(m[2].lower())  # "UGC = photos
@@ -172,6 +175,8 @@ def equals_as_means(text: str, class_word: Callable[[str], bool],
                 and m[2].lower() not in _FLAGS and not any(
                 map(class_word, re.findall(r"[a-z]+", m.string[m.end():].split("\n")[0].lower()))):
             return f"{m[1]}: "  # fmt: skip
+        if m[1].lower() in _LIST_KEYS and class_word(m[2].lower()):  # "outbound apparel =
+            return f"{m[1]}: "  # coats, pullovers, …" (set 69: refused as code)
         return f"{m[1]} means " if class_word(m[1].lower()) and (
             m[2].lower() in _GLOSSING or class_word(m[2].lower())) else m[0]
     return _SPACED_EQUALS.sub(gloss, text)

@@ -202,6 +202,12 @@ ABOUT_APP = {
     # "ms", which leftovers reads as a measure's unit)
     "scope", "config", "configuration", "latency", "budget",
     "requirement", "requirements", "throughput",
+    # set 69: the people around the app ("the photos the guests upload", "My son like very
+    # much the comics", "drivers scribble them in pencil", "the illustrator's drafts")
+    "guest", "guests", "visitor", "visitors", "driver", "drivers", "son", "sons", "daughter",
+    "daughters", "boss", "manager", "colleague", "colleagues", "illustrator", "illustrators",
+    "drafts", "draft", "acceptance", "criteria", "clf", "pkg", "pkgs",  # "need clf for pkg
+    # labels" (set 69)
 }  # fmt: skip
 FILLER |= ABOUT_APP
 # Stop words a class may still be named by ("one", "top", "fire truck") are kept where they do.

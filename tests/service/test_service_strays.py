@@ -13,9 +13,9 @@ from service.kinds.parsing import parse
 
 
 @pytest.mark.parametrize(("text", "classes", "context"), [
-    ("Wildlife trust here. Guests upload photos from our game drives and we'd like to tag "
+    ("Wildlife trust here. Tourists upload photos from our game drives and we'd like to tag "
      "elephants, giraffes and zebras automatically.", ["elephant", "giraffe", "zebra"],
-     {"guests", "game drives"}),
+     {"tourists", "game drives"}),
     ("zebras vs horses, our rangers upload them after each patrol", ["zebra", "horse"],
      {"rangers patrol"}),
 ])
