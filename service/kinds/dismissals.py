@@ -55,7 +55,10 @@ _DISMISSING = re.compile(
     r"(?:irrelevant|not\s+(?:needed|relevant|important)|out\s+of\s+scope)\b|"
     r"(?<=,)\s*(?:(?:but|btw|and)\s+)?(?:irrelevant|unrelated)(?:\s+(?:to|for)\s+(?:this|the\s+"
     r"task|it|us|the\s+model))?\b|"  # "our mascot is a zebra btw, irrelevant to this"
-    r"(?<=,)\s*(?:(?:so|but|and)\s+)?(?:please\s+|pls\s+)?ignore(?=\s*(?:[.;!?)]|$))",
+    r"(?<=,)\s*(?:(?:so|but|and)\s+)?(?:please\s+|pls\s+)?ignore(?=\s*(?:[.;!?)]|$))|"
+    r"(?:(?<=,)|\bbut\b)\s*(?:not|no\s+longer)\s+(?:needed|required|necessary|wanted)"
+    r"(?=\s*(?:[.;!?)]|$))",  # "Zebras, not needed", "… mentioned in passing but not needed"
+    # (an outside review of stop 53: zebra at 200)
     re.I)  # "cat stickers on the envelopes, please ignore."
 _CLAUSE_END = re.compile(r"\s*(?:(?:recogni[sz]ed|detected|classified|tagged|labell?ed|anyway|"
                          r"picked\s+out|spotted|identified|flagged|counted|included|"

@@ -18,7 +18,15 @@ import numpy as np
 from service.kinds.numbers import value_of
 from service.kinds.resolution import ClassResolver
 from service.kinds.tokens import IRREGULAR_PLURALS, compound_tail, is_number, plural, words
-from service.kinds.vocabulary import DIGIT_CONTEXT, FILLER, GENERIC, GROUPS, NEGATIONS, SAME_PLURAL
+from service.kinds.vocabulary import (
+    DIGIT_CONTEXT,
+    FILLER,
+    GENERIC,
+    GROUPS,
+    NEGATIONS,
+    PEOPLE,
+    SAME_PLURAL,
+)
 
 # Words before a numeral that lean to no class are about something else ("a child holds up a
 # card showing" 3: 0.21). Chosen when names could end such a mention too: on the tuning pool
@@ -42,6 +50,10 @@ _HEDGES = {"maybe", "perhaps", "possibly", "probably", "kind", "kinds", "type", 
 _DIGITS = re.compile(r"\d")
 _DIGIT_CLASS = re.compile(r"\d(?:s)?")  # "7", "7s"
 _BARE_NUMBER = re.compile(r"\d+s?")  # "12", "16s": maybe a class asked for, never a stray
+# words that pick some of the digits ("0 until 8, the ones you can divide by three": all nine
+# came back at 200 with "divide" dropped as context): never context, so asked back
+_SELECTING = {"divide", "divided", "divisible", "dividable", "multiples", "prime",
+              "primes", "factor", "factors"}  # not "square photos", "multiple photos"
 GROUP_SIMILARITY = 0.5  # the classes a group word leans to ("farm": cow 0.58, sheep 0.51)
 
 
@@ -61,7 +73,8 @@ def context(resolver: ClassResolver, clauses: set[str], asides: set[str],
     wordy, roles = set(wordy), set(roles)
     candidates = [c for c in dict.fromkeys([*clauses, *asides, *wordy, *roles])
                   if not any(resolver.class_word(w) and (c not in roles or w not in GENERIC)
-                             for w in words(c))]  # a "shoe" shop: a word for several classes
+                             for w in words(c))  # a "shoe" shop: a word for several classes
+                  and not _SELECTING & set(words(c))]
     if not candidates:
         return []
     best = resolver.similarities(candidates, core=True).max(axis=1)
@@ -126,12 +139,21 @@ def strays(resolver: ClassResolver, phrases: list[str], kept: set[str],
                   and (_measured(p) or not _HEDGES & set(words(p)))  # "v0.1" is no point
                   and not any(_names_a_class(resolver, w) for w in words(p))
                   and not resolver.names_foil(p)  # "PS: and the guinea pig"
+                  and not _SELECTING & set(words(p))
                   and value_of(p) is None]  # "cats and dogs, half of 10": which digit?
     if not candidates:
         return []
     best = resolver.similarities(candidates, core=True).max(axis=1)
     return [c for c, b in zip(candidates, best, strict=True) if _measured(c) or (
         not _asked_outright(words(c)) and _stray(words(c), float(b), within(c, kept)))]
+
+
+def people(phrase: str) -> bool:
+    """Whether an unknown mention outside the lists only names people around the app ("the
+    guests", "my son"), however the chunk asks ("I want to auto-tag the photos the guests
+    upload")."""
+    tokens = set(words(phrase))
+    return bool(tokens & PEOPLE) and tokens <= PEOPLE | FILLER
 
 
 def _asked_outright(tokens: list[str]) -> bool:

@@ -11,7 +11,10 @@ from __future__ import annotations
 
 import re
 
-from service.kinds.chunks import is_style, negates
+import numpy as np
+
+from service.kinds.chunks import is_style
+from service.kinds.negation import negates
 from service.kinds.numbers import digit_in
 from service.kinds.parsed import Marks
 from service.kinds.parsing import parse
@@ -85,8 +88,9 @@ def _styled(resolver: ClassResolver, texts: list[str]) -> tuple[list[str], str |
     for text in texts:
         if (after := _STYLED_AFTER.match(text)) and len(words(after[1])) >= 3 \
                 and all(is_style(w) or w in FILLER for w in words(after[2])):
-            stripped.append(after[1])  # "…, drawn in pencil": every closing word a style's
-            styles.add(tuple(w for w in words(after[2]) if is_style(w)))
+            stripped.append(_clearer(resolver, after[1], text))  # "…, drawn in pencil"
+            closing = [w for w in words(after[2]) if is_style(w)]
+            styles.add(tuple(closing[1:] or closing))  # "drawn in the style of a comic": comic
             continue
         m = _STYLED.match(text)
         opening = words(m[1]) if m else []
@@ -99,6 +103,16 @@ def _styled(resolver: ClassResolver, texts: list[str]) -> tuple[list[str], str |
             stripped.append(text)
     domains = {resolver.domain_of(list(s)) for s in styles}  # one encoding per distinct style
     return stripped, domains.pop() if len(domains) == 1 else None
+
+
+def _clearer(resolver: ClassResolver, stripped: str, whole: str) -> str:
+    """The form of a definition with a closing style that sets one class further apart from
+    the next: "a barking pet" without its "drawn in pencil" (0.63 against 0.47), but "the
+    tallest animal, painted in oils" whole (0.69 against 0.50; alone 0.54 against 0.50), as the
+    catalogue's prompts name styles too (an outside review of stop 53)."""
+    sims = np.sort(resolver.similarities([stripped, whole], listed=True), axis=1)
+    gaps = sims[:, -1] - sims[:, -2]
+    return stripped if gaps[0] >= gaps[1] else whole
 
 
 # a definition that is a kind word and examples of it: "legwear like chinos or slacks" (held-out

@@ -53,9 +53,11 @@ def parity_range(text: str) -> str:
 
 _PARITY_ONES = re.compile(r",?\s*\b(?:but\s+)?(?:(?:no|not|without|skip|drop|exclude)\s+(?:the\s+|"
                           r"any\s+)?|(?P<only>only|just|only\s+care\s+about)\s+(?:the\s+)?)"
-                          r"(?P<parity>even|odd)(?:\s+ones\b|(?=\s*[.,;:!?)]|\s*$))|,?\s*\b(?:the\s+)?"
-                          r"(?P<parity2>even|odd)\s+(?:ones\s+)?(?P<only2>only)\b",
-                          re.I)  # fmt: skip  # "1,3,5,7,9 — odd only" (set 69)
+                          r"(?P<parity>even|odd)\s+ones\b|,?\s*\b(?:the\s+)?(?P<parity2>even|odd)"
+                          r"\s+ones\s+(?P<only2>only)\b|(?<=\d)\s*[,;:—–-]*\s*(?:(?P<only3>only|just)\s+"
+                          r"(?P<parity3>even|odd)|(?P<parity4>even|odd)\s+(?P<only4>only))\b",
+                          re.I)  # fmt: skip  # "1,3,5,7,9 — odd only" (set 69), right after
+# a digit: not "the paper is not even", "the handwriting is just odd" (an outside review)
 _PARITY_COUNTS = {w: int(d) for d, w in NUMERALS.items()}
 
 
@@ -68,7 +70,8 @@ def parity_filter(text: str, groups: Mapping[str, list[str]]) -> tuple[str, list
     dropped: list[str] = []
 
     def drop(m: re.Match) -> str:
-        parity, only = m["parity"] or m["parity2"], m["only"] or m["only2"]
+        parity = m["parity"] or m["parity2"] or m["parity3"] or m["parity4"]
+        only = m["only"] or m["only2"] or m["only3"] or m["only4"]
         odd = (parity.lower() == "odd") == (only is None)  # the parity taken away
         dropped.extend(str(_PARITY_COUNTS[d]) for d in digits  # "3": no filler
                        if _PARITY_COUNTS[d] % 2 == odd)

@@ -28,7 +28,6 @@ from service.kinds.chunks import (
     is_style,
     join_modifiers,
     modifies_style,
-    negates,
     parallel,
     post_modifier,
     pre_clause,
@@ -54,15 +53,16 @@ from service.kinds.glosses import equated, glossed, spelt_subgroups, without_des
 from service.kinds.listing import asked, coordinated, list_items
 from service.kinds.marks import business_before_task, is_aside, mark_context
 from service.kinds.namely import namely
+from service.kinds.negation import negates
 from service.kinds.numbers import digit_of
 from service.kinds.parity import parity_filter, parity_range
 from service.kinds.parsed import Parsed
 from service.kinds.pasted import as_prose
 from service.kinds.places import without_places
 from service.kinds.rewrites import (
+    reporters,
     restyled,
     sounded,
-    spelt_subgroup_words,
     split_compounds,
     style_phrases,
     without_chatter,
@@ -70,6 +70,7 @@ from service.kinds.rewrites import (
 )
 from service.kinds.sentences import SENTENCE, SPLIT, one_line, read_header
 from service.kinds.structured import Unreadable
+from service.kinds.subgroup_words import spelt_subgroup_words
 from service.kinds.tokens import is_number, singular_forms, words
 from service.kinds.vocabulary import (
     ANY_STYLE,
@@ -122,7 +123,8 @@ def parse(text: str, known: Known = Known()) -> Parsed:  # noqa: B008 (immutable
                                                        known.class_word), known.class_word)
     declared, text = declared_count(text)  # "exactly two classes: …", before a header goes
     letters = ranges.letter_range(text, known.names_a_class)  # "hex digits: 0-9 and A-F"
-    text = without_purposes(without_chatter(text), known.class_word, is_style)  # "so I can …"
+    text = without_purposes(reporters(without_chatter(text), known.class_word), known.class_word,
+                            is_style)  # "so I can …", "Maya says"
     text = split_compounds(sounded(text, known.class_word), known.class_word)
     text = listed_runs(rejoined(text, known.class_word, known.subgroups), known.class_word)
     # "pull overs", "foot wear"; "DRESSES COATS PULLOVERS SHIRTS" as a list

@@ -175,8 +175,9 @@ def equals_as_means(text: str, class_word: Callable[[str], bool],
                 and m[2].lower() not in _FLAGS and not any(
                 map(class_word, re.findall(r"[a-z]+", m.string[m.end():].split("\n")[0].lower()))):
             return f"{m[1]}: "  # fmt: skip
-        if m[1].lower() in _LIST_KEYS and class_word(m[2].lower()):  # "outbound apparel =
-            return f"{m[1]}: "  # coats, pullovers, …" (set 69: refused as code)
+        if m[1].lower() in _LIST_KEYS and class_word(m[2].lower()) and text.count("=") == 1:
+            return f"{m[1]}: "  # "outbound apparel = coats, …" (set 69: refused as code); not
+        # "Was: animals = cats, dogs. Now: animals = horses, cows" (an outside review)
         return f"{m[1]} means " if class_word(m[1].lower()) and (
             m[2].lower() in _GLOSSING or class_word(m[2].lower())) else m[0]
     return _SPACED_EQUALS.sub(gloss, text)

@@ -101,6 +101,8 @@ def _context(resolver: ClassResolver, parsed: Any) -> list[str]:
                and not (c in parsed.asked and (_animal_foil(c.split()[0])
                                                or c.split()[0] in ("forgot", "forgotten")))]
     # "EDIT: lol forgot donkeys" asks for them (an outside review of stop 52: dropped at 200)
+    context += [m for m in parsed.mentions if leftovers.people(m)  # "the photos the guests
+                and not leftovers.within(m, parsed.listed)]  # upload"; not "cats and guests"
     left = sum(len(resolver.term_run(m, m in parsed.runs)) for m in parsed.mentions
                if m not in context)  # "cat dog bird photos from my phone": three and context
     return [] if context and left < 2 else context

@@ -31,16 +31,16 @@ def _listed(pacs, classes: list[str]) -> tuple[list[str], str | None]:
     ("hey so Maya says we need all the animals for the zoo bot thing, every single one the "
      "model knows", ["bear", "bird", "cat", "cow", "dog", "elephant", "giraffe", "horse",
                      "sheep", "zebra"], None),
-    # examples waved on after the list
-    ("I need it to recognize dresses, coats, and bags. Bridesmaids, winter receptions, "
-     "clutches — you get the idea.", ["dress", "coat", "bag"], None),
     # the people around the app are no classes
     ("Horses for the carriage, sheep and cows in the pasture. I want to auto-tag the photos "
      "the guests upload.", ["horse", "sheep", "cow"], "photo"),
     ("My son like very much the comics. He want a app for know which comic have a bear and "
      "which have a bird.", ["bear", "bird"], "cartoon"),
-    ("I have a store of shoes. I want that the app recognize the sneakers, the sandals and the "
-     "boots of ankle.", ["sneaker", "sandal", "ankle boot"], None),
+    # what the people around the app do with the images
+    ("read hand-written dock door #s 4 5 6, drivers scribble them in pencil",
+     ["four", "five", "six"], "sketch"),
+    ("My daughter doodles cats, dogs and birds all over her school notebook.",
+     ["cat", "dog", "bird"], "sketch"),
     # a range said of numbers named before it, and "read them" as the task
     ("table numbers for the reception are hand-lettered 1 to 9, need to read them",
      ["one", "two", "three", "four", "five", "six", "seven", "eight", "nine"], None),
@@ -53,6 +53,13 @@ def _listed(pacs, classes: list[str]) -> tuple[list[str], str | None]:
      ["coat", "pullover", "t-shirt", "trouser", "shirt", "dress"], None),
     ("coats, pullovers, bags handled elsewhere", ["coat", "pullover"], None),
     ("Patel asked for birds and cats, also dogs", ["bird", "cat", "dog"], None),
+    # found by the outside review of stop 53, wrong 200s on both: a retraction's reason, "not
+    # needed" after a comma or "but"
+    ("Digits 0-9. My colleague told me to skip 7 because it is rare in our data.",
+     ["zero", "one", "two", "three", "four", "five", "six", "eight", "nine"], None),
+    ("Sheep, cows and horses. Zebras mentioned in passing but not needed.",
+     ["sheep", "cow", "horse"], None),
+    ("Sheep, cows and horses. Zebras, not needed.", ["sheep", "cow", "horse"], None),
     ("table numbers are 1 to 9", ["one", "two", "three", "four", "five", "six", "seven", "eight",
                                   "nine"], None),
 ])
@@ -71,6 +78,18 @@ def test_definitions_read(pacs):
 @pytest.mark.parametrize(("text", "classes"), [
     ("cats, dogs, anything but horses", ["cat", "dog"]),  # "anything" before a class excludes
     ("horses, and cows since the cows get out a lot", ["horse", "cow"]),
+    # an outside review of stop 53: reports of nothing taken back, "even"/"odd" as plain words,
+    # counts that are no digits
+    ("We need cats, dogs and birds. Nobody said to drop the birds, so keep all three.",
+     ["cat", "dog", "bird"]),
+    ("Who said to forget the coats? We need coats, dresses and bags.", ["coat", "dress", "bag"]),
+    ("Read digits 0 to 9 from meter photos. The lighting there is often not even.",
+     ["zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine"]),
+    ("Digits 0 to 9. Some of the handwriting is just odd.",
+     ["zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine"]),
+    ("Cats and dogs; sample numbers collected are 3 to 5.", ["cat", "dog"]),
+    ("Cats and dogs for sure. Horses mentioned too, so add them.", ["cat", "dog", "horse"]),
+    ("my son wants cats and dogs", ["cat", "dog"]),
 ])
 def test_guards(pacs, text, classes):
     assert _resolve(pacs, text)[0] == classes
@@ -78,6 +97,14 @@ def test_guards(pacs, text, classes):
 
 @pytest.mark.parametrize("text", [
     "cats, dogs, hamsters, you get the idea",  # an unknown named in the examples: asked back
+    "Hats, scarves, gloves, you get the idea. Plus coats and pullovers.",
+    # people in a list are asked for (an outside review of stop 53: dropped at 200)
+    "Spot cats, dogs and guests in our party photos.",
+    "Sort pictures of my son, our cat and our dog.",
+    "Classify bags, sneakers and golf drivers for the pro shop.",
+    "Was: animals = cats, dogs. Now: animals = horses, cows.",
+    "A store of shoes and bags; classify sneakers vs sandals.",
+    "my son likes hamsters and cats",  # what the person likes is asked for
     "current = cats, dogs",  # an assignment to no list word: still refused as code
     "ages 3 to 5, cats and dogs",  # a range said of ages is no digits
 ])

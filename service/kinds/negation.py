@@ -1,0 +1,68 @@
+"""Whether a chunk asks for the absence of a class: "not horses", "no cats", "anything but
+dogs", "bags are out of scope", "horses not needed". Split from :mod:`service.kinds.chunks` at
+stop 53 (past 300 lines); that module finds a chunk's mention, this one says whether the chunk
+turns it down.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from service.kinds.vocabulary import DROPPED, EXCLUDING, FILLER, NEEDED, NEGATIONS, STORY_VERBS
+
+_CONTRACTED = {"dont", "doesnt", "didnt", "wont", "shouldnt"}
+_WANTING = {"need", "needs", "want", "wants", "include", "care", "sell", "carry", "stock", "have"}
+_BARE = {"the", "are", "is", "be", "been", "all", "also", "too"}  # "horses are excluded"
+
+
+def _never(_: str) -> bool:
+    return False
+
+
+def negates(tokens: list[str], class_word: Callable[[str], bool] = _never,
+            described: bool = False) -> bool:
+    """A mention that asks for the absence of a class: "not horses", "no cats", "anything but
+    dogs", "bags are out of scope", "horses not needed" (a negation first, an excluding word
+    anywhere, "not" before a word of need, or "don't need"); "a top with no collar" is not.
+    ``described``:
+    a listed definition, which may negate inside ("the animal that never forgets", "worn over
+    everything else"): only a negation opening it counts, and no excluding word."""
+    content = [t for t in tokens  # "the animal said never to forget" negates nothing
+               if t not in FILLER or t in NEGATIONS | STORY_VERBS or class_word(t)]
+    if content[:1] == ["but"] and not any(map(class_word, tokens)):  # "but the images are
+        content = content[1:]  # all sketches" asks for no absence; "but dogs" (not) still may
+    if described:
+        content = tokens[1:2] if tokens[:1] in (["but"], ["and"], ["just"]) else tokens[:1]
+    pairs = list(zip(tokens, tokens[1:], strict=False))
+    other_than = ("other", "than") in pairs or any(  # "bags are out of scope"
+        tokens[i:i + 3] == ["out", "of", "scope"] for i in range(len(tokens))) \
+        or tokens[-2:] in (["are", "out"], ["is", "out"]) \
+        or (tokens[-1:] == ["not"] and 2 <= len(tokens) <= 4 and tokens[-2].endswith("ly")) \
+        # "Shirts are out.", "t-shirts explicitly NOT" (not "… and purses not": unclear)
+    not_needed = any(a in _NOT_BE and b in NEEDED for a, b in pairs) or any(
+        a in _WONT_BE and b == "be" and c in NEEDED  # "five and six won't be needed" (a review)
+        for a, b, c in zip(tokens, tokens[1:], tokens[2:], strict=False)) or any(
+        a in _CONTRACTED and b in _WANTING and c != "to"  # "we don't need dogs"; not "don't
+        for a, b, c in zip(tokens, tokens[1:], [*tokens[2:], ""], strict=False))  # want to miss"
+    excluding = _excluding(tokens, class_word) and not described or (  # "(sheep excluded)",
+        bool(DROPPED & set(tokens)) and all(t in DROPPED or class_word(t) or t in _BARE
+                                            for t in tokens))  # not "with tags removed"
+    return bool(content) and ((content[0] in NEGATIONS and not class_word(content[0]))
+                              or excluding or other_than or not_needed)
+
+
+def _excluding(tokens: list[str], class_word: Callable[[str], bool]) -> bool:
+    """An excluding word in ``tokens``; "anything"/"everything" only before every class word
+    ("anything but dogs"), not after one ("also dogs since they show up in everything": set
+    69 lost the dogs at 200)."""
+    found = EXCLUDING & set(tokens)
+    if found - _ALL_THINGS:
+        return True
+    first = next((i for i, t in enumerate(tokens) if class_word(t)), len(tokens))
+    return any(t in _ALL_THINGS for t in tokens[:first])
+
+
+_ALL_THINGS = {"anything", "everything"}
+_WONT_BE = {"wont", "not", "never", "shouldnt", "wouldnt", "cant"}
+_NOT_BE = {"not", "never", "arent", "isnt", "wasnt", "werent"}  # "actually the cows aren't
+# necessary" kept cow at 200 (stop 46: read as "cows necessary")
