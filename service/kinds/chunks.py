@@ -155,7 +155,7 @@ def is_style(token: str) -> bool:
 _MAKING = {"draw", "draws", "drew", "doodle", "doodles", "doodled", "write", "writes", "wrote",
            "scribble", "scribbles", "paint", "paints", "upload", "uploads", "send", "sends",
            "snap", "snaps", "like", "likes", "love", "loves", "collect", "collects", "bring",
-           "brings", "make", "makes"}
+           "brings", "make", "makes", "show", "shows"}  # not "hold up number cards 7, 8"
 
 
 def pre_clause(tokens: list[str], known: Known) -> list[str]:
@@ -167,7 +167,10 @@ def pre_clause(tokens: list[str], known: Known) -> list[str]:
                and tokens[p + 1] in _MAKING), None)  # "My daughter doodles cats" (set 42)
     if at is not None and not any(map(known.class_word, tokens[:at])):
         rest = tokens[at + 2:]  # "drivers write them by hand on parcel labels": about them
-        return [] if rest[:1] in (["them"], ["it"], ["those"], ["these"], ["em"]) else rest
+        if rest[:1] in (["them"], ["it"], ["those"], ["these"], ["em"]):
+            return []
+        if any(map(known.class_word, rest)):  # not "students write digits on tablets", a
+            return rest  # clause about the app
     for p in range(len(tokens) - 1, -1, -1):
         if tokens[p] in _PRE and (any(map(known.class_word, tokens[p + 1 :])) or (
                 p == len(tokens) - 2 and plural(tokens[-1]))):  # "pile into joggers, tees"
@@ -238,6 +241,10 @@ _WRITING = {"write", "writes", "wrote", "draw", "draws", "drew", "scribble", "sc
             "reads", "recognise", "recognize", "detect", "classify", "identify", "spot"}
 
 
+_MADE = {"drawn", "painted", "sketched", "printed", "scribbled", "doodled", "shown", "written",
+         "stencilled", "stenciled", "lettered"}
+
+
 def drop_numbers(tokens: list[str], known: Known) -> list[str]:
     """Without numbers that count, label or bound something else: "3 kids", "7 days", "one
     piece swimsuits", "version 2", "size 4", "aged 1 to 3", "from after 6" (a number followed
@@ -248,8 +255,11 @@ def drop_numbers(tokens: list[str], known: Known) -> list[str]:
         after = tokens[i + 1] if i + 1 < len(tokens) else None
         before = tokens[i - 1] if i > 0 else None
         ranged = before in _RANGE_WORDS and i > 1 and is_number(tokens[i - 2])  # "1 to 3"
-        if ranged or before in _BOUNDS or after in _RANGE_WORDS or after in _COUNTED:
-            return True
+        to_number = after in _RANGE_WORDS and (i + 2 >= len(tokens) or is_number(tokens[i + 2]))
+        if ranged or before in _BOUNDS or to_number or after in _COUNTED:  # not "match 0, 1
+            return True  # and 2 to cows and sheep" (set 71: the 2 was lost at 200)
+        if after in _MADE:  # "the digits 3, 5 and 9 drawn in a comic book style" (set 71)
+            return False
         if after is not None and (adverb(after) or tokens[i] not in NUMERALS  # "wrote a seven
                                   and tokens[i] not in NUMERALS.values()  # correctly"; "9s
                                   and tokens[i] not in BIG_NUMBERS):

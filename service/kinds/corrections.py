@@ -28,7 +28,8 @@ _MARKER = re.compile(r"\bno,?\s+wait\b,?|\bwait,?\s+no\b,?|\bsorry,?\s+i\s+mean(
                      r"\b(?:edit|update|upd)\s*\d*\s*:\s*actually\b,?|"  # "edit: actually …"
                      # "make it fast", "make that one two"
                      r"\bon\s+second\s+thoughts?\b,?|\bchange\s+of\s+plans?\b[:,]?|"
-                     r"\b(?:right|correct)\?\s*no\b(?=\s*[,.!;])[,.!;]?",  # "…, right? no, …"
+                     r"\b(?:right|correct)\?\s*no\b(?=\s*[,.!;])[,.!;]?|"  # "…, right? no, …"
+                     r"\b(?:jk|j/k|just\s+kidding)\b,?",  # "wait no birds. jk keep birds" (set 71)
                      re.I)  # fmt: skip
 # a question turned down takes back its own chunk: "Also elephant? no, lol", "bear only? no...
 # bear and dog", "what do you call them, high-top boots? no, ankle boots" (stop 32)

@@ -11,6 +11,7 @@ import re
 from collections.abc import Callable
 
 from service.kinds.corrections import LEADING, NEGATING
+from service.kinds.parsed import Parsed
 from service.kinds.tokens import IRREGULAR_PLURALS, plural, words
 from service.kinds.vocabulary import FILLER, GENERIC
 
@@ -128,3 +129,23 @@ def _referent_is_a_class(before: list[str], class_word: Callable[[str], bool],
 
 
 _OTHERS = {"rest", "other", "others", "remaining", "else"}  # "cats and the rest … can wait"
+
+
+def wave_off(sentence: str, scope: tuple[int, int], class_word: Callable[[str], bool],
+             parsed: Parsed, since: tuple[int, int], where: list) -> None:
+    """The part of a sentence waved off (:func:`dismissed`): its mentions negated, or taken
+    back when the sentence says so ("the horses went to another team, remove them"), and its
+    style words gone ("(the world is cartoon animals, but that's irrelevant)"). ``since``: the
+    sentence's first mention and style word in ``parsed``; ``where``: each chunk's span and
+    mentions. Moved from ``parsing.py`` at stop 53."""
+    start, styles = since
+    waved = set(words(sentence[scope[0]:scope[1]]))
+    parsed.style[styles:] = [w for w in parsed.style[styles:] if w not in waved]
+    gone = {m for at, end, mentions in where if at < scope[1] and end > scope[0]
+            for m in mentions}  # the chunks in the part waved off
+    if takes_back(sentence, scope):
+        parsed.retracted += [" ".join(t for t in m.split() if class_word(t)) or m
+                             for m in parsed.mentions[start:] if m in gone]
+    else:
+        parsed.negated += [m for m in parsed.mentions[start:] if m in gone]
+    parsed.mentions[start:] = [m for m in parsed.mentions[start:] if m not in gone]

@@ -59,6 +59,7 @@ FIELD = re.compile(r"^\s*(?:[-*•]\s+)?\(?\**([A-Za-z][A-Za-z0-9 _/()'’-]{0,4
                    r"\s*\**\s*(.*)$")  # "- Domain: cartoons", "**Must have:** sneakers"
 # "Won't have: dresses", "Excluded: bags": every item of the value is excluded
 _NEGATING = {"wont", "not", "no", "never", "exclude", "excluded", "excluding", "except", "out",
+             "exclusion", "exclusions",  # "3. Exclusions: T-shirts and pullovers …" (set 71)
              "without", "dont", "removed", "dropped", "omitted", "skipped",
              "deprecated", "non"}  # fmt: skip
 _ITEMS = re.compile(r",|;|/|\band\b|\bor\b", re.I)

@@ -8,11 +8,13 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from service.kinds.parsed import Parsed
 from service.kinds.vocabulary import DROPPED, EXCLUDING, FILLER, NEEDED, NEGATIONS, STORY_VERBS
 
 _CONTRACTED = {"dont", "doesnt", "didnt", "wont", "shouldnt"}
 _WANTING = {"need", "needs", "want", "wants", "include", "care", "sell", "carry", "stock", "have"}
-_BARE = {"the", "are", "is", "be", "been", "all", "also", "too"}  # "horses are excluded"
+_BARE = {"the", "are", "is", "be", "been", "all", "also", "too", "hereby", "now"}  # "horses are
+# excluded", "… is hereby excluded" (set 71)
 
 
 def _never(_: str) -> bool:
@@ -66,3 +68,31 @@ _ALL_THINGS = {"anything", "everything"}
 _WONT_BE = {"wont", "not", "never", "shouldnt", "wouldnt", "cant"}
 _NOT_BE = {"not", "never", "arent", "isnt", "wasnt", "werent"}  # "actually the cows aren't
 # necessary" kept cow at 200 (stop 46: read as "cows necessary")
+
+
+_JOINING = {"and", "&", "or", ","}
+_CLAUSE_BREAKS = {";", ":", "—", "–", "-", "--"}
+
+
+def negated_before(items: list[tuple[str, list[str], list[str]]], parsed: Parsed,
+                   bare: Callable[[list[str]], bool]) -> None:
+    """The bare class names joined before a chunk that negates its class at its end ("Cows
+    and sheep are excluded", "cats, dogs and horses are not needed": set 71 kept the cows at
+    200), negated with it. ``items``: the sentence's chunks so far, the last the negating
+    one, as ``(separator before it, its mentions, its tokens)``: the list its "and" closes,
+    back to the sentence's start, a clause break (";") or an earlier "and", every item a bare
+    name ("Need cats and dogs, cows and sheep are not needed" is unclear: left as it was)."""
+    if len(items) < 2 or items[-1][0] not in _JOINING - {","}:  # "cats and dogs, horses not
+        return  # needed": a list of its own
+    chain: list[str] = []
+    for j in range(len(items) - 2, -1, -1):
+        separator = items[j + 1][0]
+        if separator in _CLAUSE_BREAKS or chain and separator != ",":  # "cats and dogs; cows
+            break  # and sheep are not needed", "cats and dogs, cows and sheep are not needed"
+        if separator not in _JOINING or not bare(items[j][2]):
+            return
+        chain += items[j][1]
+    gone = chain
+    parsed.negated += gone
+    for mention in gone:
+        parsed.mentions.remove(mention)

@@ -41,7 +41,7 @@ from service.kinds.counted import (
     without_counts,
 )
 from service.kinds.dictation import dictated, listed_runs, rejoined
-from service.kinds.dismissals import dismissed, takes_back
+from service.kinds.dismissals import dismissed, wave_off
 from service.kinds.emoji import read_emoji
 from service.kinds.excepting import (
     needed_without,
@@ -53,7 +53,7 @@ from service.kinds.glosses import equated, glossed, spelt_subgroups, without_des
 from service.kinds.listing import asked, coordinated, list_items
 from service.kinds.marks import business_before_task, is_aside, mark_context
 from service.kinds.namely import namely
-from service.kinds.negation import negates
+from service.kinds.negation import negated_before, negates
 from service.kinds.numbers import digit_of
 from service.kinds.parity import parity_filter, parity_range
 from service.kinds.parsed import Parsed
@@ -67,6 +67,7 @@ from service.kinds.rewrites import (
     style_phrases,
     without_chatter,
     without_purposes,
+    without_tags,
 )
 from service.kinds.sentences import SENTENCE, SPLIT, one_line, read_header
 from service.kinds.structured import Unreadable
@@ -76,6 +77,7 @@ from service.kinds.vocabulary import (
     ANY_STYLE,
     CLOCK_TIME,
     COMPARING,
+    DATE,
     EXCEPTION_OF,
     EXCLUDING,
     NEGATIONS,
@@ -107,7 +109,8 @@ _PICKING = {"recognise", "recognize", "identify", "pick", "filter", "sort", "det
 def parse(text: str, known: Known = Known()) -> Parsed:  # noqa: B008 (immutable default)
     """Split ``text`` into class mentions and style words (see the module docstring)."""
     text = EXCEPTION_OF.sub("except", dictated(read_emoji(text, known.class_of)))  # "🐘🦒"
-    text = count_field(CLOCK_TIME.sub("", text))  # "Amendment (14:20): please add …"
+    text = count_field(CLOCK_TIME.sub("", DATE.sub(" ", text)))  # "Amendment (14:20): please
+    # add …", "(review of 3 March)"
     if one_bounded(text):  # "a number bigger than five"
         return Parsed([], refused="a bound ('a number bigger than five') names no number; "
                                   "name the digits, e.g. 'the digits 6 to 9'")
@@ -123,6 +126,7 @@ def parse(text: str, known: Known = Known()) -> Parsed:  # noqa: B008 (immutable
                                                        known.class_word), known.class_word)
     declared, text = declared_count(text)  # "exactly two classes: …", before a header goes
     letters = ranges.letter_range(text, known.names_a_class)  # "hex digits: 0-9 and A-F"
+    text = without_tags(text, lambda w: known.class_word(w) or is_style(w))  # "#SafariWeek"
     text = without_purposes(reporters(without_chatter(text), known.class_word), known.class_word,
                             is_style)  # "so I can …", "Maya says"
     text = split_compounds(sounded(text, known.class_word), known.class_word)
@@ -211,6 +215,8 @@ def _read_sentence(sentence: str, known: Known, parsed: Parsed) -> None:
         where.append((len("".join(pieces[:i])), len("".join(pieces[:i + 1])),
                       parsed.mentions[before:]))
         refusing = len(parsed.negated) > negated
+        if refusing and raw[:1] and known.class_word(raw[0]):  # "Cows and sheep are excluded"
+            negated_before(items, parsed, lambda r: _bare_class(" ".join(r), known) is not None)
         excluding = _excludes_next(parsed, known, raw, (negated, before, taken))
     business_before_task(items, parsed, start, _PICKING)  # "a farm selling horses, classify cows …"
     parsed.listed |= list_items(items, comparing)
@@ -220,7 +226,8 @@ def _read_sentence(sentence: str, known: Known, parsed: Parsed) -> None:
     if NEGATIONS & set(tokens):  # "numbers 6-9 are next sprint, NOT this one"
         parsed.negating |= {m for _, mentions, _ in items for m in mentions}
     if (scope := dismissed(sentence, known.class_word)) is not None:  # "… dogs and cats,
-        _wave_off(sentence, scope, known, parsed, (start, styles), where)  # but I don't need
+        wave_off(sentence, scope, known.class_word, parsed, (start, styles), where)  # but I
+        # don't need
         # those": not
 
 
@@ -237,25 +244,7 @@ def _excludes_next(parsed: Parsed, known: Known, raw: list[str],
             parsed.retracted[-1]))) == 1 and "retracted"
 
 
-def _wave_off(sentence: str, scope: tuple[int, int], known: Known, parsed: Parsed,
-              since: tuple[int, int], where: list) -> None:
-    """The part of a sentence waved off (``dismissals.dismissed``): its mentions negated,
-    or taken back when the sentence says so ("the horses went to another team, remove
-    them"), and its style words gone ("(the world is cartoon animals, but that's
-    irrelevant)")."""
-    start, styles = since
-    waved = set(words(sentence[scope[0]:scope[1]]))
-    parsed.style[styles:] = [w for w in parsed.style[styles:] if w not in waved]
-    gone = {m for at, end, mentions in where if at < scope[1] and end > scope[0]
-            for m in mentions}  # the chunks in the part waved off
-    if takes_back(sentence, scope):
-        parsed.retracted += [" ".join(t for t in m.split() if known.class_word(t)) or m
-                             for m in parsed.mentions[start:] if m in gone]
-    else:
-        parsed.negated += [m for m in parsed.mentions[start:] if m in gone]
-    parsed.mentions[start:] = [m for m in parsed.mentions[start:] if m not in gone]
-
-
+_MATERIALS = {"canvas"}  # "a few canvas bags" (set 71: art_painting at 200)
 _REPLACING = {"make", "instead", "replace", "keep", "add"}  # "scratch the horses - make it bears"
 
 
@@ -293,7 +282,8 @@ def _read_chunk(chunk: str, known: Known, parsed: Parsed, aside: bool,
     nothing ("photos from our design team"), "compared" in one that does ("filter horses
     from deer": never context)."""
     raw = [known.fix(t) for t in words(chunk)]
-    styles = [t for t in raw if is_style(t) and not known.class_word(t)]
+    styles = [t for t, after in zip(raw, [*raw[1:], ""], strict=False) if is_style(t)
+              and not known.class_word(t) and not (t in _MATERIALS and known.class_word(after))]
     if (numbers := ranges.span(chunk, known.names_a_class)) is not None:
         parsed.mentions += numbers
         parsed.style += styles  # "pencil sketches of digits 2 to 4" (no domain before stop 39)

@@ -48,6 +48,7 @@ def as_prose(text: str, known: Known) -> tuple[str, list[str]]:
     text = uncommented(_FENCE.sub("", text), known.class_word)  # a config without comments
     text, quoted = newest(text, known.class_word)  # a reply, not its thread
     text = without_enumerators(_STRUCK.sub(" ", diffed(text)))  # "(1) Ravi to … (2) Input = …"
+    text = numbered_clauses(text)  # "1. Scope: … 2. Exclusions: …"
     text = checked(text, known.class_of)  # "- [x] cat\n- [ ] dog"
     text = without_speakers(text, lambda w: w in FILLER or known.class_word(w) or is_style(w))
     text, turned_down = answered_no(text, known.class_word)  # "Add trousers? > No, keep it …"
@@ -93,6 +94,24 @@ def without_enumerators(text: str) -> str:
         out += [text[last : mark.start()], _item_break(before, first)]
         last, first = mark.end(), False
     return "".join(out) + text[last:]
+
+
+# a memo's numbered clauses: "1. Scope: … 2. Livestock (cows, sheep) is … excluded. 2.1
+# Amendment (…): …" (set 71: "two" and "three" were read as digits at 200)
+_CLAUSE_NUMBER = re.compile(r"(?:^|(?<=[.!?:]\s)|(?<=\n))[ \t]*(\d{1,2})(?:\.\d{1,2}\.?|\.)[ \t]+"
+                            r"(?=[A-Z])")
+
+
+def numbered_clauses(text: str) -> str:
+    """``text`` with its clause numbers ("1.", "2.1") as line breaks, when they open
+    sentences and count 1, 2, … in order (sub-clauses repeat their number); else as it is
+    ("Digits 0-9. 3. Dogs" is one mark, maybe a digit)."""
+    marks = list(_CLAUSE_NUMBER.finditer(text))
+    tops = [int(m[1]) for m in marks]
+    if len(marks) < 2 or list(dict.fromkeys(tops)) != list(range(1, len(set(tops)) + 1)) \
+            or tops != sorted(tops):
+        return text
+    return _CLAUSE_NUMBER.sub("\n", text)
 
 
 def _item_break(before: str, first: bool) -> str:

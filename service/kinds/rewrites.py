@@ -77,7 +77,8 @@ _OTHER_NUMBER = re.compile(r"\d|\b(?:zero|two|three|four|five|six|seven|eight|ni
 
 
 # idioms that say a class word without meaning the class: "please bear with me" (set 49)
-_IDIOM = re.compile(r"\bbear\s+(?:with\s+(?:me|us)|in\s+mind)\b", re.I)
+_IDIOM = re.compile(r"\bbear\s+(?:with\s+(?:me|us)|in\s+mind)\b|\bbefore\s+bed(?:time)?\b",
+                    re.I)  # "ok last thing before bed" (set 70: "bed" asked back)
 # what the user will do with the result, naming no class: "… labelled too so we can throw them
 # out" (set 49: "throw" was asked back as an unknown class)
 _PURPOSE = re.compile(r"\bso\s+(?:that\s+)?(?:we|i|they|you|he|she|people|users|staff|the\s+"
@@ -121,6 +122,21 @@ def reporters(text: str, class_word: Callable[[str], bool]) -> str:
         word = m[0].split()[0].lower()
         return m[0] if word in _NO_REPORTER or class_word(word) else "team "
     return _REPORTER.sub(team, text)
+
+
+# the hashtags that close a post or a line: "… as elephant, giraffe or zebra #SafariWeek
+# #ContentOps" (set 70: each tag was asked back as a class)
+_CLOSING_TAGS = re.compile(r"(?:[ \t]*#[A-Za-z]\w*)+[ \t]*[.!]?[ \t]*$", re.M)
+
+
+def without_tags(text: str, keeps: Callable[[str], bool]) -> str:
+    """``text`` without the hashtags closing its lines, but for those ``keeps`` (a class or
+    style word: "#bear #cow", "#Sketch"); a tag inside a sentence stays a word ("we love
+    #cats and #dogs")."""
+    def kept(m: re.Match) -> str:
+        tags = [t for t in re.findall(r"#(\w+)", m[0]) if keeps(t.lower())]
+        return " " + ", ".join(f"#{t}" for t in tags) if tags else ""
+    return _CLOSING_TAGS.sub(kept, text)
 
 
 def without_chatter(text: str) -> str:
@@ -203,7 +219,8 @@ def restyled(text: str, is_style: Callable[[str], bool],
 
 # "a horse a cow and a sheep": a run of "a X" closed by "and/or a Y" (not "labelled a zebra a
 # horse", "call a sneaker a sandal": an outside review's wrong sets at 200)
-_ARTICLED = re.compile(r"\b(?:an?\s+[a-z]+\s+){2,}(?:and|or)\s+an?\s+[a-z]+\b", re.I)
+_ARTICLED = re.compile(r"\b(?:(?:an?|the)\s+[a-z]+\s+){2,}(?:and|or)\s+(?:an?|the)\s+[a-z]+\b",
+                       re.I)  # "the cat the dog the cow and the sheep" (set 70)
 
 
 def split_compounds(text: str, class_word: Callable[[str], bool]) -> str:
@@ -213,10 +230,11 @@ def split_compounds(text: str, class_word: Callable[[str], bool]) -> str:
                          and class_word(m[3].lower()) else m[0], text)  # fmt: skip
     def listed(m: re.Match) -> str:
         tokens = m[0].split()
-        nouns = [t for a, t in zip(tokens, tokens[1:], strict=False) if a.lower() in ("a", "an")]
+        nouns = [t for a, t in zip(tokens, tokens[1:], strict=False)
+                 if a.lower() in ("a", "an", "the")]
         if not all(class_word(n.lower()) for n in nouns):
             return m[0]
-        return re.sub(r"(?<=[a-z])\s+(?=an?\s)", ", ", m[0], flags=re.I)
+        return re.sub(r"(?<=[a-z])\s+(?=(?:an?|the)\s)", ", ", m[0], flags=re.I)
     return _ARTICLED.sub(listed, text)
 
 

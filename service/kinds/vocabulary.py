@@ -101,6 +101,13 @@ EXCEPTION_OF = re.compile(r"\bwith\s+the\s+exceptions?\s+of\b", re.I)
 # a clock time in brackets ("Amendment (14:20): please add trousers", set 61) is no digit and
 # no header colon; a chat's "[10:42] Mehmet:" is its speaker's (pasted.py)
 CLOCK_TIME = re.compile(r"\s*\((?:[01]?\d|2[0-3]):[0-5]\d(?:\s*[ap]\.?m\.?)?\)", re.I)
+# a calendar date is no digit: "review of 3 March", "dated 12 May", "on March 3rd, 2024" (set
+# 71: "three" was read at 200)
+_MONTH = (r"(?-i:Jan(?:uary)?|Feb(?:ruary)?|March|Apr(?:il)?|May|June?|July?|Aug(?:ust)?|"
+          r"Sept?(?:ember)?|Oct(?:ober)?|Nov(?:ember)?|Dec(?:ember)?)")  # capitalised: "cats
+# may 3", "3 may be" are no dates
+DATE = re.compile(rf"\b(?:[0-3]?\d(?:st|nd|rd|th)?\s+(?:of\s+)?{_MONTH}|{_MONTH}\s+[0-3]?\d"
+                  rf"(?:st|nd|rd|th)?)\b(?:,?\s+\d{{4}}\b)?")
 FILLER = {
     "i", "id", "im", "we", "you", "my", "me", "our", "your", "us", "it", "its", "this", "these",
     "those", "that", "them", "they", "is", "are", "be", "am", "was", "a", "an", "the", "some",
@@ -203,13 +210,21 @@ ABOUT_APP = {
     "scope", "config", "configuration", "latency", "budget",
     "requirement", "requirements", "throughput",
     "acceptance", "criteria", "clf", "pkg", "pkgs",  # "need clf for pkg labels" (set 69)
+    # set 71: a compliance memo's own words ("Clause 2: …", "2.1 Amendment (review of 3
+    # March): birds shall also be included", "hereby excluded", "Pursuant to section 5")
+    "memo", "memorandum", "clause", "clauses", "amendment", "amendments", "shall", "hereby",
+    "pursuant", "mandatory", "audit", "background", "purpose", "retention", "review", "dated",
+    "bot", "bots", "chatbot", "tablet", "computer", "computers",  # set 70: "the bot
+    # guesses which"
+    "youve", "weve", "ive", "theyve", "youre", "theyre", "youll", "youd",  # "you've got"
 }  # fmt: skip
 # the people around an app ("the photos the guests upload", "My son like very much the
 # comics": set 69): context outside the request's lists (leftovers.strays), but a list's item
 # ("Spot cats, dogs and guests", "golf drivers": an outside review) is asked back
 PEOPLE = {"guest", "guests", "visitor", "visitors", "driver", "drivers", "son", "sons",
           "daughter", "daughters", "boss", "manager", "colleague", "colleagues", "illustrator",
-          "illustrators", "wife", "husband", "mum", "mom", "dad", "friend", "friends"}
+          "illustrators", "wife", "husband", "mum", "mom", "dad", "friend", "friends",
+          "children", "kids", "students", "pupils", "players", "fans", "followers", "twins"}
 FILLER |= ABOUT_APP
 # Stop words a class may still be named by ("one", "top", "fire truck") are kept where they do.
 # Numbers past nine are no filler: "seven, eight, nine, ten" lost its "ten" and was answered
