@@ -255,11 +255,12 @@ def drop_numbers(tokens: list[str], known: Known) -> list[str]:
         after = tokens[i + 1] if i + 1 < len(tokens) else None
         before = tokens[i - 1] if i > 0 else None
         ranged = before in _RANGE_WORDS and i > 1 and is_number(tokens[i - 2])  # "1 to 3"
-        to_number = after in _RANGE_WORDS and (i + 2 >= len(tokens) or is_number(tokens[i + 2]))
-        if ranged or before in _BOUNDS or to_number or after in _COUNTED:  # not "match 0, 1
-            return True  # and 2 to cows and sheep" (set 71: the 2 was lost at 200)
-        if after in _MADE:  # "the digits 3, 5 and 9 drawn in a comic book style" (set 71)
-            return False
+        if ranged or before in _BOUNDS or after in _RANGE_WORDS or after in _COUNTED:
+            return True
+        if after in _MADE and not (i + 2 < len(tokens) and (known.class_word(tokens[i + 2])
+                                                          or plural(tokens[i + 2]))):
+            return False  # "the digits 3, 5 and 9 drawn in a comic book style" (set 71); not
+        # "4 painted cows" (an outside review)
         if after is not None and (adverb(after) or tokens[i] not in NUMERALS  # "wrote a seven
                                   and tokens[i] not in NUMERALS.values()  # correctly"; "9s
                                   and tokens[i] not in BIG_NUMBERS):

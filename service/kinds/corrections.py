@@ -29,7 +29,8 @@ _MARKER = re.compile(r"\bno,?\s+wait\b,?|\bwait,?\s+no\b,?|\bsorry,?\s+i\s+mean(
                      # "make it fast", "make that one two"
                      r"\bon\s+second\s+thoughts?\b,?|\bchange\s+of\s+plans?\b[:,]?|"
                      r"\b(?:right|correct)\?\s*no\b(?=\s*[,.!;])[,.!;]?|"  # "…, right? no, …"
-                     r"\b(?:jk|j/k|just\s+kidding)\b,?",  # "wait no birds. jk keep birds" (set 71)
+                     r"\b(?:(?-i:jk)|j/k|just\s+kidding)\b,?",  # "wait no birds. jk keep birds"
+                     # (set 71); not the initials "JK asked for birds" (an outside review)
                      re.I)  # fmt: skip
 # a question turned down takes back its own chunk: "Also elephant? no, lol", "bear only? no...
 # bear and dog", "what do you call them, high-top boots? no, ankle boots" (stop 32)

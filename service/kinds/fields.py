@@ -59,7 +59,6 @@ FIELD = re.compile(r"^\s*(?:[-*•]\s+)?\(?\**([A-Za-z][A-Za-z0-9 _/()'’-]{0,4
                    r"\s*\**\s*(.*)$")  # "- Domain: cartoons", "**Must have:** sneakers"
 # "Won't have: dresses", "Excluded: bags": every item of the value is excluded
 _NEGATING = {"wont", "not", "no", "never", "exclude", "excluded", "excluding", "except", "out",
-             "exclusion", "exclusions",  # "3. Exclusions: T-shirts and pullovers …" (set 71)
              "without", "dont", "removed", "dropped", "omitted", "skipped",
              "deprecated", "non"}  # fmt: skip
 _ITEMS = re.compile(r",|;|/|\band\b|\bor\b", re.I)
@@ -294,7 +293,10 @@ def _read_field(part: str, words: _Words, context: list[str]) -> str:
         dropped = " ".join(w for w in value if not words.style_word(w) or about_project)
         context += [dropped] if dropped else []
         return " ".join(kept).capitalize() + "." if kept else ""  # a sentence: "3. Cartoon."
-    if key & _NEGATING and not named:  # "Won't have: dresses, bags"
+    excluding = key & _NEGATING or key in ({"exclusions"}, {"exclusion"}) and not set(value) \
+        <= {"none", "nothing", "na", "n", "a"}  # "3. Exclusions: T-shirts and pullovers …"
+    # (set 71); not "Update on exclusions:", "Exclusions: none" (an outside review)
+    if excluding and not named:  # "Won't have: dresses, bags"
         inner = re.search(r"\(([^()]*)\)", field[2])  # "all summer items (sandals, t-shirts)"
         listed = inner[1] if inner and any(map(words.class_word, words.tokens(inner[1]))) \
             else field[2]  # fmt: skip

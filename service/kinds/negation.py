@@ -91,6 +91,8 @@ def negated_before(items: list[tuple[str, list[str], list[str]]], parsed: Parsed
             break  # and sheep are not needed", "cats and dogs, cows and sheep are not needed"
         if separator not in _JOINING or not bare(items[j][2]):
             return
+        if chain and items[j][0] in _JOINING - {","}:  # "Bears, zebras and giraffes, horses
+            break  # and cows are excluded": giraffes closes a list of its own (a review)
         chain += items[j][1]
     gone = chain
     parsed.negated += gone

@@ -244,7 +244,9 @@ def _excludes_next(parsed: Parsed, known: Known, raw: list[str],
             parsed.retracted[-1]))) == 1 and "retracted"
 
 
-_MATERIALS = {"canvas"}  # "a few canvas bags" (set 71: art_painting at 200)
+_MATERIALS = {"canvas"}  # "a few canvas bags" (set 71: art_painting at 200), not "canvas
+# horses" (a painting: an outside review)
+_MADE_OF = {"bag", "bags", "shoe", "shoes", "sneaker", "sneakers", "tote", "totes", "trousers"}
 _REPLACING = {"make", "instead", "replace", "keep", "add"}  # "scratch the horses - make it bears"
 
 
@@ -283,7 +285,7 @@ def _read_chunk(chunk: str, known: Known, parsed: Parsed, aside: bool,
     from deer": never context)."""
     raw = [known.fix(t) for t in words(chunk)]
     styles = [t for t, after in zip(raw, [*raw[1:], ""], strict=False) if is_style(t)
-              and not known.class_word(t) and not (t in _MATERIALS and known.class_word(after))]
+              and not known.class_word(t) and not (t in _MATERIALS and after in _MADE_OF)]
     if (numbers := ranges.span(chunk, known.names_a_class)) is not None:
         parsed.mentions += numbers
         parsed.style += styles  # "pencil sketches of digits 2 to 4" (no domain before stop 39)

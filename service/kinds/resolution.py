@@ -49,16 +49,21 @@ from service.kinds.numbers import COUNT_MIN_SIMILARITY, COUNTED, COUNTING, uncom
 from service.kinds.spelling import Speller
 from service.kinds.tokens import (
     compound_tail,
+    singular_forms,
     words,
 )
-from service.kinds.vocabulary import FILLER, GENERIC, GROUPS, NEGATIONS
+from service.kinds.vocabulary import ADJECTIVAL, FILLER, GENERIC, GROUPS, NEGATIONS
 
 _RELATIVE = {"that", "which", "who", "whose"}  # a listed definition's clause: it describes
 
 DOMAIN_MIN_SIMILARITY = 0.25
 # A style word that is a sketch's only where nothing else names the style: "line drawings" are
 # sketches, "bold-line cartoon style" is a cartoon (held-out set 56: answered sketch at 200)
-WEAK_STYLE = {"line", "drawn"}  # "drawn in a comic book style" is a cartoon (set 71)
+WEAK_STYLE = {"line"}
+# "drawn" gives way to a cartoon's or painting's word: "drawn in a comic book style" (set 71),
+# not to "drawn from life" or "from photos" (an outside review)
+_DRAWN_AS = {"comic", "comics", "cartoon", "cartoons", "cartoony", "anime", "manga", "painted",
+             "painting", "paintings", "watercolour", "watercolor", "oil", "oils"}
 # a description is refused when a foil (:mod:`.foils`) is nearer than its class by more than
 # this, by the encoder alone: "nearer a foil". On the tuning pool 0.0 and 0.03 kept the same
 # share of wrong 200s; on an outside review's 707 probes -0.02 refused 3 more of 373
@@ -261,7 +266,8 @@ class ClassResolver(Lexicon):
         negated = not described and any(t in NEGATIONS and not self.class_word(t)
                                         for t in words(phrase))  # "handbags not" is no bag
         head = None if exact else compound_tail(phrase, self._term)
-        negated |= head not in (None, chosen)  # "sheepdog" is no sheep
+        negated |= head not in (None, chosen) or _alias_modifier(self, phrase)  # "sheepdog"
+        # is no sheep, a "slide deck" no sandal
         negated |= not exact and (value_of(phrase) is not None  # a number no digit class is
                                   or chosen in self._numbers and uncomputed(phrase)
                                   or set(words(phrase)) <= GENERIC | GROUPS)  # "footwear",
@@ -280,6 +286,8 @@ class ClassResolver(Lexicon):
         if "art" not in style and set(style) - WEAK_STYLE - {"style"}:  # "bold-line cartoon
             # style"; not "line art", a sketch
             style = [w for w in style if w not in WEAK_STYLE]
+        if set(style) & _DRAWN_AS:
+            style = [w for w in style if w != "drawn"]
         sims = _dot(self.encoder.encode([" ".join(dict.fromkeys(style))]), self._domain_emb)
         best = int(np.argmax(sims[0]))
         return self.domains[best] if sims[0, best] >= DOMAIN_MIN_SIMILARITY else None
@@ -290,6 +298,19 @@ def _dot(queries: np.ndarray, views: np.ndarray) -> np.ndarray:
     and take the 2-core CPU from the encoder's next request (p50 of definition requests 30
     ms instead of 16 ms once the catalogue's views passed ~400 rows)."""
     return (torch.from_numpy(queries) @ torch.from_numpy(views).T).numpy()
+
+
+def _alias_modifier(resolver: ClassResolver, phrase: str) -> bool:
+    """Whether a two-word phrase is an alias modifying a noun no class has ("slide deck", "boot
+    camp": set 70's "what's in our slide deck" was a sandal at 200). Aliases only: a class's
+    own name before a noun ("zebra characters", "horse subjects") is that class, as are
+    adjectives ("canine companion")."""
+    tokens = words(phrase)
+    named = {w for n in resolver.names for w in words(n)}  # "boot" is an ankle boot's name too
+    return len(tokens) == 2 and tokens[0].isalpha() and value_of(tokens[0]) is None \
+        and not set(singular_forms(tokens[0])) & named and tokens[0] not in ADJECTIVAL \
+        and resolver.term(tokens[0]) is not None and resolver.term(tokens[1]) is None \
+        and tokens[1] not in FILLER and not resolver.class_word(tokens[1])
 
 
 def _numbers_only(phrase: str) -> bool:

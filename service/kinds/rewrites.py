@@ -130,11 +130,13 @@ _CLOSING_TAGS = re.compile(r"(?:[ \t]*#[A-Za-z]\w*)+[ \t]*[.!]?[ \t]*$", re.M)
 
 
 def without_tags(text: str, keeps: Callable[[str], bool]) -> str:
-    """``text`` without the hashtags closing its lines, but for those ``keeps`` (a class or
-    style word: "#bear #cow", "#Sketch"); a tag inside a sentence stays a word ("we love
-    #cats and #dogs")."""
+    """``text`` without the campaign hashtags closing its lines ("#SafariWeek", "#OOTD", "#UGC":
+    joined words or capitals) that ``keeps`` does not (a class or style word); any other tag
+    stays, to be read or asked back ("#cows #sheep #goats": an outside review found the goats
+    dropped when every unknown tag went); a tag inside a sentence stays a word."""
     def kept(m: re.Match) -> str:
-        tags = [t for t in re.findall(r"#(\w+)", m[0]) if keeps(t.lower())]
+        tags = [t for t in re.findall(r"#(\w+)", m[0]) if keeps(t.lower())
+                or not re.search(r"[a-z][A-Z]|^[A-Z0-9]{2,}$|\d", t)]
         return " " + ", ".join(f"#{t}" for t in tags) if tags else ""
     return _CLOSING_TAGS.sub(kept, text)
 

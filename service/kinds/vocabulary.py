@@ -106,8 +106,9 @@ CLOCK_TIME = re.compile(r"\s*\((?:[01]?\d|2[0-3]):[0-5]\d(?:\s*[ap]\.?m\.?)?\)",
 _MONTH = (r"(?-i:Jan(?:uary)?|Feb(?:ruary)?|March|Apr(?:il)?|May|June?|July?|Aug(?:ust)?|"
           r"Sept?(?:ember)?|Oct(?:ober)?|Nov(?:ember)?|Dec(?:ember)?)")  # capitalised: "cats
 # may 3", "3 may be" are no dates
-DATE = re.compile(rf"\b(?:[0-3]?\d(?:st|nd|rd|th)?\s+(?:of\s+)?{_MONTH}|{_MONTH}\s+[0-3]?\d"
-                  rf"(?:st|nd|rd|th)?)\b(?:,?\s+\d{{4}}\b)?")
+DATE = re.compile(rf"\b(?:[0-3]?\d(?:st|nd|rd|th)?\s+(?:of\s+)?{_MONTH}\b(?:,?\s+\d{{4}}\b)?|"
+                  rf"{_MONTH}\s+[0-3]?\d(?:(?:st|nd|rd|th)\b(?:,?\s+\d{{4}}\b)?|,?\s+\d{{4}}\b))")
+# (month first only with an ordinal or a year: "May 8 be added too?" asks for the 8)
 FILLER = {
     "i", "id", "im", "we", "you", "my", "me", "our", "your", "us", "it", "its", "this", "these",
     "those", "that", "them", "they", "is", "are", "be", "am", "was", "a", "an", "the", "some",
@@ -213,9 +214,9 @@ ABOUT_APP = {
     # set 71: a compliance memo's own words ("Clause 2: …", "2.1 Amendment (review of 3
     # March): birds shall also be included", "hereby excluded", "Pursuant to section 5")
     "memo", "memorandum", "clause", "clauses", "amendment", "amendments", "shall", "hereby",
-    "pursuant", "mandatory", "audit", "background", "purpose", "retention", "review", "dated",
-    "bot", "bots", "chatbot", "tablet", "computer", "computers",  # set 70: "the bot
-    # guesses which"
+    "pursuant", "mandatory", "audit", "purpose", "retention", "review", "dated",
+    "bot", "bots", "chatbot",  # set 70: "the bot guesses which"; not "tablet", "computer" or
+    # "background", which a list may ask for ("cat, dog or background": an outside review)
     "youve", "weve", "ive", "theyve", "youre", "theyre", "youll", "youd",  # "you've got"
 }  # fmt: skip
 # the people around an app ("the photos the guests upload", "My son like very much the
