@@ -12,7 +12,7 @@ import functools
 from typing import Any
 
 from service.kinds.tokens import NUMERALS, is_number, side_by_side, singular_forms, words
-from service.kinds.vocabulary import SAME_PLURAL
+from service.kinds.vocabulary import ADJECTIVAL, FILLER, SAME_PLURAL
 
 
 class Lexicon:
@@ -85,6 +85,18 @@ class Lexicon:
             if idx is not None:
                 return idx
         return None
+
+    def alias_modifier(self, phrase: str) -> bool:
+        """Whether a two-word phrase is an alias modifying a noun no class has ("slide deck",
+        "boot camp": set 70's "what's in our slide deck" was a sandal at 200). Aliases only: a
+        class's own name before a noun ("zebra characters", "cows wandering") is that class,
+        as are adjectives ("canine companion") and numerals."""
+        tokens = words(phrase)
+        named = {w for n in self._named for w in n.split()}  # "boot": an ankle boot's name
+        return len(tokens) == 2 and tokens[0].isalpha() and not is_number(tokens[0]) \
+            and not set(singular_forms(tokens[0])) & named and tokens[0] not in ADJECTIVAL \
+            and self.term(tokens[0]) is not None and self.term(tokens[1]) is None \
+            and tokens[1] not in FILLER and not self.class_word(tokens[1])
 
     def term_run(self, phrase: str, names: bool = False) -> list[str]:
         """One mention per class term of a run listed with spaces: numbers ("2 4 6 8", "six

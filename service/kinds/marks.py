@@ -81,3 +81,19 @@ def business_before_task(items: list, parsed: Parsed, first: int, picking: set[s
     at = first + sum(len(mentions) for _, mentions, _ in items[:sells])
     end = at + sum(len(mentions) for _, mentions, _ in items[sells:task])
     parsed.mentions[at:end] = []
+
+
+_BEING = {"are", "were", "is", "was", "get", "gets", "got", "being", "been", "will", "be"}
+_PARTICIPLES = {"shot", "made", "done", "sent", "kept", "drawn", "held", "caught", "built", "taken",
+                "given", "written", "shown", "seen", "chosen", "hidden"}  # not "chicken"
+
+
+def said_of_images(raw: list[str], kept: str, known: Known) -> bool:
+    """Whether ``kept`` is said of the images, after a style word and a form of "be" ("the
+    photos are taken from a drone": set 44 read "taken" as a class), naming no class. "Could a
+    small model …" is dropped beside it (set 43). Moved from ``parsing.py`` at stop 53."""
+    at = next((i for i, t in enumerate(raw[:-1]) if is_style(t) and raw[i + 1] in _BEING), None)
+    first = kept.split()[0] if kept else ""
+    return at is not None and raw[at + 2:at + 3] == [first] \
+        and (first.endswith("ed") or first in _PARTICIPLES) \
+        and not any(map(known.class_word, kept.split()))  # not "the photos are of foxes"

@@ -51,7 +51,7 @@ from service.kinds.excepting import (
 )
 from service.kinds.glosses import equated, glossed, spelt_subgroups, without_descriptions
 from service.kinds.listing import asked, coordinated, list_items
-from service.kinds.marks import business_before_task, is_aside, mark_context
+from service.kinds.marks import business_before_task, is_aside, mark_context, said_of_images
 from service.kinds.namely import namely
 from service.kinds.negation import negated_before, negates
 from service.kinds.numbers import digit_of
@@ -261,22 +261,6 @@ def _bare_class(chunk: str, known: Known) -> str | None:
     return kept
 
 
-_BEING = {"are", "were", "is", "was", "get", "gets", "got", "being", "been", "will", "be"}
-_PARTICIPLES = {"shot", "made", "done", "sent", "kept", "drawn", "held", "caught", "built", "taken",
-                "given", "written", "shown", "seen", "chosen", "hidden"}  # not "chicken"
-
-
-def _said_of_images(raw: list[str], kept: str, known: Known) -> bool:
-    """Whether ``kept`` is said of the images, after a style word and a form of "be" ("the
-    photos are taken from a drone": set 44 read "taken" as a class), naming no class. "Could a
-    small model …" is dropped beside it (set 43)."""
-    at = next((i for i, t in enumerate(raw[:-1]) if is_style(t) and raw[i + 1] in _BEING), None)
-    first = kept.split()[0] if kept else ""
-    return at is not None and raw[at + 2:at + 3] == [first] \
-        and (first.endswith("ed") or first in _PARTICIPLES) \
-        and not any(map(known.class_word, kept.split()))  # not "the photos are of foxes"
-
-
 def _read_chunk(chunk: str, known: Known, parsed: Parsed, aside: bool,
                 after_from: str | None = None) -> None:
     """Add one chunk's mention (or a range's numbers) and style words to ``parsed``.
@@ -306,7 +290,7 @@ def _read_chunk(chunk: str, known: Known, parsed: Parsed, aside: bool,
     parsed.style += styles
     parsed.hints += [t for t in raw if t in STYLE_HINTS]
     kept = content(drop_numbers(post_modifier(pre_clause(raw, known), known), known), known)
-    kept = "" if set(kept.split()) <= SIZES or _said_of_images(raw, kept, known) else kept
+    kept = "" if set(kept.split()) <= SIZES or said_of_images(raw, kept, known) else kept
     if not kept:
         if len(raw) <= 4 and any(a in _MORE and group_of(b, known.groups)
                                  for a, b in zip(raw, raw[1:], strict=False)):  # fmt: skip

@@ -49,10 +49,9 @@ from service.kinds.numbers import COUNT_MIN_SIMILARITY, COUNTED, COUNTING, uncom
 from service.kinds.spelling import Speller
 from service.kinds.tokens import (
     compound_tail,
-    singular_forms,
     words,
 )
-from service.kinds.vocabulary import ADJECTIVAL, FILLER, GENERIC, GROUPS, NEGATIONS
+from service.kinds.vocabulary import FILLER, GENERIC, GROUPS, NEGATIONS
 
 _RELATIVE = {"that", "which", "who", "whose"}  # a listed definition's clause: it describes
 
@@ -266,7 +265,7 @@ class ClassResolver(Lexicon):
         negated = not described and any(t in NEGATIONS and not self.class_word(t)
                                         for t in words(phrase))  # "handbags not" is no bag
         head = None if exact else compound_tail(phrase, self._term)
-        negated |= head not in (None, chosen) or _alias_modifier(self, phrase)  # "sheepdog"
+        negated |= head not in (None, chosen) or self.alias_modifier(phrase)  # "sheepdog"
         # is no sheep, a "slide deck" no sandal
         negated |= not exact and (value_of(phrase) is not None  # a number no digit class is
                                   or chosen in self._numbers and uncomputed(phrase)
@@ -298,19 +297,6 @@ def _dot(queries: np.ndarray, views: np.ndarray) -> np.ndarray:
     and take the 2-core CPU from the encoder's next request (p50 of definition requests 30
     ms instead of 16 ms once the catalogue's views passed ~400 rows)."""
     return (torch.from_numpy(queries) @ torch.from_numpy(views).T).numpy()
-
-
-def _alias_modifier(resolver: ClassResolver, phrase: str) -> bool:
-    """Whether a two-word phrase is an alias modifying a noun no class has ("slide deck", "boot
-    camp": set 70's "what's in our slide deck" was a sandal at 200). Aliases only: a class's
-    own name before a noun ("zebra characters", "horse subjects") is that class, as are
-    adjectives ("canine companion")."""
-    tokens = words(phrase)
-    named = {w for n in resolver.names for w in words(n)}  # "boot" is an ankle boot's name too
-    return len(tokens) == 2 and tokens[0].isalpha() and value_of(tokens[0]) is None \
-        and not set(singular_forms(tokens[0])) & named and tokens[0] not in ADJECTIVAL \
-        and resolver.term(tokens[0]) is not None and resolver.term(tokens[1]) is None \
-        and tokens[1] not in FILLER and not resolver.class_word(tokens[1])
 
 
 def _numbers_only(phrase: str) -> bool:
