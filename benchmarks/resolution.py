@@ -88,7 +88,8 @@ OUTSIDE = {name: _HERE / "data" / f"resolution_{name}.jsonl"
                         "outside52", "outside53", "outside54", "outside55", "outside56",
                         "outside57", "outside58", "outside59", "outside60", "outside61",
                         "outside62", "outside63", "outside64", "outside65", "outside66",
-                        "outside67", "outside68", "outside69", "outside70", "outside71")}
+                        "outside67", "outside68", "outside69", "outside70", "outside71",
+                        "outside72", "outside73")}
 # Where (threshold, margin) is chosen: the development set's tune half, and (stop 26; 10 and
 # 11 since stop 27; 12, 13 and 17 since stop 28; 14-16 and 18-21 since stop 29; 22 and 23
 # since stop 30) the outside sets whose failures were read while writing the rules, so the
@@ -114,7 +115,9 @@ OUTSIDE = {name: _HERE / "data" / f"resolution_{name}.jsonl"
 # at the stop-51 code; 68 scored unread at the stop-51 code and at ae0b4f7, then its wrong 200s
 # read; 69 scored unread at the stop-51 code and at this stop's end. Stop 53: 69 scored unread
 # at the stop-52 code, then read; 71 scored unread at the stop-52 code and at 084558f, then
-# read; 70 scored unread at the stop-52 code, at 084558f and after set 71's rules, then read.
+# read; 70 scored unread at the stop-52 code, at 084558f and after set 71's rules, then read;
+# 72 and 73 scored unread at the stop-52 code and at this stop's rules (both the same), then
+# their wrong 200s read.
 # Every other split is scored, never chosen on.
 TUNE_SPLITS = ("tune", "outside", "outside2", "outside3", "outside4", "outside5", "outside6",
                "outside7", "outside8", "outside9", "outside10", "outside11", "outside12",

@@ -155,7 +155,8 @@ def is_style(token: str) -> bool:
 _MAKING = {"draw", "draws", "drew", "doodle", "doodles", "doodled", "write", "writes", "wrote",
            "scribble", "scribbles", "paint", "paints", "upload", "uploads", "send", "sends",
            "snap", "snaps", "like", "likes", "love", "loves", "collect", "collects", "bring",
-           "brings", "make", "makes", "show", "shows"}  # not "hold up number cards 7, 8"
+           "brings", "make", "makes", "show", "shows", "flip", "flips", "mix", "mixes",
+           "confuse", "confuses", "swap", "swaps"}  # not "hold up number cards 7, 8"
 
 
 def pre_clause(tokens: list[str], known: Known) -> list[str]:
@@ -163,8 +164,10 @@ def pre_clause(tokens: list[str], known: Known) -> list[str]:
     into sneakers" → "sneakers"), when no class word comes before that clause's last
     ``into``/``as``/``between``/… ("bags of dog food" keeps its head), or after a person's
     doing (``_MAKING``: "my daughter doodles cats" → "cats")."""
-    at = next((p for p in range(len(tokens) - 1) if tokens[p] in PEOPLE
-               and tokens[p + 1] in _MAKING), None)  # "My daughter doodles cats" (set 42)
+    verbs = [t for t in tokens if t not in _OFTEN]  # "my kiddos always flip 6 and 9" (set 72)
+    at = next((p for p in range(len(verbs) - 1) if verbs[p] in PEOPLE
+               and verbs[p + 1] in _MAKING), None)  # "My daughter doodles cats" (set 42)
+    tokens = verbs if at is not None else tokens
     if at is not None and not any(map(known.class_word, tokens[:at])):
         rest = tokens[at + 2:]  # "drivers write them by hand on parcel labels": about them
         if rest[:1] in (["them"], ["it"], ["those"], ["these"], ["em"]):

@@ -239,7 +239,10 @@ _LEFT_OPEN = re.compile(r"\b(?:whatever|anything)\s+else\b(?!\s+(?:is|are|you|we
                          r"appears?)\b)|\byou\s+(?:choose|pick|decide)\b|\bup\s+to\s+you\b|"
                          r"\bwhatever\s+you\s+(?:think|like|want|prefer)\b|\bnot\s+sure\s+yet\b|"
                          r"\b(?:i'?ll|will|we'?ll)\s+get\s+back\s+to\s+you\b|\bstill\s+deciding\b|"
-                         r"\bhaven'?t\s+decided\b", re.I)  # or leaves them undecided
+                         r"\bhaven'?t\s+decided\b|\b(?:can'?t|cannot|can\s+not)\s+decide\b|"
+                         r"\beither\s+(?:one\s+)?(?:is|would\s+be)\s+fine\b", re.I)  # or leaves
+# them undecided ("zebra and giraffe. Or maybe zebra and horse... I cannot decide. Either is fine":
+# set 72, three classes at 200)
 
 
 _NOT_ANY = re.compile(r"\b(?:not|no|don'?t|doesn'?t|never)\s+(?:\w+\s+){0,2}?(?:need|want|care|"

@@ -26,11 +26,12 @@ _COUNT = re.compile(
 _N = r"(2|3|4|5|6|7|8|9|10|two|three|four|five|six|seven|eight|nine|ten)"
 _TASK = r"(?:task|classifier|classification|model|problem|split|sort|sorter)\b"
 # "That's the two." closing a list (set 63: the digit two at 200): a count of what was named
-_THATS = r"\b(?:that'?s|thats|that\s+is|those\s+are|these\s+are)\s+(?:the\s+|all\s+|both\s+)?"
+_THATS = (r"\b(?:(?:that'?s|thats|that\s+is|those\s+are|these\s+are)\s+(?:the\s+|all\s+|both\s+)?|"
+          r"(?:just|only)\s+(?:the|those|these)\s+)")  # "Just the two." (set 72: two at 200)
 _CLOSE = r"(?=\s*(?:of\s+them\s*)?(?:[.!?]|$))"
 # a child's age: "my son is 7 and draws animals", "My daughter (6) draws" (set 37 at 200)
 _AGE = (r"\b(?:son|daughter|kid|child|boy|girl|grandson|granddaughter|nephew|niece|brother|"
-        r"sister|he|she)(?:(?:\s+(?:is|was|turned|turns|just\s+turned)|['’]s)\s+(?:almost\s+|"
+        r"sister|he|she|who)(?:(?:\s+(?:is|was|turned|turns|just\s+turned)|['’]s)\s+(?:almost\s+|"
         r"nearly\s+|about\s+|just\s+|only\s+|barely\s+)?|\s*\()(?:[1-9]|1\d|two|"
         r"three|four|five|six|seven|eight|nine|ten)\b(?:\s*(?:years?|yrs?)(?:\s+old)?|\s*y/?o)?"
         r"\)?|\b(?:[1-9]|1\d|two|three|four|five|six|seven|eight|nine|ten)[\s-]years?[\s-]old\b")

@@ -58,7 +58,9 @@ _DISMISSING = re.compile(
     r"task|it|us|the\s+model))?\b|"  # "our mascot is a zebra btw, irrelevant to this"
     r"(?<=,)\s*(?:(?:so|but|and)\s+)?(?:please\s+|pls\s+)?ignore(?=\s*(?:[.;!?)]|$))|"
     r"(?:(?<=,)|\bbut\b)\s*(?:not|no\s+longer)\s+(?:needed|required|necessary|wanted)"
-    r"(?=\s*(?:[.;!?)]|$))",  # "Zebras, not needed", "… mentioned in passing but not needed"
+    r"(?=\s*(?:[.;!?)]|$))|"  # "Zebras, not needed", "… mentioned in passing but not needed"
+    r"\b(?:is|are)\s+(?:hereby|therefore|also)\s+excluded(?=\s*(?:[.;!?)]|$))",  # "… is
+    # insured under a separate policy and is hereby excluded" (set 71)
     # (an outside review of stop 53: zebra at 200)
     re.I)  # "cat stickers on the envelopes, please ignore."
 _CLAUSE_END = re.compile(r"\s*(?:(?:recogni[sz]ed|detected|classified|tagged|labell?ed|anyway|"

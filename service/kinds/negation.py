@@ -9,7 +9,15 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from service.kinds.parsed import Parsed
-from service.kinds.vocabulary import DROPPED, EXCLUDING, FILLER, NEEDED, NEGATIONS, STORY_VERBS
+from service.kinds.vocabulary import (
+    DROPPED,
+    EXCLUDING,
+    FILLER,
+    NEEDED,
+    NEGATIONS,
+    SPARE,
+    STORY_VERBS,
+)
 
 _CONTRACTED = {"dont", "doesnt", "didnt", "wont", "shouldnt"}
 _WANTING = {"need", "needs", "want", "wants", "include", "care", "sell", "carry", "stock", "have"}
@@ -39,6 +47,7 @@ def negates(tokens: list[str], class_word: Callable[[str], bool] = _never,
     other_than = ("other", "than") in pairs or any(  # "bags are out of scope"
         tokens[i:i + 3] == ["out", "of", "scope"] for i in range(len(tokens))) \
         or tokens[-2:] in (["are", "out"], ["is", "out"]) \
+        or tokens[-2:-1] in (["is"], ["are"]) and tokens[-1] in SPARE \
         or (tokens[-1:] == ["not"] and 2 <= len(tokens) <= 4 and tokens[-2].endswith("ly")) \
         # "Shirts are out.", "t-shirts explicitly NOT" (not "… and purses not": unclear)
     not_needed = any(a in _NOT_BE and b in NEEDED for a, b in pairs) or any(
@@ -49,8 +58,10 @@ def negates(tokens: list[str], class_word: Callable[[str], bool] = _never,
     excluding = _excluding(tokens, class_word) and not described or (  # "(sheep excluded)",
         bool(DROPPED & set(tokens)) and all(t in DROPPED or class_word(t) or t in _BARE
                                             for t in tokens))  # not "with tags removed"
+    unasked = tokens[:1] in (["nobody"], ["noone"]) and bool(_ASKED & set(tokens))  # "Nobody
+    # asked for sheep" (an outside review of stop 53: sheep at 200)
     return bool(content) and ((content[0] in NEGATIONS and not class_word(content[0]))
-                              or excluding or other_than or not_needed)
+                              or excluding or other_than or not_needed or unasked)
 
 
 def _excluding(tokens: list[str], class_word: Callable[[str], bool]) -> bool:
@@ -70,6 +81,7 @@ _NOT_BE = {"not", "never", "arent", "isnt", "wasnt", "werent"}  # "actually the 
 # necessary" kept cow at 200 (stop 46: read as "cows necessary")
 
 
+_ASKED = {"asked", "asks", "wants", "wanted", "needs", "needed", "requested", "cares"}
 _JOINING = {"and", "&", "or", ","}
 _CLAUSE_BREAKS = {";", ":", "—", "–", "-", "--"}
 

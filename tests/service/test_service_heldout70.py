@@ -1,6 +1,7 @@
 """Shapes that stop 53 read (issue 13) from held-out sets 70 (a teacher, a data scientist, a
 tired parent dictating, a social-media manager) and 71 (a compliance memo, a game designer, a
-texting teenager, a museum volunteer), with the real bundled MiniLM over Tailor-PACS. Each
+texting teenager, a museum volunteer), and the wrong 200s of sets 72 and 73 (read after their
+first score), with the real bundled MiniLM over Tailor-PACS. Each
 ``test_read`` case failed on the stop-52 resolver (a 422 or a wrong class set at 200); the
 guards hold on both."""
 
@@ -24,6 +25,11 @@ _DIGITS = ["zero", "one", "two", "three", "four", "five", "six", "seven", "eight
     ("cats, dogs. Cows and sheep are hereby excluded.", ["cat", "dog"], None),
     ("cats and dogs; cows and sheep are not needed", ["cat", "dog"], None),
     ("Need cats and dogs, cows and sheep are not needed", ["cat", "dog"], None),
+    # "is hereby excluded" closing a sentence waves its classes off; "Nobody asked for" is no
+    # asking (both wrong 200s of an outside review of stop 53)
+    ("cats and dogs. cows and sheep are insured elsewhere and are hereby excluded.",
+     ["cat", "dog"], None),
+    ("Nobody asked for sheep; we need cows and horses.", ["cow", "horse"], None),
     # an outside review of stop 53: a list closed by its own "and" is not negated
     ("Bears, zebras and giraffes, horses and cows are excluded.", ["bear", "zebra", "giraffe"],
      None),
@@ -46,6 +52,14 @@ _DIGITS = ["zero", "one", "two", "three", "four", "five", "six", "seven", "eight
     ("All the clothes categories please 👗👕👖👟 - every single fashion one you've got! #OOTD",
      ["t-shirt", "trouser", "pullover", "dress", "coat", "sandal", "shirt", "sneaker", "bag",
       "ankle boot"], None),
+    # sets 72 and 73's wrong 200s: "Just the two." counts, a person mixing digits up, an age
+    ("Per our call: cows and sheep. Originally said goats too - drop goats. Just the two.",
+     ["cow", "sheep"], None),
+    ("Can it do numbers?? 🔢 Like 0 and 6 and 9!! My kiddos always flip 6 and 9 🙃😂",
+     ["zero", "six", "nine"], None),
+    ("Hello, I am writing this for my granddaughter Lily who is 6. She wants a computer game "
+     "that knows her drawings of cats and dogs and horses. She draws them in pencil on paper.",
+     ["cat", "dog", "horse"], "sketch"),
     # an article before each name is a list
     ("ok last thing before bed, the baby book has cartoon animals, the cat the dog the cow and "
      "the sheep, thats it, can it do those", ["cat", "dog", "cow", "sheep"], "cartoon"),
@@ -57,6 +71,7 @@ def test_read(pacs, text, classes, domain):
 @pytest.mark.parametrize(("text", "classes"), [
     ("cats and dogs, horses not needed", ["cat", "dog"]),  # a list of its own
     ("canvas paintings of horses and cows", ["horse", "cow"]),
+    ("nobody can tell cats from dogs", ["cat", "dog"]),
     ("Need 2, 3 and 5. May 8 be added too? Yes, add it.", ["two", "three", "five", "eight"]),
     ("Need cats and dogs. JK asked for birds and cows too.", ["cat", "dog", "bird", "cow"]),
     ("numbers 1 to 9 on the May 3 forms", _DIGITS[1:]),
@@ -71,6 +86,9 @@ def test_guards(pacs, text, classes):
     "#cows #sheep #goats",
     "Classify each photo as cat, dog or background",
     "Is it a bag, a sneaker or a tablet?",
+    # undecided (set 72: three classes at 200)
+    "Kindly, I would like the classifier for zebra and giraffe. Or maybe zebra and horse... I "
+    "am sorry, I cannot decide. Either is fine for me.",
 ])
 def test_still_asked_back(pacs, text):
     with pytest.raises(Problem):
