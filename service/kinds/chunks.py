@@ -24,6 +24,7 @@ from service.kinds.vocabulary import (
     FILLER,
     GENERIC,
     ING_NOUNS,
+    MADE_ON,
     PEOPLE,
     STORY_VERBS,
     STYLE_HINTS,
@@ -167,9 +168,8 @@ def pre_clause(tokens: list[str], known: Known) -> list[str]:
     verbs = [t for t in tokens if t not in _OFTEN]  # "my kiddos always flip 6 and 9" (set 72)
     at = next((p for p in range(len(verbs) - 1) if verbs[p] in PEOPLE
                and verbs[p + 1] in _MAKING), None)  # "My daughter doodles cats" (set 42)
-    tokens = verbs if at is not None else tokens
-    if at is not None and not any(map(known.class_word, tokens[:at])):
-        rest = tokens[at + 2:]  # "drivers write them by hand on parcel labels": about them
+    if at is not None and not any(map(known.class_word, verbs[:at])):
+        rest = verbs[at + 2:]  # "drivers write them by hand on parcel labels": about them
         if rest[:1] in (["them"], ["it"], ["those"], ["these"], ["em"]):
             return []
         if any(map(known.class_word, rest)):  # not "students write digits on tablets", a
@@ -244,9 +244,6 @@ _WRITING = {"write", "writes", "wrote", "draw", "draws", "drew", "scribble", "sc
             "reads", "recognise", "recognize", "detect", "classify", "identify", "spot"}
 
 
-_MADE = {"drawn", "painted", "sketched", "printed", "scribbled", "doodled", "shown", "written",
-         "stencilled", "stenciled", "lettered"}
-
 
 def drop_numbers(tokens: list[str], known: Known) -> list[str]:
     """Without numbers that count, label or bound something else: "3 kids", "7 days", "one
@@ -260,7 +257,7 @@ def drop_numbers(tokens: list[str], known: Known) -> list[str]:
         ranged = before in _RANGE_WORDS and i > 1 and is_number(tokens[i - 2])  # "1 to 3"
         if ranged or before in _BOUNDS or after in _RANGE_WORDS or after in _COUNTED:
             return True
-        if after in _MADE and not (i + 2 < len(tokens) and (known.class_word(tokens[i + 2])
+        if after in MADE_ON and not (i + 2 < len(tokens) and (known.class_word(tokens[i + 2])
                                                           or plural(tokens[i + 2]))):
             return False  # "the digits 3, 5 and 9 drawn in a comic book style" (set 71); not
         # "4 painted cows" (an outside review)

@@ -293,8 +293,8 @@ def _read_field(part: str, words: _Words, context: list[str]) -> str:
         dropped = " ".join(w for w in value if not words.style_word(w) or about_project)
         context += [dropped] if dropped else []
         return " ".join(kept).capitalize() + "." if kept else ""  # a sentence: "3. Cartoon."
-    excluding = key & _NEGATING or key in ({"exclusions"}, {"exclusion"}) and not set(value) \
-        <= {"none", "nothing", "na", "n", "a"}  # "3. Exclusions: T-shirts and pullovers …"
+    excluding = key & _NEGATING or key in ({"exclusions"}, {"exclusion"}) and value[:1] not in (
+        ["none"], ["nothing"], ["na"], ["n"])  # "3. Exclusions: T-shirts and pullovers …"
     # (set 71); not "Update on exclusions:", "Exclusions: none" (an outside review)
     if excluding and not named:  # "Won't have: dresses, bags"
         inner = re.search(r"\(([^()]*)\)", field[2])  # "all summer items (sandals, t-shirts)"

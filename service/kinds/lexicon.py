@@ -33,6 +33,7 @@ class Lexicon:
                 self._lexicon.setdefault(digit, self._lexicon[word])
         self._numbers = {self._lexicon[w] for w in NUMERALS.values() if w in self._lexicon}
         self._named = {" ".join(words(n)) for n in self.names}  # the names, not the aliases
+        self._name_words = {w for n in self._named for w in n.split()}  # "boot": ankle boot's
         self._words = {w for term in self._lexicon for w in term.split()}
         self._exact = functools.lru_cache(maxsize=4096)(
             lambda phrase: self._exact_uncached(words(phrase)))
@@ -92,9 +93,9 @@ class Lexicon:
         class's own name before a noun ("zebra characters", "cows wandering") is that class,
         as are adjectives ("canine companion") and numerals."""
         tokens = words(phrase)
-        named = {w for n in self._named for w in n.split()}  # "boot": an ankle boot's name
         return len(tokens) == 2 and tokens[0].isalpha() and not is_number(tokens[0]) \
-            and not set(singular_forms(tokens[0])) & named and tokens[0] not in ADJECTIVAL \
+            and not set(singular_forms(tokens[0])) & self._name_words \
+            and tokens[0] not in ADJECTIVAL \
             and self.term(tokens[0]) is not None and self.term(tokens[1]) is None \
             and tokens[1] not in FILLER and not self.class_word(tokens[1])
 

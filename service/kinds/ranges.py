@@ -20,6 +20,7 @@ from service.kinds.vocabulary import (
     COMPARING,
     DIGIT_CONTEXT,
     FILLER,
+    MADE_ON,
     NEGATIONS,
     WRITERS,
 )
@@ -231,13 +232,7 @@ def _said_of_numbers(before: list[str]) -> bool:
     """Whether a range is said of numbers named before it: "table numbers for the reception
     are hand-lettered 1 to 9" (set 69: "table" kept the range from being read)."""
     at = max((i for i, t in enumerate(before) if t in DIGIT_CONTEXT), default=None)
-    return at is not None and all(t in FILLER or t in _WRITTEN for t in before[at + 1:])
-
-
-# how numbers are put on things: "hand-lettered 1 to 9"; not "sample numbers collected are 3
-# to 5" (an outside review: digits added to a cat/dog request)
-_WRITTEN = {"lettered", "painted", "drawn", "stencilled", "stenciled", "numbered", "marked",
-            "labelled", "labeled", "scribbled", "engraved", "embroidered", "chalked", "inked"}
+    return at is not None and all(t in FILLER or t in MADE_ON for t in before[at + 1:])
 
 
 _LESS = re.compile(

@@ -233,6 +233,12 @@ FILLER |= ABOUT_APP
 # 7-9 at 200 (stop 39, set 49); now "ten" is a mention the catalogue lacks, as "10" was.
 FILLER |= ENGLISH_STOP_WORDS - NEGATIONS - BIG_NUMBERS
 FILLER |= {"included", "incl"}  # "Footwear and bag also included", "incl. the bag"
+# how numbers and pictures are put on things: "hand-lettered 1 to 9" (ranges), "the digits 3,
+# 5 and 9 drawn in a comic book style" (chunks: no count); not "collected", "tested" (an
+# outside review of stop 53: digits added to a cat/dog request)
+MADE_ON = {"lettered", "painted", "drawn", "sketched", "printed", "written", "scribbled",
+           "doodled", "shown", "stencilled", "stenciled", "numbered", "marked", "labelled",
+           "labeled", "engraved", "embroidered", "chalked", "inked"}
 # said of a class that is not wanted: "the sheep is superfluous" (set 73: kept at 200)
 SPARE = {"superfluous", "unnecessary", "redundant"}
 FILLER |= SPARE

@@ -53,3 +53,14 @@ def resolve_description(resolver, text: str, ignored: list[str] | None = None):
     matches, domain = resolve_request(resolver, PersonalizeCreate(description=text),
                                       resolver.domains, ignored)
     return [m.name for m in matches], domain
+
+
+def resolve_classes(resolver, classes: list[str]):
+    """``(class names, domain)`` that ``POST /v1/personalize {"classes": classes}`` resolves to
+    (raises the 422 ``Problem``)."""
+    from service.core.schemas import PersonalizeCreate
+    from service.kinds.task_request import resolve_request
+
+    matches, domain = resolve_request(resolver, PersonalizeCreate(classes=classes),
+                                      resolver.domains)
+    return [m.name for m in matches], domain

@@ -25,6 +25,10 @@ _DIGITS = ["zero", "one", "two", "three", "four", "five", "six", "seven", "eight
     ("cats, dogs. Cows and sheep are hereby excluded.", ["cat", "dog"], None),
     ("cats and dogs; cows and sheep are not needed", ["cat", "dog"], None),
     ("Need cats and dogs, cows and sheep are not needed", ["cat", "dog"], None),
+    # an "Exclusions:" field excludes its items; "Exclusions: none" excludes nothing
+    ("MEMO. 1. Scope: the tool shall distinguish coats, dresses and shirts. 2. Exclusions: "
+     "T-shirts and pullovers. 3. Input: photographs.", ["coat", "dress", "shirt"], "photo"),
+    ("Exclusions: none - we need all ten digits", _DIGITS, None),
     # "is hereby excluded" closing a sentence waves its classes off; "Nobody asked for" is no
     # asking (both wrong 200s of an outside review of stop 53)
     ("cats and dogs. cows and sheep are insured elsewhere and are hereby excluded.",
@@ -71,6 +75,9 @@ def test_read(pacs, text, classes, domain):
 @pytest.mark.parametrize(("text", "classes"), [
     ("cats and dogs, horses not needed", ["cat", "dog"]),  # a list of its own
     ("canvas paintings of horses and cows", ["horse", "cow"]),
+    ("Cats and dogs; sample numbers collected are 3 to 5.", ["cat", "dog"]),
+    # a count before "painted" still counts (no digit four; the order is the mentions')
+    ("4 painted cows and 2 sheep on the barn door, classify cows and sheep", ["sheep", "cow"]),
     ("nobody can tell cats from dogs", ["cat", "dog"]),
     ("Need 2, 3 and 5. May 8 be added too? Yes, add it.", ["two", "three", "five", "eight"]),
     ("Need cats and dogs. JK asked for birds and cows too.", ["cat", "dog", "bird", "cow"]),
@@ -80,12 +87,28 @@ def test_guards(pacs, text, classes):
     assert _resolve(pacs, text)[0] == classes
 
 
+@pytest.mark.parametrize(("text", "classes", "domain"), [
+    ("Cats and horses drawn from life by my evening class", ["cat", "horse"], "sketch"),
+    ("Gallery app: canvas horses and zebras by local painters", ["horse", "zebra"],
+     "art_painting"),
+])
+def test_styles_kept(pacs, text, classes, domain):
+    """"drawn" gives way only to a cartoon's or painting's word; "canvas" is a material only
+    before bags and shoes (an outside review of stop 53)."""
+    assert _resolve(pacs, text) == (classes, domain)
+
+
 @pytest.mark.parametrize("text", [
     "cats, dogs and hamsters #pets",
     # an outside review of stop 53: unknown tags, and things a list asks for, are asked back
     "#cows #sheep #goats",
     "Classify each photo as cat, dog or background",
     "Is it a bag, a sneaker or a tablet?",
+    # an alias before a noun no class has ("slide deck" was a sandal at 200, set 70)
+    "Can the tool spot the horses, cows, sheep and dogs? Those four are what's in our slide "
+    "deck.",
+    # a class asked and called redundant in one breath: a clash, not a 200
+    "cats, dogs and horses; the horses are redundant",
     # undecided (set 72: three classes at 200)
     "Kindly, I would like the classifier for zebra and giraffe. Or maybe zebra and horse... I "
     "am sorry, I cannot decide. Either is fine for me.",
