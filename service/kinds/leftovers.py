@@ -15,6 +15,7 @@ from collections.abc import Iterable
 
 import numpy as np
 
+from service.kinds import senses
 from service.kinds.numbers import value_of
 from service.kinds.resolution import ClassResolver
 from service.kinds.tokens import IRREGULAR_PLURALS, compound_tail, is_number, plural, words
@@ -146,6 +147,19 @@ def strays(resolver: ClassResolver, phrases: list[str], kept: set[str],
     best = resolver.similarities(candidates, core=True).max(axis=1)
     return [c for c, b in zip(candidates, best, strict=True) if _measured(c) or (
         not _asked_outright(words(c)) and _stray(words(c), float(b), within(c, kept)))]
+
+
+def abstract(resolver: ClassResolver, phrases: list[str], listed: set[str]) -> list[str]:
+    """The unknown mentions that name nothing an image shows (:func:`senses.abstract`: "a
+    laugh", "it is difficult", "heterogeneous provenance"), outside the lists and with none of
+    the words that make a leftover a class asked about (:func:`strays`' guards). Unlike a
+    stray, such a mention goes even where it asks ("want an app for it for a laugh")."""
+    return [p for p in phrases if not within(p, listed)
+            and not is_number(p) and not _BARE_NUMBER.fullmatch(p)
+            and not (NEGATIONS | _HEDGES | _SELECTING) & set(words(p))
+            and not any(_names_a_class(resolver, w) for w in words(p))
+            and not resolver.names_foil(p) and value_of(p) is None
+            and senses.abstract(words(p))]  # fmt: skip
 
 
 def people(phrase: str) -> bool:

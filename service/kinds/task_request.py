@@ -24,7 +24,7 @@ from service.kinds.repeats import (
     repeated_apart,
 )
 from service.kinds.resolution import ClassResolver, Match
-from service.kinds.tokens import plural, singular_forms, words
+from service.kinds.tokens import is_number, plural, singular_forms, words
 from service.kinds.vocabulary import (
     DROPPED,
     FILLER,
@@ -269,6 +269,9 @@ def _without_strays(resolver: ClassResolver, matches: list[Match], listed: set[s
             or not all(leftovers.within(m.phrase, listed) for m in known):  # fmt: skip
         return matches, []
     strays = leftovers.strays(resolver, unknown, kept, listed)
+    if not any(is_number(w) for m in known for w in words(m.phrase)):  # "she is 4 years":
+        strays += [p for p in leftovers.abstract(resolver, unknown, listed) if p not in strays]
+    # a number's unit is no thing, and its 422 is all that shows the 4 misread as a class
     return [m for m in matches if m.phrase not in strays], strays
 
 
