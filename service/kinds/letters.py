@@ -64,6 +64,42 @@ _LETTER_WORDS = {
 _ASKING = {"ps", "p", "and", "also", "oh", "plus", "please", "could", "can", "add"}
 
 
+# An email's signature block: after the standard delimiter line ("-- ", RFC 3676), or after a
+# closing that stands on a line of its own ("Thanks,\nDana\n\nDana Whitfield | Operations
+# Lead\nBear Creek Wildlife Rescue …": set 74 refused the pipes or asked its names back).
+_DELIMITER = re.compile(r"^[ \t]*--[ \t]*$", re.M)
+_CLOSING_LINE = re.compile(
+    r"^[ \t]*(?:(?:many\s+|with\s+)?(?:thanks|thank\s+you|kind\s+regards|best\s+regards|"
+    r"warm\s+regards|regards|best\s+wishes|warm\s+wishes|all\s+the\s+best|best|cheers|"
+    r"sincerely|yours(?:\s+(?:sincerely|truly|faithfully))?|respectfully|warmly|xx+|xo+|"
+    r"thx|ta|love)[ \t]*[,.!]*[ \t]*|sent\s+from\s+my\b[^\n]*)$", re.I | re.M)  # fmt: skip
+# a block line that still asks ("PS: add horses", "Also zebras") or holds code: not a signature
+_STILL_ASKING = re.compile(r"^[ \t]*(?:p\.?\s?s\b|edit\b|update\b|and\b|oh\b|not\b|no\b|"
+                           r"except\b)|\b(?:also|add|plus|too)\b|[<>{};`$]", re.I | re.M)
+
+
+def signature_block(text: str, class_word: Callable[[str], bool]) -> tuple[str, list[str]]:
+    """``(text, [the block cut])``: an email's signature block (``_DELIMITER``,
+    ``_CLOSING_LINE``) with what follows it, when text comes before it and the block neither
+    asks (``_STILL_ASKING``) nor names a class in lower case (a signature's class words are
+    capitalised names: "Bear Creek Wildlife Rescue", "StepUp Shoes Ltd."). Runs before the
+    injection check, which a signature's pipes and "--" would trip."""
+    for mark in (_DELIMITER.search(text), _CLOSING_LINE.search(text)):
+        if mark is None or not text[: mark.start()].strip():
+            continue
+        block = text[mark.start():]
+        if not _STILL_ASKING.search(block) and not any(
+                class_word(w) for w in re.findall(r"\b[a-z][a-z'-]*", block)):
+            return text[: mark.start()], [block.strip()]
+    return text, []
+
+
+def signed(part: str) -> bool:
+    """Whether a part cut from a description is a signature block, which says nothing about
+    the images ("Sent from my iPhone" is no photo)."""
+    return bool(_DELIMITER.match(part) or _CLOSING_LINE.match(part) or _CLOSING.match(part))
+
+
 def strip_letter(text: str, class_word: Callable[[str], bool]) -> tuple[str, list[str]]:
     """``(text without its greeting and signature, what was cut)``. Beside its opening word, a
     greeting or signature may hold only names (capitalised words) and letter words

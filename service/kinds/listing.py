@@ -29,9 +29,10 @@ _WISHING = {"nice", "hope", "hoping", "wish", "ideally", "maybe", "perhaps", "po
             "should", "required", "mandatory", "important", "essential", "class", "category",
             "care", "interest", "target", "forgot", "forgotten"}  # with REQUESTING: "Required:
 # kangaroos"; "EDIT: lol forgot donkeys" (an outside review of stop 52: dropped at 200)
-_JOINING = {"and", "or", "nor", "n", "&", "+"}  # a list goes on after these, not after ","
+_JOINING = {"and", "or", "nor", "n", "&", "+", "und", "oder", "ou", "aur", "et"}  # a list goes
+# on after these (also as other languages say "and" and "or"), not after ","
 _PLAIN = {",", ";", "/"}  # a list closed by "and" goes on only after "and", "or", "vs", "from"
-_SEPARATORS = {",", ";", "&", "+", "/", "and", "or", "nor", "n", "vs", "vs.", "versus"}
+_SEPARATORS = {",", ";", "&", "+", "/", "vs", "vs.", "v", "v.", "versus"} | _JOINING
 
 Item = tuple[str, list[str], list[str]]  # (separator before it, its mentions, its words)
 

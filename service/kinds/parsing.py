@@ -50,6 +50,7 @@ from service.kinds.excepting import (
     split_exceptions,
 )
 from service.kinds.glosses import equated, glossed, spelt_subgroups, without_descriptions
+from service.kinds.letters import signed
 from service.kinds.listing import asked, coordinated, list_items
 from service.kinds.marks import business_before_task, is_aside, mark_context, said_of_images
 from service.kinds.namely import namely
@@ -143,7 +144,8 @@ def parse(text: str, known: Known = Known()) -> Parsed:  # noqa: B008 (immutable
         w, known.groups) is not None or is_number(w))  # "wardrobe contents, i.e. coats, …"
     header, text = read_header(one_line(text, known.class_word), known)
     style, hints = [w for w in header if is_style(w)], [w for w in header if w in STYLE_HINTS]
-    hints += [w for field in cut for w in words(field) if w in STYLE_HINTS]  # "Source: product
+    hints += [w for field in cut if not signed(field) for w in words(field)
+              if w in STYLE_HINTS]  # "Source: product
     # flat-lays shot with a DSLR": a field cut as context still says how images were taken
     text, doubt = ranges.between(text)
     text = spelt_subgroups(text, known.class_word)  # "except the footwear (sandals, …)"

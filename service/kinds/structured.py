@@ -140,6 +140,21 @@ def piped(text: str, class_word: Callable[[str], bool]) -> str:
     return _PIPED.sub(listed, text)
 
 
+_FIELD_SEGMENT = re.compile(r"^\s*[A-Za-z][\w /-]{0,40}:\s*\S")  # "subjects: cow, horse"
+
+
+def piped_fields(text: str) -> str:
+    """A line of "key: value" fields split by pipes as one field per line ("source: paintings |
+    subjects: cow, horse | owner: KM", a ticket's "Ticket #4821 | Subject: … | Priority: low":
+    set 75 and tickets were refused as shell pipes), when every segment after the first is a
+    field; "cat | grep dog" stays for the injection check."""
+    def split(line: str) -> str:
+        segments = line.split("|")
+        fields = len(segments) > 1 and all(map(_FIELD_SEGMENT.match, segments[1:]))
+        return "\n".join(x.strip() for x in segments) if fields else line
+    return "\n".join(map(split, text.split("\n")))
+
+
 def environment(text: str) -> str:
     """``text`` read as a document when it is an environment file ("TAILOR_CLASSES=cat,dog",
     "TAILOR_VERSION=2": fields as in a JSON object), else as it is; before the injection

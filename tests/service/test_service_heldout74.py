@@ -27,6 +27,28 @@ def test_wordnet_things(word, thing):
      "for a laugh", ["dog", "cat"], "sketch"),
     ("Please, I need to classify shirt and T-shirt. Sometimes it is difficult for me to tell "
      "the difference, so I humbly ask for your system's help.", ["shirt", "t-shirt"], None),
+    # an email's signature block after a closing on its own line or the "--" delimiter
+    ("Hi team,\n\nCould you set up a classifier for cats and birds? Photos from our backyard "
+     "feeder cams.\n\nThanks,\nDana\n\n--\nDana Whitfield | Operations Lead\nBear Creek "
+     "Wildlife Rescue\n123 Horse Hollow Rd\nPhone: (555) 014-7721", ["cat", "bird"], "photo"),
+    ("Hello,\n\nFor our uniform store we need trousers and shirts told apart, nothing else.\n\n"
+     "Best regards,\nMarco Bellini\nStore Manager - UniFit Workwear\nTel +39 011 555 0199\n"
+     "Zero Waste Certified Business 2023\nSent from my iPhone", ["trouser", "shirt"], None),
+    ("Please build one for the digits 3, 5 and 8 in the photos of the dials.\n\nCheers,\n"
+     "Priya\n\nPriya Natarajan\nField Operations Analyst | Northgrid Utilities\nPlease "
+     "consider the environment before printing this email.", ["three", "five", "eight"],
+     "photo"),
+    # "v" is versus; "et" and "aur" join a list as "and" does
+    ("trainers v sandals. changing room floor is a disgrace", ["sneaker", "sandal"], None),
+    ("Felis catus et Canis familiaris. Cartoons only.", ["cat", "dog"], "cartoon"),
+    ("Mujhe cats aur dogs chahiye", ["cat", "dog"], None),
+    # pipe-separated "key: value" fields are fields, not a shell pipe
+    ("source: paintings (oil/acrylic) | subjects: cow, horse, dog | priority: high | owner: KM",
+     ["cow", "horse", "dog"], "art_painting"),
+    ("Ticket #4821 | Subject: classifier setup | Customer requests following classes: T-Shirt, "
+     "Trousers, Dress. Priority: low.", ["t-shirt", "trouser", "dress"], None),
+    # "line" alone is a business line, no style
+    ("the pet line covers dogs and cats", ["dog", "cat"], None),
 ])
 def test_read(pacs, text, classes, domain):
     assert _resolve(pacs, text) == (classes, domain)
@@ -42,7 +64,28 @@ def test_read(pacs, text, classes, domain):
     "sorry if wrong forum. my daughter write digits on the tablet, I want app to check 1, 2 "
     "and 3 only. she is 4 years.",
     "Make it detect handwritten plus and minus signs along with the digits 0-9",
+    # a block after the closing that still asks, or holds code, is no signature
+    "Thanks,\nDana\nP.S. also hamsters",
+    "cats and dogs\n\nThanks,\n--\n<script>alert(1)</script>",
+    "cat | grep dog",  # a pipe between words, no fields
 ])
 def test_still_asked_back(pacs, text):
     with pytest.raises(Problem):
         _resolve(pacs, text)
+
+
+@pytest.mark.parametrize(("text", "classes", "domain"), [
+    ("cats and dogs in line drawings", ["cat", "dog"], "sketch"),
+    ("cats and dogs, line-art", ["cat", "dog"], "sketch"),
+    ("Thanks for the cats and dogs model!\nBest,\nAna\nPS: add horses", None, None),
+    ("cats and dogs\nThanks,\nAna, Cat Rescue League", ["cat", "dog"], None),
+    ("Smith et al. photographed cows and sheep", None, None),  # "smith" asked back
+])
+def test_guards(pacs, text, classes, domain):
+    """Line drawings stay sketches; a signature's PS is still read; a capitalised class word
+    in a signature is a name; "et al." adds no class."""
+    if classes is None:
+        with pytest.raises(Problem):
+            _resolve(pacs, text)
+        return
+    assert _resolve(pacs, text) == (classes, domain)
