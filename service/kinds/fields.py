@@ -47,7 +47,9 @@ _YES, _NO = {"yes", "y", "true", "1", "x", "✓"}, {"no", "n", "false", "0", "-"
 # the other columns a table may have: they describe the class and are not read
 _DESCRIBING = {"example", "examples", "notes", "note", "description", "descriptions",
                "definition", "alias", "aliases", "synonyms", "details", "e.g.", "id", "#",
-               "no"}  # fmt: skip
+               "no", "sku", "units", "qty", "quantity", "count", "price", "cost", "stock",
+               "order_id", "order", "desc", "size", "color", "colour", "brand", "vendor",
+               "date", "reason"}  # fmt: skip  # a stock list's columns (set 73: refused)
 # a cell of another column that asks or excludes: the table is refused, not half read
 _ASKING = re.compile(r"\b(?:no|not|n|yes|y|drop|exclude|excluded|skip|remove|removed|omit|"
                      r"out|add|also|plus|include|train|ignore|instead|other|only)\b", re.I)
@@ -136,7 +138,10 @@ def _table_block(lines: list[str], start: int) -> int:
             or not all(_FIELD_NAME.fullmatch(c) for c in header):  # fmt: skip
         return 0  # "Labels, in order of priority:" is prose, not a header
     n = next((k for k in range(start + 1, len(lines))
-              if lines[k].count(",") != len(header) - 1), len(lines)) - start  # fmt: skip
+              if lines[k].count(",") != len(header) - 1
+              or max(len(c.split()) for c in lines[k].split(",")) > 4), len(lines)) - start
+    # a sentence after the rows ends the table ("please drop bag, accessories team handles
+    # that separately": set 73 refused the table as one of its rows)
     return n if n >= 2 else 0
 
 

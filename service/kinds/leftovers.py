@@ -28,6 +28,7 @@ from service.kinds.vocabulary import (
     PEOPLE,
     SAME_PLURAL,
 )
+from service.kinds.wholes import group_of
 
 # Words before a numeral that lean to no class are about something else ("a child holds up a
 # card showing" 3: 0.21). Chosen when names could end such a mention too: on the tuning pool
@@ -55,6 +56,7 @@ _BARE_NUMBER = re.compile(r"\d+s?")  # "12", "16s": maybe a class asked for, nev
 # came back at 200 with "divide" dropped as context): never context, so asked back
 _SELECTING = {"divide", "divided", "divisible", "dividable", "multiples", "prime",
               "primes", "factor", "factors"}  # not "square photos", "multiple photos"
+_SUBGROUP_WORDS = {"footwear": ("shoes", "shoe")}  # as a heading, "shoes" is the footwear
 GROUP_SIMILARITY = 0.5  # the classes a group word leans to ("farm": cow 0.58, sheep 0.51)
 
 
@@ -160,6 +162,27 @@ def abstract(resolver: ClassResolver, phrases: list[str], listed: set[str]) -> l
             and not any(_names_a_class(resolver, w) for w in words(p))
             and not resolver.names_foil(p) and value_of(p) is None
             and senses.abstract(words(p))]  # fmt: skip
+
+
+def headings(resolver: ClassResolver, phrases: list[str], named: set[str],
+             listed: set[str]) -> list[str]:
+    """The unknown mentions that only head the classes listed after them: a group word alone,
+    outside the lists, two or more of whose classes are ``named`` ("shoes!! sneakers and
+    sandals", "uh, shoes. um, all the shoes you have. sandals, sneakers, uh, ankle boots": sets
+    72 and 74 asked "shoes" back). In a list it may be a class asked for ("shoes, sneakers and
+    sandals": asked back)."""
+    def members(word: str) -> set[str]:
+        group = group_of(word, resolver.known.groups)
+        sub = next((s for s in resolver.known.subgroups if word in (s, *_SUBGROUP_WORDS.get(
+            s, ()))), None)  # fmt: skip
+        return set(resolver.known.groups[group] if group else resolver.known.subgroups.get(
+            sub, ()))  # fmt: skip
+    found = []
+    for p in phrases:
+        heads = [w for w in words(p) if w not in FILLER]
+        if len(heads) == 1 and not within(p, listed) and len(members(heads[0]) & named) > 1:
+            found.append(p)
+    return found
 
 
 def people(phrase: str) -> bool:

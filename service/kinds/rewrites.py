@@ -30,6 +30,9 @@ _LABELS = {
     "needs", "need", "want", "p0", "p1", "p2", "tbd", "ok", "fine", "forbidden",
 }  # fmt: skip
 _NAMED = re.compile(r"^\s*([A-Z][a-z]+)(?:\s+\d{1,2}:\d{2}\s*(?:[AaPp][Mm])?)?:\s+")  # "Kenji: "
+# a Slack or IRC export's "[Dana 9:02] ", "[Ops-Lead] " (set 73: the names asked back)
+_BRACKETED = re.compile(r"^\s*\[([A-Za-z][\w .-]{0,24}?)(?:\s+\d{1,2}:\d{2}\s*(?:[AaPp][Mm])?)?\]"
+                        r"\s*")
 _THOUSANDS = re.compile(r"(?<=\d),(?=\d{3}\b)")  # "12,000 images" is one number, no list
 _DECIMAL = re.compile(r"(?<=\d)\.(?=\d)")  # "label smoothing 0.1"
 # hedges and hashtags carry no class: "I think the zebras too", "#cartoon #bear #bird"
@@ -249,6 +252,11 @@ def without_speakers(text: str, is_label: Callable[[str], bool] = lambda _: Fals
     fields; an outside review of stop 33 found 32 such wrong 200s; stop 33: five threads of
     set 31)."""
     lines = text.splitlines()
+    tags = [m[1] for line in lines if (m := _BRACKETED.match(line))]
+    if len(tags) >= 2 and not any(is_label(t.lower()) or t.lower() in _LABELS for t in tags):
+        lines = [_BRACKETED.sub("", line) for line in lines]  # two or more: a chat's speakers;
+        # each message a sentence ("!": a full stop after "cow" would not end one)
+        text = "\n".join(line if not line or line[-1] in ".!?" else line + "!" for line in lines)
     names = [m[1] for line in lines if (m := _NAMED.match(line))]
     talk = len(set(names)) >= 2 and len(names) > len(set(names)) \
         and not any(n.lower() in _LABELS or is_label(n.lower()) for n in names)  # fmt: skip

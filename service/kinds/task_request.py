@@ -269,6 +269,8 @@ def _without_strays(resolver: ClassResolver, matches: list[Match], listed: set[s
             or not all(leftovers.within(m.phrase, listed) for m in known):  # fmt: skip
         return matches, []
     strays = leftovers.strays(resolver, unknown, kept, listed)
+    strays += [p for p in leftovers.headings(resolver, unknown, {m.name for m in known},
+                                             listed) if p not in strays]
     if not any(is_number(w) for m in known for w in words(m.phrase)):  # "she is 4 years":
         strays += [p for p in leftovers.abstract(resolver, unknown, listed) if p not in strays]
     # a number's unit is no thing, and its 422 is all that shows the 4 misread as a class

@@ -47,6 +47,21 @@ def test_wordnet_things(word, thing):
      ["cow", "horse", "dog"], "art_painting"),
     ("Ticket #4821 | Subject: classifier setup | Customer requests following classes: T-Shirt, "
      "Trousers, Dress. Priority: low.", ["t-shirt", "trouser", "dress"], None),
+    # a Slack export's bracketed speakers, each message a sentence of its own
+    ("[Nina 10:31] the kids' range uses cartoon art on the product pages. need to tag which "
+     "animal is on each tee: "
+     "bear, elephant, giraffe, cow\n[Tom 10:33] zebra?\n[Nina 10:34] zebra print is "
+     "discontinued, skip\n[Tom 10:34] ok", ["bear", "elephant", "giraffe", "cow"], "cartoon"),
+    ("[Ops-Lead] request for the apparel line: dress, coat, trouser\n[QA] not pullover?\n"
+     "[Ops-Lead] no pullover, those go through the knitwear vendor", ["dress", "coat",
+                                                                      "trouser"], None),
+    # a stock list's columns; a sentence after the rows ends the table
+    ("pasting from the Q3 buy plan:\nclass_name,units\ntrouser,1200\nshirt,800\nbag,300\n"
+     "please drop bag, accessories team handles that separately", ["trouser", "shirt"], None),
+    # a group word alone heads the classes named after it
+    ("shoes!! sneakers and sandals for our summer lesson", ["sneaker", "sandal"], None),
+    ("uh, shoes. um, all the shoes you have. sandals, sneakers, uh, ankle boots",
+     ["sandal", "sneaker", "ankle boot"], None),
     # "line" alone is a business line, no style
     ("the pet line covers dogs and cats", ["dog", "cat"], None),
 ])
@@ -68,6 +83,7 @@ def test_read(pacs, text, classes, domain):
     "Thanks,\nDana\nP.S. also hamsters",
     "cats and dogs\n\nThanks,\n--\n<script>alert(1)</script>",
     "cat | grep dog",  # a pipe between words, no fields
+    "shoes, sneakers and sandals",  # a group word in the list may be a class of its own
 ])
 def test_still_asked_back(pacs, text):
     with pytest.raises(Problem):
@@ -80,6 +96,7 @@ def test_still_asked_back(pacs, text):
     ("Thanks for the cats and dogs model!\nBest,\nAna\nPS: add horses", None, None),
     ("cats and dogs\nThanks,\nAna, Cat Rescue League", ["cat", "dog"], None),
     ("Smith et al. photographed cows and sheep", None, None),  # "smith" asked back
+    ("[cat] [dog]", ["cat", "dog"], None),  # bracketed class words are no speakers
 ])
 def test_guards(pacs, text, classes, domain):
     """Line drawings stay sketches; a signature's PS is still read; a capitalised class word
