@@ -54,7 +54,8 @@ def glossed(text: str, foreign: Callable[[str], bool],
     """"bag (handbag)", "jumpers (sweaters)" as the word outside the brackets when both name
     the same class: a gloss, not a second mention of it (stop 32: a 422 on set 28). A word of
     another language glossed by a class ("gato (cat)", "Turnschuhe (sneakers)": seven 422s of
-    stop 33's set 30) as the class; a class glossed by its sort ("shirts (the button-up
+    stop 33's set 30) as the class, and a class glossed in another language ("shirts
+    (chemises)") as the class; a class glossed by its sort ("shirts (the button-up
     kind)") as the class; an English word stays ("wolves (dogs)", "exclude (cats)",
     "maybe (birds)": an outside review's wrong 200s when read so)."""
     def gloss(m: re.Match) -> str:
@@ -67,6 +68,9 @@ def glossed(text: str, foreign: Callable[[str], bool],
         if inner is not None and foreign(word) and not any(
                 class_of(word[i:]) for i in range(1, len(word) - 2)):  # fmt: skip
             return " ".join([*m[1].split()[:-1], m[2]])  # "and inu (dog)" → "and dog"
+        if named is not None and inner is None and re.fullmatch(r"[a-z]+", inside) \
+                and foreign(inside):  # "the shirts (chemises)": set 74, the gloss asked back
+            return m[1]
         if words(m[2])[-1] in _KIND and not any(class_of(w) for w in words(m[2])[:-1]) \
                 and class_of(word) is not None:  # fmt: skip
             return m[1]  # "recognise shirts (the button-up kind)"

@@ -5,6 +5,7 @@ resolver (a 422 or a wrong class set at 200); the guards hold on both."""
 from __future__ import annotations
 
 import pytest
+from service_testkit import resolve_classes
 from service_testkit import resolve_description as _resolve
 
 from service.core.problems import Problem
@@ -106,3 +107,19 @@ def test_guards(pacs, text, classes, domain):
             _resolve(pacs, text)
         return
     assert _resolve(pacs, text) == (classes, domain)
+
+
+@pytest.mark.parametrize(("definitions", "classes"), [
+    (["the animal you bet on at the derby", "a striped equine"], ["horse", "zebra"]),
+    (["man's best friend", "a curious pet that chases string and purrs"], ["dog", "cat"]),
+])
+def test_definitions_taken_rival(pacs, definitions, classes):
+    """In a list of definitions, a runner-up class that another definition took is no rival:
+    "a striped equine" is a zebra once "the animal you bet on at the derby" is the horse."""
+    assert resolve_classes(pacs, definitions)[0] == classes
+
+
+def test_gloss_in_another_language(pacs):
+    """A class glossed by a word of another language is that class ("chemises")."""
+    assert _resolve(pacs, "The t-shirts and the shirts (chemises). Also the sweaters.") \
+        == (["t-shirt", "shirt", "pullover"], None)
