@@ -41,6 +41,7 @@ import torch
 from scipy.optimize import linear_sum_assignment
 
 from model_store.domains import DOMAIN_DESCRIPTIONS
+from service.kinds import senses
 from service.kinds.chunks import Known
 from service.kinds.domains import domain_of
 from service.kinds.foils import Foils
@@ -266,6 +267,8 @@ class ClassResolver(Lexicon):
             threshold = max(threshold, COUNT_MIN_SIMILARITY)
         negated = not described and any(t in NEGATIONS and not self.class_word(t)
                                         for t in words(phrase))  # "handbags not" is no bag
+        negated |= not exact and not described and len(words(phrase)) == 1 \
+            and senses.abstract(words(phrase))  # "Cats v dogs. Kick off.": "kick" no sneaker
         head = None if exact else compound_tail(phrase, self._term)
         negated |= head not in (None, chosen) or self.alias_modifier(phrase)  # "sheepdog"
         # is no sheep, a "slide deck" no sandal
