@@ -73,23 +73,44 @@ _CLOSING_LINE = re.compile(
     r"warm\s+regards|regards|best\s+wishes|warm\s+wishes|all\s+the\s+best|best|cheers|"
     r"sincerely|yours(?:\s+(?:sincerely|truly|faithfully))?|respectfully|warmly|xx+|xo+|"
     r"thx|ta|love)[ \t]*[,.!]*[ \t]*|sent\s+from\s+my\b[^\n]*)$", re.I | re.M)  # fmt: skip
-# a block line that still asks ("PS: add horses", "Also zebras") or holds code: not a signature
-_STILL_ASKING = re.compile(r"^[ \t]*(?:p\.?\s?s\b|edit\b|update\b|and\b|oh\b|not\b|no\b|"
-                           r"except\b)|\b(?:also|add|plus|too)\b|[<>{};`$]", re.I | re.M)
+# Lines a signature block is made of (an outside review: anything after "Thanks," was cut,
+# "Forgot to mention, Rabbits are the main thing" and "Sorry - Ankle Boots as well!" with it):
+# contact lines (a phone number or postcode, "@", "www", "|", an address or company word), a
+# mail client's or lawyer's boilerplate, or a short line of names and titles: no class word, no
+# "!"/"?", no lower-case word beyond a few title words ("Head of Ecommerce").
+_CONTACT = re.compile(r"\d{3}|\+\s?\d|\(\d|@|\bwww\.|https?:|\||\b(?:ltd|inc|llc|gmbh|plc|rd|st|"
+                      r"street|ave|avenue|road|suite|unit|tel|phone|fax|mobile|direct|email|"
+                      r"linkedin)\b", re.I)
+_BOILERPLATE = re.compile(r"^\W*(?:this\s+(?:e-?mail|message)|confidential|please\s+consider\s+the"
+                          r"\s+environment|sent\s+from|the\s+information|if\s+you\s+(?:have\s+)?"
+                          r"received|pronouns|opening\s+hours|subscribe|our\s+offices)", re.I)
+_TITLE_WORDS = {"of", "and", "the", "for", "at", "de", "van", "von", "da", "la", "le", "on"}
+
+
+def _signature_line(line: str, class_word: Callable[[str], bool]) -> bool:
+    """Whether one line of a block after a closing is a signature's (see ``_CONTACT``)."""
+    found = re.findall(r"[A-Za-z][\w'-]*", line)
+    if re.search(r"[<>{};`$]", line):  # code is no signature: left for the injection check
+        return False
+    if not found or _CONTACT.search(line) or _BOILERPLATE.match(line):
+        return True
+    return len(found) <= 6 and not re.search(r"[!?]", line) and all(
+        (w[0].isupper() or w.lower() in _TITLE_WORDS) and not class_word(w.lower())
+        for w in found) or len(found) >= 3 and all(w[0].isupper() for w in found) \
+        and not re.search(r"[!?,:]", line)  # "Bear Creek Wildlife Rescue": a name
+    # fmt: skip
 
 
 def signature_block(text: str, class_word: Callable[[str], bool]) -> tuple[str, list[str]]:
     """``(text, [the block cut])``: an email's signature block (``_DELIMITER``,
-    ``_CLOSING_LINE``) with what follows it, when text comes before it and the block neither
-    asks (``_STILL_ASKING``) nor names a class in lower case (a signature's class words are
-    capitalised names: "Bear Creek Wildlife Rescue", "StepUp Shoes Ltd."). Runs before the
-    injection check, which a signature's pipes and "--" would trip."""
+    ``_CLOSING_LINE``) with what follows it, when text comes before it and every line after
+    the mark is a signature's (:func:`_signature_line`). Runs before the injection check,
+    which a signature's pipes and "--" would trip."""
     for mark in (_DELIMITER.search(text), _CLOSING_LINE.search(text)):
-        if mark is None or not text[: mark.start()].strip():
+        if mark is None or not words(text[: mark.start()]):
             continue
         block = text[mark.start():]
-        if not _STILL_ASKING.search(block) and not any(
-                class_word(w) for w in re.findall(r"\b[a-z][a-z'-]*", block)):
+        if all(_signature_line(line, class_word) for line in block.splitlines()[1:]):
             return text[: mark.start()], [block.strip()]
     return text, []
 

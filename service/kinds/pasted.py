@@ -54,8 +54,8 @@ def as_prose(text: str, known: Known) -> tuple[str, list[str]]:
     text = checked(text, known.class_of)  # "- [x] cat\n- [ ] dog"
     text = without_speakers(text, lambda w: w in FILLER or known.class_word(w) or is_style(w))
     text, turned_down = answered_no(text, known.class_word)  # "Add trousers? > No, keep it …"
-    text = piped(tabular(environment(piped_fields(text))), known.class_word)  # "CLASSES=cat,
-    # dog", "source: paintings | subjects: cows", Markdown
+    text = piped_fields(text, is_style)  # "source: paintings | subjects: cows"
+    text = piped(tabular(environment(text)), known.class_word)  # "CLASSES=cat,dog", Markdown
     # tables, CSV, "Dress | Coat | Bag"
     text = equals_as_means(text, known.class_word,  # "jumper = the knitted thing"
                            lambda w: is_style(w) or w in _ABOUT_IMAGES)  # "images = phone"

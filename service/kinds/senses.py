@@ -35,8 +35,9 @@ def _root():
 
 
 @lru_cache(maxsize=1)
-def _tables() -> tuple[dict[str, bool], frozenset[str]]:
-    """``(thing-ness of each noun lemma, every lemma of any part of speech)``."""
+def _tables() -> tuple[dict[str, tuple[bool, bool]], frozenset[str]]:
+    """``(noun lemma → (a common sense is a thing, any sense is), every lemma of any part of
+    speech)``."""
     root = _root()
     names = [line.split()[1] for line in (root / "lexnames").read_text().splitlines()]
     thing_files = {i for i, n in enumerate(names) if n in THINGS}
@@ -46,7 +47,7 @@ def _tables() -> tuple[dict[str, bool], frozenset[str]]:
             if not line.startswith(" "):  # the licence header lines start with spaces
                 offset, lex, _ = line.split(" ", 2)
                 filenum[offset] = int(lex)
-    nouns: dict[str, bool] = {}
+    nouns: dict[str, tuple[bool, bool]] = {}
     lemmas: set[str] = set()
     for pos in ("noun", "verb", "adj", "adv"):
         with (root / f"index.{pos}").open() as fh:
@@ -56,8 +57,8 @@ def _tables() -> tuple[dict[str, bool], frozenset[str]]:
                 fields = line.split()
                 lemmas.add(fields[0])
                 if pos == "noun":
-                    offsets = fields[-int(fields[2]):][:SENSES]
-                    nouns[fields[0]] = any(filenum[o] in thing_files for o in offsets)
+                    things = [filenum[o] in thing_files for o in fields[-int(fields[2]):]]
+                    nouns[fields[0]] = (any(things[:SENSES]), any(things))
     return nouns, frozenset(lemmas)
 
 
@@ -68,12 +69,15 @@ def load() -> None:
 
 def thing(word: str) -> bool | None:
     """True when a common sense of ``word`` (or of a singular it may be the plural of) is a
-    visible thing; False when WordNet knows the word and none is; None when it lacks it."""
+    visible thing, or for a plural any sense ("slips", counted, are garments though "slip" is
+    first an act: an outside review); False when WordNet knows the word and none is; None
+    when it lacks it."""
     nouns, lemmas = _tables()
     forms = [f for f in singular_forms(word) if f in lemmas]
     if not forms:
         return None
-    return any(nouns.get(f, False) for f in forms)
+    counted = any(f != word and f in nouns for f in forms)  # a plural of a noun
+    return any(nouns.get(f, (False, False))[counted] for f in forms)
 
 
 def abstract(tokens: list[str]) -> bool:

@@ -25,7 +25,7 @@ from service.kinds.wholes import names_a_group
 # and before an article it joins ("numbers zero to nine plus a cat", set 50: the digits lost)
 _NUMBER_BEFORE = "".join(rf"(?<!\b{n}\s)" for n in NUMERALS.values()) + r"(?<!\d\s)(?<!\d)"
 SEPARATORS = re.compile(
-    r",|;|&|\+|/|(?<![-\w])(?:and|or|nor|n|und|oder|ou|aur|et|vs?\.?|versus|from|"
+    r",|;|&|\+|/|(?<![-\w])(?:and|or|nor|n|und|oder|ou|aur|et|vs\.?|(?-i:v)\.?|versus|from|"
     + _NUMBER_BEFORE
     + r"plus(?!\s+(?:sizes?|signs?|symbols?|(?:and|or)\s+minus|some|a\s+few|more|"
     r"others?|any\w*|the\s+(?:odd|even|rest|others?)|(?:the\s+)?(?:digits?|numbers?|numerals?|"
@@ -36,7 +36,8 @@ SEPARATORS = re.compile(
     r"eight|nine)\b)))"
     r"(?![-\w])", re.I)  # "cats n dogs", "horses but not the dogs we discussed", "Sandalen
 # und Sneaker" (set 46: class words a reader knows, joined in German); "aur" (Hindi), "et"
-# (French, Latin: "Felis catus et Canis familiaris") and "v" ("trainers v sandals": sets 72-75)
+# (French, Latin: "Felis catus et Canis familiaris") and a lower-case "v" ("trainers v
+# sandals": sets 72-75; not "a V shaped back": an outside review)
 SPLIT = re.compile(f"({SEPARATORS.pattern})", re.I)  # the same, separators kept
 # A full stop ends a sentence only after a word of four or more letters ("Dr. Smith" and
 # "Version 2." do not end one); a parenthesis is a sentence of its own (an aside).

@@ -143,14 +143,16 @@ def piped(text: str, class_word: Callable[[str], bool]) -> str:
 _FIELD_SEGMENT = re.compile(r"^\s*[A-Za-z][\w /-]{0,40}:\s*\S")  # "subjects: cow, horse"
 
 
-def piped_fields(text: str) -> str:
+def piped_fields(text: str, is_style: Callable[[str], bool]) -> str:
     """A line of "key: value" fields split by pipes as one field per line ("source: paintings |
     subjects: cow, horse | owner: KM", a ticket's "Ticket #4821 | Subject: … | Priority: low":
     set 75 and tickets were refused as shell pipes), when every segment after the first is a
-    field; "cat | grep dog" stays for the injection check."""
+    field and no key is a style ("Photos: cats | Sketches: dogs" pairs styles with classes: an
+    outside review); "cat | grep dog" stays for the injection check."""
     def split(line: str) -> str:
         segments = line.split("|")
-        fields = len(segments) > 1 and all(map(_FIELD_SEGMENT.match, segments[1:]))
+        fields = len(segments) > 1 and all(map(_FIELD_SEGMENT.match, segments[1:])) and not any(
+            is_style(w.lower()) for x in segments for w in re.findall(r"\w+", x.split(":")[0]))
         return "\n".join(x.strip() for x in segments) if fields else line
     return "\n".join(map(split, text.split("\n")))
 

@@ -87,6 +87,14 @@ def test_read(pacs, text, classes, domain):
     "cats and dogs\n\nThanks,\n--\n<script>alert(1)</script>",
     "cat | grep dog",  # a pipe between words, no fields
     "shoes, sneakers and sandals",  # a group word in the list may be a class of its own
+    # an outside review of stop 54: what follows a closing is cut only when every line is a
+    # signature's; a counted plural with a garment sense is a thing; styles as pipe keys
+    "Could you set up cats vs dogs for me?\n\nThanks,\nPriya\n\nForgot to mention, Rabbits "
+    "are the main thing we need.",
+    "Hi team, we need cats and dogs.\nBest,\nMarta\n\nLast thing: Zebras!",
+    "Dresses and coats for the catalogue\nBest\nMaybe Bags later, but Lions for sure",
+    "We sell dresses and coats. Slips as well.",
+    "Photos: cats | Sketches: dogs",
 ])
 def test_still_asked_back(pacs, text):
     with pytest.raises(Problem):
@@ -97,9 +105,13 @@ def test_still_asked_back(pacs, text):
     ("cats and dogs in line drawings", ["cat", "dog"], "sketch"),
     ("cats and dogs, line-art", ["cat", "dog"], "sketch"),
     ("Thanks for the cats and dogs model!\nBest,\nAna\nPS: add horses", None, None),
-    ("cats and dogs\nThanks,\nAna, Cat Rescue League", ["cat", "dog"], None),
+    ("cats and dogs\nThanks,\nAna\nCat Rescue League", ["cat", "dog"], None),
+    ("cats and dogs\nThanks,\nAna\nZebras, Giraffes, Lions", None, None),
     ("Smith et al. photographed cows and sheep", None, None),  # "smith" asked back
     ("[cat] [dog]", ["cat", "dog"], None),  # bracketed class words are no speakers
+    ("Please do sneakers and sandals.\nCheers\nSorry - Ankle Boots as well!",
+     ["sneaker", "sandal", "ankle boot"], None),
+    ("Dresses with a V shaped back, and coats", ["dress", "coat"], None),  # "V" no "vs"
 ])
 def test_guards(pacs, text, classes, domain):
     """Line drawings stay sketches; a signature's PS is still read; a capitalised class word
