@@ -90,7 +90,7 @@ OUTSIDE = {name: _HERE / "data" / f"resolution_{name}.jsonl"
                         "outside62", "outside63", "outside64", "outside65", "outside66",
                         "outside67", "outside68", "outside69", "outside70", "outside71",
                         "outside72", "outside73", "outside74", "outside75", "outside76",
-                        "outside77")}
+                        "outside77", "outside78", "outside79")}
 # Where (threshold, margin) is chosen: the development set's tune half, and (stop 26; 10 and
 # 11 since stop 27; 12, 13 and 17 since stop 28; 14-16 and 18-21 since stop 29; 22 and 23
 # since stop 30) the outside sets whose failures were read while writing the rules, so the
@@ -120,7 +120,8 @@ OUTSIDE = {name: _HERE / "data" / f"resolution_{name}.jsonl"
 # 72 and 73 scored unread at the stop-52 code and at this stop's rules (both the same), then
 # their wrong 200s read. Stop 54: 74-77 scored unread at the stop-53 code; 72-75's 422s and
 # 74-75 wholly read; 76 and 77 scored unread after the rules read from 72-75, only the rows a
-# rule changed read.
+# rule changed read. 78 and 79 scored unread at the stop-53 code and at this stop's end, still
+# unread.
 # Every other split is scored, never chosen on.
 TUNE_SPLITS = ("tune", "outside", "outside2", "outside3", "outside4", "outside5", "outside6",
                "outside7", "outside8", "outside9", "outside10", "outside11", "outside12",
