@@ -49,10 +49,7 @@ from service.kinds.lexical import Lexical
 from service.kinds.lexicon import Lexicon
 from service.kinds.numbers import COUNT_MIN_SIMILARITY, COUNTED, COUNTING, uncomputed, value_of
 from service.kinds.spelling import Speller
-from service.kinds.tokens import (
-    compound_tail,
-    words,
-)
+from service.kinds.tokens import compound_tail, numbers_only, words
 from service.kinds.vocabulary import FILLER, GENERIC, GROUPS, NEGATIONS
 
 _RELATIVE = {"that", "which", "who", "whose"}  # a listed definition's clause: it describes
@@ -220,7 +217,7 @@ class ClassResolver(Lexicon):
             return []
         exact = [self.exact(p) for p in phrases]
         scores = np.full((len(phrases), len(self.names)), -1.0)
-        pending = [i for i, e in enumerate(exact) if e is None and not _numbers_only(phrases[i])]
+        pending = [i for i, e in enumerate(exact) if e is None and not numbers_only(phrases[i])]
         foils, lead = [None] * len(phrases), np.full(scores.shape, -np.inf)
         if pending:  # a number that is no class ("11") stays at -1: unknown
             scores[pending], found, lead[pending] = self._scored([phrases[i] for i in pending],
@@ -236,9 +233,8 @@ class ClassResolver(Lexicon):
         matches = [self._match(p, scores[i], int(assigned[i]), exact[i] is not None, listed)
                    for i, p in enumerate(phrases)]  # fmt: skip
         taken = {m.index for m in matches if m.index is not None}
-        for i, m in enumerate(matches):  # in a list of definitions, a runner-up another
-            # definition took is no rival (read pool: 16 more right, one wrong; in sentences 2
-            # and 3, so not there)
+        for i, m in enumerate(matches):  # listed definitions: a class another took is no
+            # rival (read pool +16, one wrong; in sentences +2 and 3 wrong, so not there)
             if listed and m.index is None and assigned[i] >= 0 and taken:
                 rivals = scores[i].copy()
                 rivals[list(taken - {int(assigned[i])})] = -1.0
@@ -267,8 +263,8 @@ class ClassResolver(Lexicon):
             threshold = max(threshold, COUNT_MIN_SIMILARITY)
         negated = not described and any(t in NEGATIONS and not self.class_word(t)
                                         for t in words(phrase))  # "handbags not" is no bag
-        negated |= not exact and not described and len(words(phrase)) == 1 \
-            and senses.abstract(words(phrase))  # "Cats v dogs. Kick off.": "kick" no sneaker
+        negated |= not exact and not described and len(words(phrase)) == 1 and (
+            senses.abstract(words(phrase)) or len(phrase) <= 2)  # "kick" no sneaker, "FR" no dress
         head = None if exact else compound_tail(phrase, self._term)
         negated |= head not in (None, chosen) or self.alias_modifier(phrase)  # "sheepdog"
         # is no sheep, a "slide deck" no sandal
@@ -298,7 +294,3 @@ def _dot(queries: np.ndarray, views: np.ndarray) -> np.ndarray:
     ms instead of 16 ms once the catalogue's views passed ~400 rows)."""
     return (torch.from_numpy(queries) @ torch.from_numpy(views).T).numpy()
 
-
-def _numbers_only(phrase: str) -> bool:
-    tokens = words(phrase)
-    return bool(tokens) and all(t.rstrip("s").isdigit() for t in tokens)

@@ -26,6 +26,12 @@ def named_classes(text: str, class_of: Callable[[str], str | None]) -> set[str]:
             if (c := class_of(" ".join(tokens[i:i + n]))) is not None}  # fmt: skip
 
 
+def numbers_only(phrase: str) -> bool:
+    """Digits and nothing else ("11", "3s 7s"): no class by similarity."""
+    tokens = words(phrase)
+    return bool(tokens) and all(t.rstrip("s").isdigit() for t in tokens)
+
+
 def is_number(token: str) -> bool:
     """A digit or number word, or the plural of one ("3s", "sevens")."""
     return any(f in NUMERALS or f in NUMERALS.values() for f in singular_forms(token))
