@@ -18,6 +18,7 @@ import numpy as np
 from service.kinds import senses
 from service.kinds.numbers import value_of
 from service.kinds.resolution import ClassResolver
+from service.kinds.subgroup_words import SUBGROUP_SYNONYMS
 from service.kinds.tokens import IRREGULAR_PLURALS, compound_tail, is_number, plural, words
 from service.kinds.vocabulary import (
     DIGIT_CONTEXT,
@@ -56,7 +57,6 @@ _BARE_NUMBER = re.compile(r"\d+s?")  # "12", "16s": maybe a class asked for, nev
 # came back at 200 with "divide" dropped as context): never context, so asked back
 _SELECTING = {"divide", "divided", "divisible", "dividable", "multiples", "prime",
               "primes", "factor", "factors"}  # not "square photos", "multiple photos"
-_SUBGROUP_WORDS = {"footwear": ("shoes", "shoe")}  # as a heading, "shoes" is the footwear
 GROUP_SIMILARITY = 0.5  # the classes a group word leans to ("farm": cow 0.58, sheep 0.51)
 
 
@@ -138,12 +138,8 @@ def strays(resolver: ClassResolver, phrases: list[str], kept: set[str],
     422s would have been right without them)."""
     candidates = [p for p in phrases if not within(p, listed)
                   and (_measured(p) or not _BARE_NUMBER.fullmatch(p))  # "F-16s": a class?
-                  and not NEGATIONS & set(words(p))
                   and (_measured(p) or not _HEDGES & set(words(p)))  # "v0.1" is no point
-                  and not any(_names_a_class(resolver, w) for w in words(p))
-                  and not resolver.names_foil(p)  # "PS: and the guinea pig"
-                  and not _SELECTING & set(words(p))
-                  and value_of(p) is None]  # "cats and dogs, half of 10": which digit?
+                  and not _about_a_class(resolver, p)]
     if not candidates:
         return []
     best = resolver.similarities(candidates, core=True).max(axis=1)
@@ -158,9 +154,7 @@ def abstract(resolver: ClassResolver, phrases: list[str], listed: set[str]) -> l
     stray, such a mention goes even where it asks ("want an app for it for a laugh")."""
     return [p for p in phrases if not within(p, listed)
             and not is_number(p) and not _BARE_NUMBER.fullmatch(p)
-            and not (NEGATIONS | _HEDGES | _SELECTING) & set(words(p))
-            and not any(_names_a_class(resolver, w) for w in words(p))
-            and not resolver.names_foil(p) and value_of(p) is None
+            and not _HEDGES & set(words(p)) and not _about_a_class(resolver, p)
             and senses.abstract(words(p))]  # fmt: skip
 
 
@@ -172,11 +166,10 @@ def headings(resolver: ClassResolver, phrases: list[str], named: set[str],
     72 and 74 asked "shoes" back). In a list it may be a class asked for ("shoes, sneakers and
     sandals": asked back)."""
     def members(word: str) -> set[str]:
-        group = group_of(word, resolver.known.groups)
-        sub = next((s for s in resolver.known.subgroups if word in (s, *_SUBGROUP_WORDS.get(
-            s, ()))), None)  # fmt: skip
-        return set(resolver.known.groups[group] if group else resolver.known.subgroups.get(
-            sub, ()))  # fmt: skip
+        if (group := group_of(word, resolver.known.groups)) is not None:
+            return set(resolver.known.groups[group])
+        return {c for sub, names in resolver.known.subgroups.items()  # a heading's "shoe"
+                if {word, word + "s"} & {sub, *SUBGROUP_SYNONYMS.get(sub, ())} for c in names}
     found = []
     for p in phrases:
         heads = [w for w in words(p) if w not in FILLER]
@@ -200,6 +193,16 @@ def _asked_outright(tokens: list[str]) -> bool:
     return bool(_ASKING & set(tokens)) or "add" in tokens and any(
         t != "add" and (plural(t) or t in IRREGULAR_PLURALS or t in SAME_PLURAL)
         for t in tokens)
+
+
+def _about_a_class(resolver: ClassResolver, phrase: str) -> bool:
+    """Words that make a leftover about a class, never context: a "not" ("the lion we not
+    need"), a class term or a foil's name ("PS: and the guinea pig"), a word that selects
+    digits ("divisible"), or a computed number ("cats and dogs, half of 10": which digit?)."""
+    tokens = set(words(phrase))
+    return bool((NEGATIONS | _SELECTING) & tokens) or any(
+        _names_a_class(resolver, w) for w in tokens) or resolver.names_foil(phrase) \
+        or value_of(phrase) is not None  # fmt: skip
 
 
 def _names_a_class(resolver: ClassResolver, word: str) -> bool:

@@ -23,11 +23,12 @@ _GREETING = re.compile(
     r"to\s+whom\s+it\s+may\s+concern|guten\s+(?:tag|morgen|abend)|hallo|bonjour|bonsoir|"
     r"salut|hola|buenos\s+d[ií]as|buenas(?:\s+tardes)?|ciao|buongiorno|ol[aá]|bom\s+dia|"
     r"namaste|salaam)\b(?P<who>[^,.!?:;\n]{0,40})[,.!:;\n]", re.I)  # fmt: skip
-_CLOSING = re.compile(
-    r"(?:^|(?<=[.!?\n,]))\s*(?:many\s+|thanks\s+|with\s+)?(?:kind\s+regards|respectfully|"
-    r"best\s+regards|"
-    r"warm\s+regards|best\s+wishes|thank\s+you|all\s+the\s+best|sent\s+from\s+my|thanks|thx|"
-    r"cheers|best|regards|warmly|sincerely|yours|with\s+thanks|ta)\b", re.I)  # fmt: skip
+# the words that close a letter, inline ("… horses. Best, Maria") and on a line of their own
+_CLOSINGS = (r"kind\s+regards|respectfully|best\s+regards|warm\s+regards|best\s+wishes|"
+             r"thank\s+you|all\s+the\s+best|thanks|thx|cheers|best|regards|warmly|sincerely|"
+             r"yours|ta")
+_CLOSING = re.compile(r"(?:^|(?<=[.!?\n,]))\s*(?:many\s+|thanks\s+|with\s+)?(?:sent\s+from\s+my|"
+                      r"with\s+thanks|" + _CLOSINGS + r")\b", re.I)
 # a name signed with a dash at the very end: "… sheep, cows, horses. -Ana", "— Dr. K. Osei"
 # (set 66: "ana" asked back); the dash touches the name, so a last bullet ("- Hamster") is none
 _DASHED = re.compile(r"(?<=[.!?])\s*(?:-|--|–|—|~)(?=[A-Z])[A-Z][\w'.]*"
@@ -68,11 +69,10 @@ _ASKING = {"ps", "p", "and", "also", "oh", "plus", "please", "could", "can", "ad
 # closing that stands on a line of its own ("Thanks,\nDana\n\nDana Whitfield | Operations
 # Lead\nBear Creek Wildlife Rescue …": set 74 refused the pipes or asked its names back).
 _DELIMITER = re.compile(r"^[ \t]*--[ \t]*$", re.M)
-_CLOSING_LINE = re.compile(
-    r"^[ \t]*(?:(?:many\s+|with\s+)?(?:thanks|thank\s+you|kind\s+regards|best\s+regards|"
-    r"warm\s+regards|regards|best\s+wishes|warm\s+wishes|all\s+the\s+best|best|cheers|"
-    r"sincerely|yours(?:\s+(?:sincerely|truly|faithfully))?|respectfully|warmly|xx+|xo+|"
-    r"thx|ta|love)[ \t]*[,.!]*[ \t]*|sent\s+from\s+my\b[^\n]*)$", re.I | re.M)  # fmt: skip
+_CLOSING_LINE = re.compile(  # alone on its line, a closing may also be warmer ("Love,", "xx")
+    r"^[ \t]*(?:(?:many\s+|with\s+)?(?:yours\s+(?:sincerely|truly|faithfully)|warm\s+wishes|"
+    r"xx+|xo+|love|" + _CLOSINGS + r")[ \t]*[,.!]*[ \t]*|sent\s+from\s+my\b[^\n]*)$",
+    re.I | re.M)  # fmt: skip
 # Lines a signature block is made of (an outside review: anything after "Thanks," was cut,
 # "Forgot to mention, Rabbits are the main thing" and "Sorry - Ankle Boots as well!" with it):
 # contact lines (a phone number or postcode, "@", "www", "|", an address or company word), a
@@ -89,17 +89,17 @@ _TITLE_WORDS = {"of", "and", "the", "for", "at", "de", "van", "von", "da", "la",
 
 def _signature_line(line: str, class_word: Callable[[str], bool]) -> bool:
     """Whether one line of a block after a closing is a signature's (see ``_CONTACT``)."""
-    found = re.findall(r"[A-Za-z][\w'-]*", line)
     if re.search(r"[<>{};`$]", line):  # code is no signature: left for the injection check
         return False
+    found = re.findall(r"[A-Za-z][\w'-]*", line)
     if not found or _CONTACT.search(line) or _BOILERPLATE.match(line):
         return True
-    return len(found) <= 6 and not re.search(r"[!?]", line) and all(
-        (w[0].isupper() or w.lower() in _TITLE_WORDS) and not class_word(w.lower())
-        for w in found) or len(found) >= 3 and all(w[0].isupper() for w in found) \
-        and not re.search(r"[!?,:]", line) and not any(
-            class_word(w.lower()) and plural(w.lower()) for w in found)
-    # fmt: skip  # "Bear Creek Wildlife Rescue" names a place; "Ankle Boots As Well" asks
+    named = [w.lower() for w in found if class_word(w.lower())]
+    title = len(found) <= 6 and not named and not re.search(r"[!?]", line) and all(
+        w[0].isupper() or w.lower() in _TITLE_WORDS for w in found)  # "Head of Ecommerce"
+    organisation = len(found) >= 3 and all(w[0].isupper() for w in found) \
+        and not re.search(r"[!?,:]", line) and not any(map(plural, named))
+    return title or organisation  # "Bear Creek Wildlife Rescue"; "Ankle Boots As Well" asks
 
 
 def signature_block(text: str, class_word: Callable[[str], bool]) -> tuple[str, list[str]]:

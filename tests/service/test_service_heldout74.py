@@ -64,6 +64,8 @@ def test_wordnet_things(word, thing):
     ("shoes!! sneakers and sandals for our summer lesson", ["sneaker", "sandal"], None),
     ("uh, shoes. um, all the shoes you have. sandals, sneakers, uh, ankle boots",
      ["sandal", "sneaker", "ankle boot"], None),
+    ("PRD: Footwear auto-tagging v1\n- Goal: tag catalogue images by shoe type\n- Scope: "
+     "sneakers, sandals, ankle boots", ["sneaker", "sandal", "ankle boot"], None),  # "shoe"
     # a one-word mention that names no thing is no class however near ("kick": sneaker at 200)
     ("horses and cows. kick off", ["horse", "cow"], None),
     # "line" alone is a business line, no style
