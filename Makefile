@@ -36,6 +36,8 @@ demo: setup
 	$(BIN)/tailor data build
 	@$(BIN)/python -c "import os,sys; sys.exit(0 if os.path.exists(os.path.join(os.environ['TAILOR_STORE_DIR'],'taper','LATEST')) else 1)" \
 	  || $(BIN)/tailor train taper --config demo
+	test -f .tailor/reader.safetensors \
+	  || $(BIN)/python benchmarks/reader.py --fit-only --out .tailor/reader.safetensors
 	$(BIN)/tailor serve --host $(HOST) --port $(PORT) --print-examples
 
 test: setup

@@ -58,6 +58,10 @@ class Settings(BaseSettings):
         match_described_threshold, match_described_margin: the same two for a phrase that
             describes a class (three or more content words: "summer footwear that leaves the
             toes bare"), which is also compared with the catalogue's descriptions.
+        reader_path: the learned reader of refused descriptions (``benchmarks/reader.py``
+            fits it); none there: the rules alone answer (:mod:`service.kinds.reader`).
+        reader_accept: the reader's confidence from which its reading is the answer (200, with
+            a note); below, a refusal carries it as ``reading``. Above 1: never answers.
         fedclip_version: which FedCLIP adapter artifact serves client-ID personalization
             (``latest`` follows ``LATEST``; when the store has none, client IDs get a 404/409).
         anytime_version: which ``anytime`` artifact (early-exit models per federated client)
@@ -107,6 +111,8 @@ class Settings(BaseSettings):
     match_margin: float = Field(default=0.08, ge=0, le=2)  # chosen on its tune split (stop 24)
     match_described_threshold: float = Field(default=0.65, ge=-1, le=1)  # stop 30 pool; stop
     match_described_margin: float = Field(default=0.06, ge=0, le=2)  # 33 kept both (docs)
+    reader_path: Path | None = Path("./.tailor/reader.safetensors")
+    reader_accept: float = Field(default=1.01, ge=0, le=1.01)  # suggest only: stop 55 (docs)
     public_url: str = ""
     fedclip_version: str = "latest"
     anytime_version: str = "latest"

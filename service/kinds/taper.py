@@ -17,6 +17,7 @@ import json
 import logging
 import threading
 import time
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -35,8 +36,8 @@ from service.core.settings import Settings
 from service.kinds import senses
 from service.kinds.base import Draft, ModelKind
 from service.kinds.lazy import LazyModule, build_module
+from service.kinds.reader import Reader, resolve_or_read
 from service.kinds.resolution import ClassResolver
-from service.kinds.task_request import resolve_request
 
 log = logging.getLogger(__name__)
 
@@ -82,6 +83,8 @@ class TaperKind(ModelKind):
         self.manifest_sha256 = _canonical_sha256(bundle.manifest)
         self.domains: list[str] = list(bundle.domains)
         self.catalogue: dict[str, Any] = bundle.catalogue
+        self.reader: Reader | None = None  # reads a refused description again (reader.py)
+        self.reader_accept = 1.01  # from settings when loaded: above 1 it only suggests
         self.class_names: list[str] = bundle.class_names
         self.image_size = int(bundle.config.get("image_size", 32))  # trained at this size
         self._generic: nn.Module | None = None
@@ -103,7 +106,12 @@ class TaperKind(ModelKind):
                                   settings.match_margin, (settings.match_described_threshold,
                                                           settings.match_described_margin))
             senses.load()  # read WordNet's table now, not on the first request (0.4 s)
-        return cls(bundle=bundle, device=device, resolver=match, metrics=metrics)
+        kind = cls(bundle=bundle, device=device, resolver=match, metrics=metrics)
+        path = settings.reader_path
+        if resolver and path is not None and Path(path).is_file():
+            kind.reader, kind.reader_accept = Reader.load(Path(path)), settings.reader_accept
+            log.info("loaded the learned reader %s (accepts from %.2f)", path, kind.reader_accept)
+        return kind
 
     # ---- the artifact's own evaluation ----------------------------------------------------
 
@@ -134,7 +142,8 @@ class TaperKind(ModelKind):
             raise Problem(409, "resolver-not-loaded", "this runtime resolves no descriptions")
         ignored: list[str] = []
         merged: list[str] = []
-        matches, domain = resolve_request(self.resolver, request, self.domains, ignored, merged)
+        matches, domain = resolve_or_read(self.resolver, self.reader, self.reader_accept,
+                                          request, self.domains, ignored, merged)
         method = request.method or self.default_method
         recipe = self.recipe([m.index for m in matches], domain=domain, method=method)
         mixers = self.mixers(recipe)

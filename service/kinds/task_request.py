@@ -185,13 +185,15 @@ def _about_excluded(resolver: ClassResolver, mention: str, excluded: set[int]) -
 
 def resolve_request(
     resolver: ClassResolver, request: Any, domains: list[str], ignored: list[str] | None = None,
-    notes: list[str] | None = None,
+    notes: list[str] | None = None, trace: dict[str, Any] | None = None,
 ) -> tuple[list[Match], str | None]:
     """A ``description``/``classes`` request → its distinct classes (request order) and domain.
 
     A description's context clauses ("visitors point the camera at an enclosure") are dropped,
     and appended to ``ignored``, when at least two mentions remain (:mod:`service.kinds.leftovers`);
     several kinds of one class ("stallions, foals") become that class, said in ``notes``.
+    ``trace`` gets the rules' pass (``marks``, ``matches``, ``domain``) for a second reading
+    of a refusal (:mod:`service.kinds.reader`).
 
     Raises:
         Problem: 422 ``unreadable-description`` / ``unreadable-classes``, ``unknown-domain``,
@@ -203,6 +205,8 @@ def resolve_request(
     phrases, domain, context, marks = _mentions(resolver, request)
     listed, kept = marks.listed, marks.kept
     domain = request.domain or domain
+    trace = {} if trace is None else trace
+    trace.update(marks=marks, domain=domain, matches=[])
     if domain is not None and domain not in domains:
         raise Problem(422, "unknown-domain", f"unknown domain {domain!r}", domains=domains)
     notes = [] if notes is None else notes
@@ -210,6 +214,7 @@ def resolve_request(
     _refuse_ambiguous(resolver, phrases, listed=request.classes is not None)
     matches = _about_gone(resolver, resolver.match_many(
         phrases, listed=request.classes is not None), marks.gone, notes)
+    trace["matches"] = matches
     matches, strays = _without_strays(resolver, matches, listed, kept) \
         if request.classes is None else (matches, [])  # a listed class is asked for
     if ignored is not None:
