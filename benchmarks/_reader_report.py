@@ -10,7 +10,8 @@ def report(results: dict[str, list[dict]], out: Path) -> None:
     """Print one table per measurement, write ``reader.json`` and ``reader.png`` (right
     answers gained against wrong 200s added, per 100 natural requests, per threshold)."""
     out.mkdir(parents=True, exist_ok=True)
-    for name, rows in results.items():
+    curves = {k: v for k, v in results.items() if k != "latency_ms"}
+    for name, rows in curves.items():
         first = rows[0]
         print(f"\n{name}: {first['requests']} natural requests, rules right "
               f"{first['rules_right']} ({100 * first['rules_right'] / first['requests']:.1f} %)")
@@ -26,7 +27,12 @@ def report(results: dict[str, list[dict]], out: Path) -> None:
     import matplotlib.pyplot as plt
 
     fig, ax = plt.subplots(figsize=(6, 4))
-    for name, rows in results.items():
+    if "latency_ms" in results:
+        t = results["latency_ms"]
+        print(f"\nlatency, p50 over {t['requests']} refused test requests: rules "
+              f"{t['rules_p50']:.1f} ms, reader {t['reader_p50']:.2f} ms "
+              f"({t['reader_over_rules']:.2f}x the rules)")
+    for name, rows in curves.items():
         ax.plot([r["wrong_pct"] for r in rows], [r["right_pct"] for r in rows], marker="o",
                 label=name)
     ax.set_xlabel("wrong 200s added, per 100 natural requests")

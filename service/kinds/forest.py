@@ -32,7 +32,11 @@ class Forest:
 
     @classmethod
     def from_sklearn(cls, model: Any) -> Forest:
-        """The trees of a fitted binary ``HistGradientBoostingClassifier``."""
+        """The trees of a fitted binary ``HistGradientBoostingClassifier`` over numeric
+        features (its private ``_predictors``: no public API exposes the trees)."""
+        if len(model.classes_) != 2 or any(t.nodes["is_categorical"].any()
+                                           for (t,) in model._predictors):  # fmt: skip
+            raise ValueError("only a binary forest over numeric features can be flattened")
         parts: dict[str, list[np.ndarray]] = {f: [] for f in _FIELDS[:-2]}
         roots, start = [], 0
         for (tree,) in model._predictors:  # one tree per iteration for a binary target
@@ -57,13 +61,16 @@ class Forest:
                                                "n_features": str(self.n_features)})
 
     @classmethod
-    def load(cls, path: Path) -> Forest:
-        """The forest at ``path``; ``ValueError`` when the file holds no forest."""
+    def load(cls, path: Path) -> tuple[Forest, dict[str, str]]:
+        """(the forest at ``path``, the file's metadata); ``ValueError`` when the file holds
+        no forest."""
         from safetensors import safe_open
 
         with safe_open(str(path), framework="numpy") as f:
-            n_features = int((f.metadata() or {}).get("n_features", -1))
-        return cls(load_file(str(path)), n_features)
+            metadata = dict(f.metadata() or {})
+        if not metadata.get("n_features", "").isdigit():
+            raise ValueError(f"{path} is no forest: its metadata has no n_features")
+        return cls(load_file(str(path)), int(metadata["n_features"])), metadata
 
     def predict(self, x: np.ndarray) -> np.ndarray:
         """P(positive) per row of ``x`` (rows, n_features)."""

@@ -1,150 +1,74 @@
 """A learned second reading of a description the rules refused: which classes it asks for.
 
 The rules (:mod:`service.kinds.task_request`) answer 422 when a mention is unknown or the
-request looks ambiguous; on requests written outside the project a third to a half of those
-422s were answerable (docs/results-resolution.md, stop 55). The reader scores every catalogue
-class of such a request with a gradient-boosted forest (:mod:`service.kinds.forest`) over
-features of the rules' own pass: where the class's terms occur, whether a negation or a
-retraction stands near them, whether the rules matched or suggested it, and what the unknown
-mentions look like (a thing the catalogue lacks, a number, a word of no thing). The reading is
-the classes scored above one half; its confidence, the chance that every class's call is right
-(the product of max(p, 1 - p)). Features describe a class's place in the request, never which
-class it is, so a reader fitted on one catalogue reads another's requests.
+request looks ambiguous; on requests written outside the project many of those 422s were
+answerable (docs/results-resolution.md, stop 55). The reader scores every catalogue class of
+such a request with a gradient-boosted forest (:mod:`service.kinds.forest`) over features of
+the rules' own pass (:mod:`service.kinds.reader_features`). The reading is the classes scored
+above one half; its confidence, the chance that every class's call is right (the product of
+max(p, 1 - p)).
 
-The reading is offered in the 422 body (``reading``), and taken as the answer, with a note,
-when its confidence reaches ``reader_accept`` (:func:`read_refused`).
+A reading of two or more classes is offered in the 422 body (``reading``) when its confidence
+is at least :data:`OFFERED` (out of fold, readings above one half were right 71 % of the time,
+those below 40 %), and it is the answer, with a note, from ``reader_accept`` on
+(:func:`resolve_or_read`). A reader never turns a 422 into an error: one that fails is logged
+and the rules' 422 stands.
 """
 
 from __future__ import annotations
 
+import logging
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from service.kinds import senses
 from service.kinds.forest import Forest
-from service.kinds.numbers import value_of
-from service.kinds.tokens import singular_forms, words
-from service.kinds.vocabulary import NEGATIONS
+from service.kinds.reader_features import VERSION, features, term_hits
+from service.kinds.tokens import words
+
+log = logging.getLogger(__name__)
 
 # slugs of the 422s the reader reads again; an unreadable description (markup, SQL, a bare
 # negation) and a wrong domain stay refused
 READ_AGAIN = ("unknown-classes", "ambiguous-classes", "too-few-classes")
-_NEAR = NEGATIONS | {"except", "exclude", "excluding", "minus", "skip", "drop", "remove", "dont",
-                     "don't", "ignore", "leave", "omit", "avoid", "other", "instead", "isn't",
-                     "aren't", "won't", "forget", "scratch", "cut", "ditch"}
-_AFTER = {"withdrawn", "withdraw", "remove", "removed", "drop", "dropped", "out", "cancel",
-          "cancelled", "canceled", "delete", "deleted", "off", "disable", "disabled", "false",
-          "scrap", "scrapped", "nope", "skip", "ditch", "exclude", "excluded", "unnecessary",
-          "needed", "necessary", "instead", "not", "no", "dont", "don't", "never"}
-_MIND = {"actually", "instead", "wait", "scratch", "rather", "correction", "change", "changed",
-         "forget", "oops", "sorry", "nvm", "nevermind"}
-_ALL = {"all", "every", "each", "any", "entire", "whole", "full", "complete"}
+N_FEATURES = 40  # columns of reader_features.features (tested)
+OFFERED = 0.5  # the least confidence of a reading a 422 offers (see above)
 
 
-def term_hits(resolver: Any, tokens: list[str]) -> list[list[int]]:
-    """Per class, the token positions where one of its terms (name, alias, numeral) starts,
-    longest term first, left to right ("t shirt" is one hit)."""
-    hits: list[list[int]] = [[] for _ in resolver.names]
-    i = 0
-    while i < len(tokens):
-        n = next((n for n in (3, 2, 1) if i + n <= len(tokens)
-                  and resolver.term(" ".join(tokens[i : i + n])) is not None), 0)  # fmt: skip
-        if n:
-            hits[resolver.term(" ".join(tokens[i : i + n]))].append(i)
-        i += max(n, 1)
-    return hits
-
-
-def _unknown_features(unknown: list[dict[str, Any]]) -> list[float]:
-    """What the unknown mentions look like: a thing the catalogue lacks ("mice", a foil) makes
-    a refusal likely, a word of no thing ("for a laugh") or context does not."""
-    rows = []
-    for u in unknown:
-        tokens = words(u["phrase"])
-        thing = bool(tokens) and bool(senses.thing(tokens[-1]))
-        top = u["did_you_mean"][0]["score"] if u.get("did_you_mean") else 0.0
-        rows.append([bool(u.get("looks_like")), thing and not senses.abstract(tokens),
-                     bool(tokens) and senses.abstract(tokens), value_of(u["phrase"]) is not None,
-                     len(tokens) / 5, top])  # fmt: skip
-    if not rows:
-        return [0.0] * 9
-    a = np.array(rows, dtype=float)
-    return [*a.max(0), a[:, 4].min(), a[:, 5].min(), len(rows) / 3]
-
-
-def features(resolver: Any, text: str, trace: dict[str, Any], slug: str,
-             unknown: list[dict[str, Any]]) -> np.ndarray:
-    """(classes, features) for one refused description: per class where its terms stand and
-    what stands near them, then the request's own features (the same on every row)."""
-    tokens = words(text)
-    n, hits, tokset = max(len(tokens), 1), term_hits(resolver, tokens), set(tokens)
-    marks, matched = trace.get("marks"), {m.index for m in trace.get("matches", [])}
-    gone = set(marks.gone) if marks is not None else set()
-    suggested: dict[str, float] = {}
-    top: set[str] = set()
-    for u in unknown:
-        for j, s in enumerate(u.get("did_you_mean") or []):
-            suggested[s["name"]] = max(suggested.get(s["name"], -1.0), s["score"])
-            top |= {s["name"]} if j == 0 else set()
-    mind = [i for i, t in enumerate(tokens) if t in _MIND]
-    last = max((h[-1] for h in hits if h), default=-1)
-    request = [*_unknown_features(unknown), slug == "unknown-classes",
-               slug == "ambiguous-classes", slug == "too-few-classes",
-               sum(bool(h) for h in hits) / 10, len(tokens) / 50, len(matched) / 5]
-    groups = {n: g for g, members in resolver.known.groups.items() for n in members}
-    rows = []
-    for k, name in enumerate(resolver.names):
-        rows.append(_class_features(name, hits[k], tokens, n, mind, last) + [
-            k in gone, k in matched, name in top, name in suggested, suggested.get(name, 0.0),
-            *_group_features(groups.get(name, ""), tokset), *_in_unknown(name, unknown)] + request)
-    return np.array(rows, dtype=np.float32)
-
-
-def _class_features(name: str, hits: list[int], tokens: list[str], n: int, mind: list[int],
-                    last: int) -> list[float]:
-    """Where a class's terms stand: how often, how far in, after or before a change of mind,
-    with a negation just before or a retraction word just after ("bags, coats. no bags")."""
-    if not hits:
-        return [0.0] * 12
-    before = [any(t in _NEAR for t in tokens[max(0, i - 4) : i]) for i in hits]
-    after = [sum(t in _AFTER for t in tokens[i + 1 : i + 7]) for i in hits]
-    return [1.0, min(len(hits), 3) / 3, hits[-1] / n, hits[0] / n, all(before), any(before),
-            before[-1], any(t in _NEAR for i in hits for t in tokens[i + 1 : i + 3]),
-            any(p < hits[-1] for p in mind), any(p > hits[-1] for p in mind),
-            min(after[-1], 3) / 3, hits[-1] == last]  # fmt: skip
-
-
-def _group_features(group: str, tokset: set[str]) -> list[float]:
-    """Whether the class's group is named ("all the animals"), and with a word for all."""
-    named = bool(group) and any(g in tokset or f"{g}s" in tokset for g in singular_forms(group))
-    return [named, named and bool(_ALL & tokset)]
-
-
-def _in_unknown(name: str, unknown: list[dict[str, Any]]) -> list[float]:
-    """Whether an unknown mention holds the class's word, and with a retraction or negation
-    in it ("update drop pullovers", "bag remove")."""
-    head = name.split()[-1]
-    holding = [words(u["phrase"]) for u in unknown
-               if any(head in singular_forms(t) for t in words(u["phrase"]))]
-    return [bool(holding), any(set(t) & (_AFTER | _NEAR) for t in holding)]
+def match_key(threshold: float, margin: float, described: tuple[float, float]) -> str:
+    """The rules' match settings as a reader file records them."""
+    return f"{threshold}/{margin}/{described[0]}/{described[1]}"
 
 
 class Reader:
-    """A fitted forest that reads a refused description again (:func:`features`).
+    """A fitted forest that reads a refused description again.
 
     Args:
-        forest: the fitted :class:`service.kinds.forest.Forest`.
+        forest: the fitted :class:`service.kinds.forest.Forest` over :data:`N_FEATURES`.
+        fitted_with: how the rules ran when it was fitted (``match`` thresholds), to warn when
+            the service runs them otherwise: the rules' scores are among the features.
     """
 
-    def __init__(self, forest: Forest) -> None:
-        self.forest = forest
+    def __init__(self, forest: Forest, fitted_with: dict[str, str] | None = None) -> None:
+        if forest.n_features != N_FEATURES:
+            raise ValueError(f"the reader has {forest.n_features} features, this code "
+                             f"computes {N_FEATURES}: refit it (benchmarks/reader.py)")
+        self.forest, self.fitted_with = forest, dict(fitted_with or {})
 
     @classmethod
-    def load(cls, path: Path) -> Reader:
-        """The reader saved at ``path`` by ``benchmarks/reader.py`` (safetensors)."""
-        return cls(Forest.load(path))
+    def load(cls, path: Path, match: str | None = None) -> Reader:
+        """The reader saved at ``path`` by ``benchmarks/reader.py``; ``ValueError`` when it
+        was fitted on other features. ``match``: the service's thresholds, compared with
+        those it was fitted under (a warning when they differ)."""
+        forest, metadata = Forest.load(path)
+        if metadata.get("features") != VERSION:
+            raise ValueError(f"{path} was fitted on features {metadata.get('features')!r}, "
+                             f"this code computes {VERSION!r}: refit it (benchmarks/reader.py)")
+        if match is not None and metadata.get("match") not in (None, match):
+            log.warning("the reader %s was fitted with match settings %s, the service runs %s",
+                        path, metadata["match"], match)
+        return cls(forest, metadata)
 
     def read(self, resolver: Any, text: str, trace: dict[str, Any], slug: str,
              unknown: list[dict[str, Any]]) -> tuple[list[int], float]:
@@ -154,36 +78,71 @@ class Reader:
         return chosen, float(np.prod(np.maximum(p, 1.0 - p)))
 
 
+def configured(settings: Any) -> Reader | None:
+    """The reader at ``settings.reader_path`` when there is one this code can use; a stale one
+    (other features) is logged and left, and the rules alone answer."""
+    path = settings.reader_path
+    if path is None or not Path(path).is_file():
+        return None
+    rules = match_key(settings.match_threshold, settings.match_margin,
+                      (settings.match_described_threshold, settings.match_described_margin))
+    try:
+        reader = Reader.load(Path(path), rules)
+    except ValueError as exc:
+        log.error("not loading the learned reader: %s", exc)
+        return None
+    log.info("loaded the learned reader %s (answers from %.2f)", path, settings.reader_accept)
+    return reader
+
+
 def resolve_or_read(resolver: Any, reader: Reader | None, accept: float, request: Any,
                     domains: list[str], ignored: list[str] | None = None,
                     notes: list[str] | None = None) -> tuple[list[Any], str | None]:
     """:func:`service.kinds.task_request.resolve_request`; when it refuses a description
-    (:data:`READ_AGAIN`) and a reader is loaded, the reader's classes (two or more) are the
-    answer if its confidence reaches ``accept``, else the 422 carries them as ``reading``, a
-    whole request to confirm ("resend with these classes")."""
+    (:data:`READ_AGAIN`) and a reader is loaded, the reader's classes (two or more, request
+    order) are the answer if its confidence reaches ``accept``; else the 422 carries them as
+    ``reading`` when its confidence is at least :data:`OFFERED`, a whole request to confirm."""
     from service.core.problems import Problem
-    from service.kinds.resolution import Match
     from service.kinds.task_request import resolve_request
 
     trace: dict[str, Any] = {}
+    before = (list(ignored or []), list(notes or []))
     try:
         return resolve_request(resolver, request, domains, ignored, notes, trace)
     except Problem as problem:
         if reader is None or request.description is None or problem.slug not in READ_AGAIN \
                 or "marks" not in trace:  # fmt: skip
             raise
-        chosen, confidence = reader.read(resolver, request.description, trace, problem.slug,
-                                         problem.extra.get("unknown") or [])
-        if len(chosen) < 2:
+        try:
+            chosen, confidence = reader.read(resolver, request.description, trace,
+                                             problem.slug, problem.extra.get("unknown") or [])
+        except Exception:  # a reader's fault never turns a 422 into a 500
+            log.exception("the learned reader failed; the rules' 422 stands")
+            raise problem from None
+        if len(chosen) < 2 or confidence < min(accept, OFFERED):
             raise
-        hits = term_hits(resolver, words(request.description))  # request order, as the rules
-        chosen.sort(key=lambda k: hits[k][0] if hits[k] else len(hits) + k)
+        tokens = words(request.description)
+        hits = term_hits(resolver, tokens)  # request order, as the rules answer
+        chosen.sort(key=lambda k: hits[k][0] if hits[k] else len(tokens) + k)
         if confidence < accept:
             problem.extra["reading"] = {"classes": [resolver.names[k] for k in chosen],
                                         "confidence": round(confidence, 4)}
             raise
-        if notes is not None:
-            notes.append(f"read by the learned reader (confidence {confidence:.2f}); the "
-                         f"rules alone answered: {problem.detail}")
-        return [Match(resolver.names[k], resolver.names[k], k, round(confidence, 4))
-                for k in chosen], trace["domain"]  # fmt: skip
+        return _answer(resolver, chosen, confidence, problem.detail, trace["domain"],
+                       before, ignored, notes)
+
+
+def _answer(resolver: Any, chosen: list[int], confidence: float, refusal: str,
+            domain: str | None, before: tuple[list[str], list[str]],
+            ignored: list[str] | None, notes: list[str] | None) -> tuple[list[Any], str | None]:
+    """The reading as the answer: the refused pass's notes and context are dropped (they
+    describe a reading that is not the answer), the reader's note is added."""
+    from service.kinds.resolution import Match
+
+    if ignored is not None:
+        ignored[:] = before[0]
+    if notes is not None:
+        notes[:] = [*before[1], f"read by the learned reader (confidence {confidence:.2f}); "
+                                f"the rules alone answered: {refusal}"]
+    return [Match(resolver.names[k], resolver.names[k], k, round(confidence, 4))
+            for k in chosen], domain  # fmt: skip

@@ -17,7 +17,6 @@ import json
 import logging
 import threading
 import time
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -36,7 +35,7 @@ from service.core.settings import Settings
 from service.kinds import senses
 from service.kinds.base import Draft, ModelKind
 from service.kinds.lazy import LazyModule, build_module
-from service.kinds.reader import Reader, resolve_or_read
+from service.kinds.reader import Reader, configured, resolve_or_read
 from service.kinds.resolution import ClassResolver
 
 log = logging.getLogger(__name__)
@@ -107,10 +106,8 @@ class TaperKind(ModelKind):
                                                           settings.match_described_margin))
             senses.load()  # read WordNet's table now, not on the first request (0.4 s)
         kind = cls(bundle=bundle, device=device, resolver=match, metrics=metrics)
-        path = settings.reader_path
-        if resolver and path is not None and Path(path).is_file():
-            kind.reader, kind.reader_accept = Reader.load(Path(path)), settings.reader_accept
-            log.info("loaded the learned reader %s (accepts from %.2f)", path, kind.reader_accept)
+        if resolver:
+            kind.reader, kind.reader_accept = configured(settings), settings.reader_accept
         return kind
 
     # ---- the artifact's own evaluation ----------------------------------------------------

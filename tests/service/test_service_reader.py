@@ -1,34 +1,55 @@
-"""The learned reader of refused descriptions: its forest, its features, its place in a request.
+"""The learned reader of refused descriptions: its forest, its file, its place in a request.
 
 A real forest is fitted (scikit-learn, seconds) on the refused requests of two stored sets, with
-the bundled MiniLM and the Tailor-PACS catalogue; nothing is mocked.
+the bundled MiniLM and the Tailor-PACS catalogue. The guards are driven by one-leaf forests
+built here (one that says yes to every class, one that says no, one that breaks), which are
+real forests of the same format, so the paths they take are the service's own.
 """
 
 from __future__ import annotations
+
+import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
 from safetensors.numpy import save_file
 
-from benchmarks.reader import fit, refused
-from benchmarks.resolution import OUTSIDE, load_rows
 from service.core.problems import Problem
 from service.core.schemas import PersonalizeCreate
 from service.kinds.forest import Forest
-from service.kinds.reader import Reader, resolve_or_read
+from service.kinds.reader import N_FEATURES, Reader, configured, resolve_or_read
+from service.kinds.reader_features import VERSION, features
 from trainer.data.catalogue import catalogue_json
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # benchmarks/ is no installed
+from benchmarks.reader import fit, refused  # noqa: E402  # package: run from the repository
+from benchmarks.resolution import OUTSIDE, load_rows  # noqa: E402
+
+DOMAINS = ["photo", "art_painting", "cartoon", "sketch"]
+REFUSED = "mice and dogs and cats"  # the rules: 422, no catalogue class matches 'mice'
+
+
+def _leaf(value: float, feature: int = 0) -> Reader:
+    """A reader whose forest is one tree: a leaf adding ``value`` (log-odds) to every class;
+    with ``feature`` out of range, a split that fails when walked."""
+    leaf = int(feature == 0)
+    arrays = {"feature": np.array([feature]), "threshold": np.zeros(1), "left": np.zeros(1, int),
+              "right": np.zeros(1, int), "leaf": np.array([leaf], np.uint8),
+              "value": np.array([value]), "missing_left": np.zeros(1, np.uint8),
+              "roots": np.zeros(1, int), "baseline": np.zeros(1)}  # fmt: skip
+    return Reader(Forest(arrays, N_FEATURES))
 
 
 @pytest.fixture(scope="module")
 def fitted(pacs, tmp_path_factory):
-    """(reader loaded back from safetensors, the sklearn model, the refused rows)."""
-    catalogue = catalogue_json()
+    """(reader loaded back from safetensors, the sklearn model, the refused rows, rows)."""
     rows = [r for r in load_rows(outside={s: OUTSIDE[s] for s in ("outside40", "outside41")})
             if r["kind"] == "natural" and r["split"] in ("outside40", "outside41")]
-    items = refused(pacs, catalogue, rows)
+    items = refused(pacs, catalogue_json(), rows)
     model = fit(items)
     path = tmp_path_factory.mktemp("reader") / "reader.safetensors"
-    Forest.from_sklearn(model).save(path)
+    Forest.from_sklearn(model).save(path, {"features": VERSION})
     return Reader.load(path), model, [i for i in items if "x" in i], rows
 
 
@@ -36,78 +57,126 @@ def test_forest_equals_sklearn(fitted):
     """The flattened trees give sklearn's own probabilities, after a safetensors round trip."""
     reader, model, items, _ = fitted
     x = np.concatenate([i["x"] for i in items])
+    assert x.shape[1] == N_FEATURES
     assert np.allclose(reader.forest.predict(x), model.predict_proba(x)[:, 1], atol=1e-9)
 
 
-def test_forest_refuses_other_files_and_shapes(fitted, tmp_path):
-    reader, *_ = fitted
-    path = tmp_path / "other.safetensors"
-    save_file({"weight": np.zeros(3, dtype=np.float32)}, str(path))
-    with pytest.raises(ValueError, match="not a forest"):
-        Forest.load(path)
+def test_features_have_the_readers_width(pacs):
+    with pytest.raises(Problem) as refusal:
+        resolve_or_read(pacs, None, 1.01, PersonalizeCreate(description=REFUSED), DOMAINS)
+    assert refusal.value.slug == "unknown-classes"
+    trace: dict = {}
+    with pytest.raises(Problem):
+        from service.kinds.task_request import resolve_request
+
+        resolve_request(pacs, PersonalizeCreate(description=REFUSED), DOMAINS, trace=trace)
+    x = features(pacs, REFUSED, trace, "unknown-classes", refusal.value.extra["unknown"])
+    assert x.shape == (len(pacs.names), N_FEATURES)
+
+
+def test_stale_or_foreign_files_are_not_loaded(fitted, tmp_path, make_settings):
+    """A file with no forest, or a forest over other features, is refused at load; the
+    service then answers with the rules alone instead of failing on every refusal."""
+    reader = fitted[0]
+    other = tmp_path / "other.safetensors"
+    save_file({"weight": np.zeros(3, dtype=np.float32)}, str(other))
+    with pytest.raises(ValueError, match="no forest"):
+        Forest.load(other)
+    stale = tmp_path / "stale.safetensors"
+    reader.forest.save(stale, {"features": "an older version"})
+    with pytest.raises(ValueError, match="refit"):
+        Reader.load(stale)
+    with pytest.raises(ValueError, match="features"):
+        Reader(Forest(reader.forest.a, N_FEATURES - 1))
     with pytest.raises(ValueError, match="features"):
         reader.forest.predict(np.zeros((2, 3), dtype=np.float32))
+    assert configured(make_settings("sqlite://", reader_path=stale)) is None
 
 
-def _a_read_refusal(pacs, fitted):
-    """A stored request the rules refuse and the reader reads as two or more classes."""
+def test_refusal_offers_the_reading_in_request_order(pacs):
+    """Below ``accept`` the 422 stays, with the whole reading; the named classes first, in
+    the order the request names them."""
+    with pytest.raises(Problem) as refusal:
+        resolve_or_read(pacs, _leaf(10.0), 1.01, PersonalizeCreate(description=REFUSED), DOMAINS)
+    reading = refusal.value.extra["reading"]
+    assert reading["classes"][:2] == ["dog", "cat"] and len(reading["classes"]) == 30
+    assert reading["confidence"] > 0.99
+    with pytest.raises(Problem) as none:  # no class above one half: nothing to offer
+        resolve_or_read(pacs, _leaf(-10.0), 1.01, PersonalizeCreate(description=REFUSED), DOMAINS)
+    assert "reading" not in none.value.extra
+
+
+def test_reading_is_the_answer_from_accept(pacs):
+    """From ``accept`` the reading is the answer, with the reader's note only: the refused
+    pass's notes and context described a reading that is not the answer."""
+    notes, ignored = ["kept from before"], []
+    matches, domain = resolve_or_read(
+        pacs, _leaf(10.0), 0.9, PersonalizeCreate(description=f"{REFUSED}, in sketches"),
+        DOMAINS, ignored, notes)
+    assert [m.name for m in matches][:2] == ["dog", "cat"] and domain == "sketch"
+    assert notes[0] == "kept from before" and len(notes) == 2 and "learned reader" in notes[1]
+    assert ignored == []
+
+
+def test_fitted_reader_offers_what_it_would_answer(pacs, fitted):
+    """For the fitted reader too: the reading a 422 offers is the answer just below it."""
     reader, _, items, rows = fitted
-    by_id = {r["id"]: r for r in rows}
+    by_id = {r["id"]: r["description"] for r in rows}
+    offered = []
     for item in items:
-        text = by_id[item["id"]]["description"]
         with pytest.raises(Problem) as refusal:
-            resolve_or_read(pacs, reader, 1.01, PersonalizeCreate(description=text),
-                            ["photo", "art_painting", "cartoon", "sketch"])
+            resolve_or_read(pacs, reader, 1.01, PersonalizeCreate(description=by_id[item["id"]]),
+                            DOMAINS)
         if "reading" in refusal.value.extra:
-            return text, refusal.value.extra["reading"]
-    raise AssertionError("the reader read none of the refused requests as two classes")
-
-
-def test_refusal_carries_the_reading_below_accept(pacs, fitted):
-    """Below ``accept`` the 422 stays, with the whole reading to confirm."""
-    _, reading = _a_read_refusal(pacs, fitted)
-    assert len(reading["classes"]) >= 2 and 0 <= reading["confidence"] < 1.01
-    assert set(reading["classes"]) <= set(pacs.names)
-
-
-def test_reading_is_the_answer_from_accept(pacs, fitted):
-    """From ``accept`` the same reading is the answer (200), said in a note."""
-    reader = fitted[0]
-    text, reading = _a_read_refusal(pacs, fitted)
-    notes: list[str] = []
-    matches, _ = resolve_or_read(pacs, reader, reading["confidence"],
-                                 PersonalizeCreate(description=text),
-                                 ["photo", "art_painting", "cartoon", "sketch"], notes=notes)
+            offered.append((by_id[item["id"]], refusal.value.extra["reading"]))
+    assert offered, "the reader offered no reading on its own training requests"
+    text, reading = offered[0]
+    matches, _ = resolve_or_read(pacs, reader, reading["confidence"] - 1e-4,
+                                 PersonalizeCreate(description=text), DOMAINS)
     assert [m.name for m in matches] == reading["classes"]
-    assert any("learned reader" in n for n in notes)
 
 
 @pytest.mark.parametrize("text", ['cat" OR 1=1 --', "<script>cats and dogs</script>"])
-def test_unreadable_descriptions_stay_refused(pacs, fitted, text):
-    """Markup and SQL are refused before any reading, even at accept 0."""
+def test_unreadable_descriptions_stay_refused(pacs, text):
+    """Markup and SQL are refused before any reading, even by a reader that says yes to
+    everything at accept 0."""
     with pytest.raises(Problem) as refusal:
-        resolve_or_read(pacs, fitted[0], 0.0, PersonalizeCreate(description=text),
-                        ["photo"])
+        resolve_or_read(pacs, _leaf(10.0), 0.0, PersonalizeCreate(description=text), DOMAINS)
+    assert refusal.value.slug == "unreadable-description"
     assert "reading" not in refusal.value.extra
 
 
-def test_rules_answer_first(pacs, fitted):
-    """A request the rules answer never reaches the reader, even at accept 0."""
-    notes: list[str] = []
-    matches, _ = resolve_or_read(pacs, fitted[0], 0.0,
-                                 PersonalizeCreate(description="cats and dogs"), ["photo"],
-                                 notes=notes)
-    assert [m.name for m in matches] == ["cat", "dog"] and notes == []
+def test_rules_answer_first_and_a_broken_reader_changes_nothing(pacs):
+    """A request the rules answer never reaches the reader; a reader that fails leaves the
+    rules' 422 as it was (never a 500)."""
+    matches, _ = resolve_or_read(pacs, _leaf(10.0), 0.0,
+                                 PersonalizeCreate(description="cats and dogs"), DOMAINS)
+    assert [m.name for m in matches] == ["cat", "dog"]
+    with pytest.raises(Problem) as refusal:
+        resolve_or_read(pacs, _leaf(10.0, feature=10_000), 0.0,
+                        PersonalizeCreate(description=REFUSED), DOMAINS)
+    assert refusal.value.slug == "unknown-classes" and "reading" not in refusal.value.extra
 
 
-def test_the_service_loads_the_reader_it_is_given(make_settings, fitted, tmp_path):
-    """``TAILOR_READER_PATH``: the taper kind reads refusals again with that reader, at
-    ``TAILOR_READER_ACCEPT``; with none (or no file there) the rules alone answer."""
-    from service.kinds.taper import TaperKind
-
-    path = tmp_path / "reader.safetensors"
-    fitted[0].forest.save(path)
-    kind = TaperKind.load(make_settings("sqlite://", reader_path=path, reader_accept=0.8), None)
-    assert kind.reader is not None and kind.reader_accept == 0.8
-    for missing in (None, tmp_path / "absent.safetensors"):
-        assert TaperKind.load(make_settings("sqlite://", reader_path=missing), None).reader is None
+def test_the_api_offers_and_answers_by_settings(run_live, make_settings, redis_server,
+                                                tmp_path):
+    """Over HTTP: ``TAILOR_READER_PATH`` loads the reader; at the default accept a refused
+    description's problem JSON carries ``reading``; at a lower one it is answered, with a
+    note. No file: the rules' 422, no reading."""
+    path = tmp_path / "yes.safetensors"
+    _leaf(10.0).forest.save(path, {"features": VERSION})
+    body = {"description": "zorblaxes and quuxes"}
+    for accept, missing in ((1.01, False), (0.5, False), (1.01, True)):
+        settings = make_settings(f"sqlite:///{tmp_path / f'{accept}{missing}.db'}",
+                                 redis_url=redis_server.url, reader_accept=accept,
+                                 reader_path=tmp_path / "absent" if missing else path)
+        with run_live(settings) as live:
+            answer = live.http.post("/v1/personalize", json=body)
+        if missing:
+            assert answer.status_code == 422 and "reading" not in answer.json()
+        elif accept > 1:
+            assert answer.status_code == 422, answer.text
+            assert len(answer.json()["reading"]["classes"]) >= 2
+        else:
+            assert answer.status_code in (200, 201), answer.text
+            assert any("learned reader" in n for n in answer.json()["notes"])
