@@ -15,6 +15,7 @@ import re
 from collections.abc import Callable
 
 from service.kinds.asides import later_items, participle_asides, wait_no_items
+from service.kinds.pointing import pointed_at
 from service.kinds.swaps import swapped
 from service.kinds.tokens import singular_forms, words
 from service.kinds.vocabulary import FILLER
@@ -28,6 +29,9 @@ _MARKER = re.compile(r"\bno,?\s+wait\b,?|\bwait,?\s+no\b,?|\bsorry,?\s+i\s+mean(
                      r"\b(?:edit|update|upd)\s*\d*\s*:\s*actually\b,?|"  # "edit: actually …"
                      # "make it fast", "make that one two"
                      r"\bon\s+second\s+thoughts?\b,?|\bchange\s+of\s+plans?\b[:,]?|"
+                     r"\bon\s+reflection\b,?(?=[^.!?]*\b(?:only|just)\b)|"  # "…, dog… on
+                     # reflection, … birds and cats only" (set 82); not "on reflection … so
+                     # drop six and nine" (set 62), which takes back its own
                      r"\b(?:right|correct)\?\s*no\b(?=\s*[,.!;])[,.!;]?|"  # "…, right? no, …"
                      r"\b(?:(?-i:jk)|j/k|just\s+kidding)\b,?",  # "wait no birds. jk keep birds"
                      # (set 71); not the initials "JK asked for birds" (an outside review)
@@ -107,7 +111,8 @@ def _bare_retracted(text: str, class_word: Callable[[str], bool] | None) -> str:
 # "vacas and caballos... sorry, cows and horses" (set 44): a correction, as "sorry, I mean"
 _TRAILING_SORRY = re.compile(r"\s*(?:\.{2,}|…|\s—|\s--)\s*sorry\b,?(?!\s+(?:for|if|about|to|"
                              r"that)\b)", re.I)
-_INTERJECTIONS = {"hmm", "hm", "ok", "okay", "oh", "so", "um", "uh", "er", "ah", "well", "hmmm"}
+_INTERJECTIONS = {"hmm", "hm", "ok", "okay", "oh", "so", "um", "uh", "er", "ah", "well", "hmmm",
+                  "wait"}  # "dog and cat. wait actually make it dog and sheep" (set 79)
 # "elephant... scratch elephant": an ellipsis between words ends a sentence, unless what
 # follows goes on with the list
 _ELLIPSIS = re.compile(r"(?<=[a-z])\s*(?:\.{3,}|…)\s+(?=[a-z])(?!(?:and|or|nor|plus|maybe|"
@@ -197,21 +202,31 @@ def _names_only(item: list[str], class_word: Callable[[str], bool]) -> bool:
     return any(map(class_word, item)) and all(w in FILLER or class_word(w) for w in item)
 
 
+# a retraction told as done: "they dropped ankle boot", "we cut the trousers" (sets 81, 82:
+# the class kept at 200); "cut" only here, where it opens a chunk or takes a pronoun
+_DONE = {"dropped", "removed", "scrapped", "skipped", "cancelled", "canceled", "ditched",
+         "omitted", "cut", "nixed"}
 def retracted(tokens: list[str]) -> list[str] | None:
-    """The words a chunk takes back, when it opens (after "but", "then", "actually", …) with a
-    retracting verb or reads "leave … out" ("actually forget the birds" → ``["the",
-    "birds"]``); else None."""
-    content = _unreported([t for t in tokens if t not in _LEAD])
+    """The words a chunk takes back, when it opens (after "but", "then", "actually", "they",
+    …) with a retracting verb, done or to do, or reads "leave … out" ("actually forget the
+    birds" → ``["the", "birds"]``; "they dropped ankle boot"); or a pronoun that any
+    retracting verb in it takes ("the team decided against them", "we cut them" →
+    ``["them"]``, resolved by the parser); else None."""
+    content = _unreported([t for t in tokens if t not in _LEAD | {"they"}])
     if content[1:2] and content[1] in _UNNAMED:
         return None
-    if content and (content[0] in RETRACTING or (content[0] == "leave" and "out" in content)):
+    if (pointed := pointed_at(content, RETRACTING | _DONE)) is not None:
+        return pointed
+    verbs = RETRACTING | _DONE
+    if content and (content[0] in verbs or (content[0] == "leave" and "out" in content)):
         taken = [t for t in content[1:] if t != "out"]
         cut = next((i for i, t in enumerate(taken) if t in _WHY and i), len(taken))
         return taken[:cut]  # "skip 7 because it is rare in our data" (an outside review)
     return None
 
 
-_WHY = {"because", "since", "cos", "coz", "cuz", "as", "so", "which", "it", "its", "they"}
+_WHY = {"because", "since", "cos", "coz", "cuz", "as", "so", "which", "it", "its", "they",
+        "after", "following", "per"}  # "removed bird after discussion with @maintainer"
 
 
 _SAYING = {"said", "says", "told", "tells", "asked", "asks", "wants", "suggested"}

@@ -24,13 +24,14 @@ from service.kinds.vocabulary import FILLER, GENERIC
 # "the dog set goes to a separate model", "dogs are handled by another team": elsewhere, so
 # not here (held-out set 32: dog kept at 200)
 _SENT = (r"\b(?:(?:go|goes|went|going|belongs?|moved?|moving)\s+(?:to|in|into)|(?:(?:are|is|"
-         r"will\s+be|get|gets|being)\s+)?(?:handled|covered|done|classified)\s+(?:by|in))\s+")
+         r"will\s+be|get|gets|being)\s+)?(?:handled|covered|done|classified|sorted)\s+(?:by|in))\s+")
 # "Footwear & bags handled elsewhere." (set 69: bag kept at 200), "… are dealt with elsewhere"
 _AWAY = (r"\b(?:(?:are|is|will\s+be|get|gets|being)\s+)?(?:handled|covered|done|classified|"
          r"dealt\s+with|processed)\s+elsewhere\b")
 _ELSEWHERE = (_AWAY + "|" + _SENT + r"(?:another|a\s+separate|a\s+different|the\s+other|"
-              r"a\s+second|(?:their|its)\s+own)\s+(?:\w+\s+)?(?:team|model|app|project|classifier|pipeline|"
-              r"department|service|system|one)\b|" + _SENT + r"(?:another|a\s+separate|a\s+"
+              r"a\s+second|(?:their|its)\s+own)\s+(?:\w+\s+)?(?:team|model|app|project|"
+              r"classifier|pipeline|department|service|system|one|machine|tool)\b|"
+              + _SENT + r"(?:another|a\s+separate|a\s+"
               r"different|the\s+other)\s+(?:\w+\s+)?(?:collection|archive|fonds|folder|bin|"
               r"dataset|batch|bucket|workflow|process)\b")  # "dog and cat, which
 # belong to a separate fonds" (set 62, at 200); not "both of which go to their own folder"
@@ -67,7 +68,8 @@ _CLAUSE_END = re.compile(r"\s*(?:(?:recogni[sz]ed|detected|classified|tagged|lab
                          r"picked\s+out|spotted|identified|flagged|counted|included|"
                          r"for\s+now|for\s+this\s+(?:phase|release|version|sprint|project|model|"
                          r"task|app|one)|"
-                         r"here|though|at\s+all|really)\s*)*(?:[.;:!?)—–]|--|,\s*(?:only|just|so)\b|$)",
+                         r"here|though|at\s+all|really|already)\s*)*(?:[.;:!?)—–]|--|"
+                         r",\s*(?:only|just|so)\b|$)",
                          re.I)  # "ignore it -- just cows", "don't need her picked out, only …"
 # where the part waved off begins: after the last clause mark before the dismissal; a comma
 # counts unless "but" follows it ("a coat in every shot, but that's irrelevant")

@@ -3,6 +3,7 @@ art_painting, by similarity to each domain's description (split from ``resolutio
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 
 import numpy as np
@@ -16,6 +17,16 @@ WEAK_STYLE = {"line"}
 # not to "drawn from life" or "from photos" (an outside review)
 _DRAWN_AS = {"comic", "comics", "cartoon", "cartoons", "cartoony", "anime", "manga", "painted",
              "painting", "paintings", "watercolour", "watercolor", "oil", "oils"}
+
+# taking pictures is using a camera: a hint at photos where no style word says otherwise (set
+# 83: "I'm taking pictures of the kids old clothes" had no domain)
+_TAKING_PICTURES = re.compile(r"\b(?:take|takes|taking|took|snap|snaps|snapping|snapped)\s+"
+                              r"(?:(?:a|some|the|my|our|lots\s+of)\s+)?(?:pictures|pics)\b", re.I)
+
+
+def taking_pictures(text: str) -> bool:
+    """Whether the text says its images are pictures someone takes (a camera's)."""
+    return _TAKING_PICTURES.search(text) is not None
 
 
 def domain_of(style: list[str], domains: list[str],

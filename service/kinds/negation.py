@@ -39,8 +39,11 @@ def negates(tokens: list[str], class_word: Callable[[str], bool] = _never,
     everything else"): only a negation opening it counts, and no excluding word."""
     content = [t for t in tokens  # "the animal said never to forget" negates nothing
                if t not in FILLER or t in NEGATIONS | STORY_VERBS or class_word(t)]
-    if content[:1] == ["but"] and not any(map(class_word, tokens)):  # "but the images are
-        content = content[1:]  # all sketches" asks for no absence; "but dogs" (not) still may
+    if content[:1] == ["but"] and (not any(map(class_word, tokens))  # "but the images are
+                                   or tokens[1:2] in (["i"], ["we"])
+                                   and tokens[2:3] and tokens[2] in _WANTING):
+        content = content[1:]  # all sketches" asks for no absence; "but dogs" (not) still may;
+        # "but I need instead zebras and giraffes" asks (set 82: the zebras were refused)
     if described:
         content = tokens[1:2] if tokens[:1] in (["but"], ["and"], ["just"]) else tokens[:1]
     pairs = list(zip(tokens, tokens[1:], strict=False))
@@ -54,7 +57,10 @@ def negates(tokens: list[str], class_word: Callable[[str], bool] = _never,
         a in _WONT_BE and b == "be" and c in NEEDED  # "five and six won't be needed" (a review)
         for a, b, c in zip(tokens, tokens[1:], tokens[2:], strict=False)) or any(
         a in _CONTRACTED and b in _WANTING and c != "to"  # "we don't need dogs"; not "don't
-        for a, b, c in zip(tokens, tokens[1:], [*tokens[2:], ""], strict=False))  # want to miss"
+        for a, b, c in zip(tokens, tokens[1:], [*tokens[2:], ""], strict=False)) or any(
+        a in ("do", "does", "did") and b == "not" and c in _WANTING and d != "to"  # "Horses we
+        for a, b, c, d in zip(tokens, tokens[1:], tokens[2:], [*tokens[3:], ""], strict=False))
+    # do not need" (set 80: horse at 200), as "don't need"; not "do not want to miss"
     excluding = _excluding(tokens, class_word) and not described or (  # "(sheep excluded)",
         bool(DROPPED & set(tokens)) and all(t in DROPPED or class_word(t) or t in _BARE
                                             for t in tokens))  # not "with tags removed"

@@ -42,6 +42,7 @@ from service.kinds.counted import (
 )
 from service.kinds.dictation import dictated, listed_runs, rejoined
 from service.kinds.dismissals import dismissed, wave_off
+from service.kinds.domains import taking_pictures
 from service.kinds.emoji import read_emoji
 from service.kinds.excepting import (
     needed_without,
@@ -60,7 +61,9 @@ from service.kinds.parity import parity_filter, parity_range
 from service.kinds.parsed import Parsed
 from service.kinds.pasted import as_prose
 from service.kinds.places import without_places
+from service.kinds.pointing import point_back
 from service.kinds.rewrites import (
+    clipart,
     reporters,
     restyled,
     sounded,
@@ -109,13 +112,14 @@ _PICKING = {"recognise", "recognize", "identify", "pick", "filter", "sort", "det
             "classify", "label", "spot", "find", "separate", "select", "flag", "tag", "mark"}
 def parse(text: str, known: Known = Known()) -> Parsed:  # noqa: B008 (immutable default)
     """Split ``text`` into class mentions and style words (see the module docstring)."""
-    text = EXCEPTION_OF.sub("except", dictated(read_emoji(text, known.class_of)))  # "🐘🦒"
+    text = EXCEPTION_OF.sub("except", dictated(read_emoji(clipart(text), known.class_of)))  # 🐘
     text = count_field(CLOCK_TIME.sub("", DATE.sub(" ", text)))  # "Amendment (14:20): please
     # add …", "(review of 3 March)"
     if one_bounded(text):  # "a number bigger than five"
         return Parsed([], refused="a bound ('a number bigger than five') names no number; "
                                   "name the digits, e.g. 'the digits 6 to 9'")
     any_style = ANY_STYLE.search(text)  # "no particular image type": no domain
+    camera = taking_pictures(text)  # "I'm taking pictures of the kids' old clothes"
     try:
         text, cut = as_prose(text, known)  # a thread, a chat, a config, a letter
     except Unreadable as exc:
@@ -167,7 +171,7 @@ def parse(text: str, known: Known = Known()) -> Parsed:  # noqa: B008 (immutable
         return Parsed([], refused=refused)
     text = without_counts(text)
     parsed = Parsed([], style, fields=cut + taken_back, negated=excepted,
-                    hints=hints, retracted=filtered,
+                    hints=hints + (["camera"] if camera else []), retracted=filtered,
                     declared=declared)
     for i, sentence in enumerate(SENTENCE.split(text)):
         before = len(parsed.mentions)
@@ -213,6 +217,7 @@ def _read_sentence(sentence: str, known: Known, parsed: Parsed) -> None:
             origin and separator in ("and", "or", "&")))  # "from the zoo and the safari park"
         _read_chunk(pieces[i], known, parsed, aside, "compared" if after_from and comparing_here
                     else "source" if after_from or origin else None)
+        point_back(parsed, taken, items, separator, known.class_word)
         items.append((separator, parsed.mentions[before:], raw))
         where.append((len("".join(pieces[:i])), len("".join(pieces[:i + 1])),
                       parsed.mentions[before:]))

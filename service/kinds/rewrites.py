@@ -60,6 +60,7 @@ _SHOT = re.compile(r"\bshot\s+(?=(?:on|with|in|at|by|from|using)\b)", re.I)  # n
 
 
 _CLIP_ART = re.compile(r"\bclip[\s-]+art\b", re.I)  # one style word: "art" alone is paintings
+_DESIGNATOR = re.compile(r"\b(?-i:No|Nr|Nos)\.\s?\d+(?:\.\d+)*\b")  # "No. 1", not "no 1s"
 _WEBCOMIC = re.compile(r"\bweb(?=comics?\b)", re.I)  # "a webcomic" is a comic
 # "need to read them": the task, pointing back (set 69: "read" was asked back as a class)
 _READ_THEM = re.compile(r"\bread\s+(?=(?:them|em)\b)", re.I)  # not "read these drawings"
@@ -144,6 +145,14 @@ def without_tags(text: str, keeps: Callable[[str], bool]) -> str:
     return _CLOSING_TAGS.sub(kept, text)
 
 
+def clipart(text: str) -> str:
+    """"clip art" as one style word, before fields are read too ("Style: clip art from our
+    website icons" was a field "clip …" and the style "art": paintings, set 81); and a
+    document's numbered designator gone ("Amendment No. 1 to this RFP adds 'zebra'" was read
+    as "no 1 …": a negation, set 83)."""
+    return _DESIGNATOR.sub(" ", _CLIP_ART.sub("clipart", text))
+
+
 def without_chatter(text: str) -> str:
     """Handles as "team", hedges and hashtag marks out, "w/" as "with", "shot on" as "filmed
     on", "clip art" as "clipart" (held-out set 42: read as paintings), "Cam" as a person
@@ -154,7 +163,7 @@ def without_chatter(text: str) -> str:
     them" as "recognize them"."""
     text = text if _OTHER_NUMBER.search(text) else _PRONOUN_ONES.sub("", text)
     text = _CAM.sub("team", _READ_THEM.sub("recognize ", text))
-    text = _CLIP_ART.sub("clipart", _SHOT.sub("filmed ", text))
+    text = clipart(_SHOT.sub("filmed ", text))
     text = _NONZERO.sub(r"\1 1 to 9", _WEBCOMIC.sub("web ", _TYPE_THINGS.sub(_plural, text)))
     text = _U.sub("you", _EXCL.sub("excluding", _WITH.sub("with ", text)))  # "every animal u
     # have except bears" (set 64: a clash)
