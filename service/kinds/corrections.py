@@ -29,9 +29,6 @@ _MARKER = re.compile(r"\bno,?\s+wait\b,?|\bwait,?\s+no\b,?|\bsorry,?\s+i\s+mean(
                      r"\b(?:edit|update|upd)\s*\d*\s*:\s*actually\b,?|"  # "edit: actually …"
                      # "make it fast", "make that one two"
                      r"\bon\s+second\s+thoughts?\b,?|\bchange\s+of\s+plans?\b[:,]?|"
-                     r"\bon\s+reflection\b,?(?=[^.!?]*\b(?:only|just)\b)|"  # "…, dog… on
-                     # reflection, … birds and cats only" (set 82); not "on reflection … so
-                     # drop six and nine" (set 62), which takes back its own
                      r"\b(?:right|correct)\?\s*no\b(?=\s*[,.!;])[,.!;]?|"  # "…, right? no, …"
                      r"\b(?:(?-i:jk)|j/k|just\s+kidding)\b,?",  # "wait no birds. jk keep birds"
                      # (set 71); not the initials "JK asked for birds" (an outside review)
@@ -206,6 +203,10 @@ def _names_only(item: list[str], class_word: Callable[[str], bool]) -> bool:
 # the class kept at 200); "cut" only here, where it opens a chunk or takes a pronoun
 _DONE = {"dropped", "removed", "scrapped", "skipped", "cancelled", "canceled", "ditched",
          "omitted", "cut", "nixed"}
+# "they dropped off dogs", "removed in 2021": a verb with a particle is no retraction (an
+# outside review's probes); "cut paper silhouettes" neither: "cut" opens a retraction only
+# as an imperative's "cut them"
+_PARTICLES = {"off", "by", "in", "out", "into", "onto", "back", "up", "down", "over", "from"}
 def retracted(tokens: list[str]) -> list[str] | None:
     """The words a chunk takes back, when it opens (after "but", "then", "actually", "they",
     …) with a retracting verb, done or to do, or reads "leave … out" ("actually forget the
@@ -217,8 +218,9 @@ def retracted(tokens: list[str]) -> list[str] | None:
         return None
     if (pointed := pointed_at(content, RETRACTING | _DONE)) is not None:
         return pointed
-    verbs = RETRACTING | _DONE
-    if content and (content[0] in verbs or (content[0] == "leave" and "out" in content)):
+    opening = content[0] in RETRACTING or content[0] in _DONE - {"cut"} \
+        and content[1:2] != [] and content[1] not in _PARTICLES if content else False
+    if opening or content and content[0] == "leave" and "out" in content:
         taken = [t for t in content[1:] if t != "out"]
         cut = next((i for i, t in enumerate(taken) if t in _WHY and i), len(taken))
         return taken[:cut]  # "skip 7 because it is rare in our data" (an outside review)

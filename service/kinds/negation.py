@@ -41,7 +41,8 @@ def negates(tokens: list[str], class_word: Callable[[str], bool] = _never,
                if t not in FILLER or t in NEGATIONS | STORY_VERBS or class_word(t)]
     if content[:1] == ["but"] and (not any(map(class_word, tokens))  # "but the images are
                                    or tokens[1:2] in (["i"], ["we"])
-                                   and tokens[2:3] and tokens[2] in _WANTING):
+                                   and tokens[2:3] and tokens[2] in _WANTING
+                                   and not ((NEGATIONS | {"neither"}) - {"but"}) & set(tokens[3:])):
         content = content[1:]  # all sketches" asks for no absence; "but dogs" (not) still may;
         # "but I need instead zebras and giraffes" asks (set 82: the zebras were refused)
     if described:

@@ -11,6 +11,7 @@ from collections.abc import Callable
 from typing import Any
 
 from service.kinds import senses
+from service.kinds.chunks import is_style
 from service.kinds.tokens import words
 
 POINTING = {"them", "it", "those", "these", "em", "both"}
@@ -18,8 +19,13 @@ _AGAINST = {("decided", "against"), ("voted", "against"), ("ruled", "out")}
 _ALSO = {"exclude", "excluded"}  # "on reflection, exclude them": a verb here, a negation alone
 _TRAILING = {"please", "pls", "too", "all", "anyway"}
 _JOINING = {"and", "or", "&", "+", ","}
+# before the verb anywhere in its chunk, these leave the retraction undone or hypothetical: "don't
+# forget them", "no reason to drop them", "it would be a mistake to remove them", "why would
+# anyone skip them?" (an outside review's probes); "… then re-added them" takes them back again
 _UNDONE = {"dont", "not", "never", "no", "cant", "cannot", "wont", "shouldnt", "didnt", "nobody",
-           "doesnt", "wouldnt", "mustnt"}
+           "doesnt", "wouldnt", "mustnt", "reason", "mistake", "why", "would", "if", "should",
+           "shall", "whether", "noone", "unless"}
+_AGAIN = {"back", "readded", "re", "reinstated", "restored", "again", "returned"}
 
 
 def pointed_at(content: list[str], verbs: set[str]) -> list[str] | None:
@@ -31,8 +37,8 @@ def pointed_at(content: list[str], verbs: set[str]) -> list[str] | None:
     if len(tail) < 2 or tail[-1] not in POINTING:
         return None
     verb = 3 if tuple(tail[-3:-1]) in _AGAINST else 2 if tail[-2] in verbs | _ALSO else 0
-    if not verb or _UNDONE & set(tail[-verb - 2 : -verb]):  # "don't forget them", "we never
-        return None  # decided against them"
+    if not verb or _UNDONE & set(tail[:-verb]):
+        return None
     return [*tail[:-verb], tail[-1]]
 
 
@@ -51,21 +57,45 @@ def point_back(parsed: Any, taken: int, chunks: list[tuple[str, list[str], list[
             or words(parsed.retracted[-1])[-1] not in POINTING:  # fmt: skip
         return
     *head, pronoun = words(parsed.retracted[-1])
-    named = [" ".join(head)] if any(map(class_word, head)) else []
+    named = _runs(head, class_word)  # "Birds were considered but the team …": birds
+    if not named and _thing_after(head, class_word, pronoun):  # "sketches were considered
+        return  # but we decided against them": the sketches
     if not named or separator in _JOINING:
         for before, mentions, raw in reversed(chunks):
             here = [m for m in mentions if any(map(class_word, words(m)))]
-            if not here or not named and _thing_after(raw, class_word):
+            if not here and before == "from" and not named:  # "The zebras from the old
+                continue  # brief, we scrapped them"
+            if not here or not named and _thing_after(raw, class_word, pronoun):
                 break
             named = here + named
             if before not in _JOINING:
                 break
-    parsed.retracted[-1:] = (named[-1:] if pronoun == "it" else named) or [pronoun]
+    if not _AGAIN & set(_rest_of_sentence(parsed)):
+        parsed.retracted[-1:] = (named[-1:] if pronoun == "it" else named) or [pronoun]
 
 
-def _thing_after(raw: list[str], class_word: Callable[[str], bool]) -> bool:
-    """Whether a plural after the chunk's last class word names things (WordNet): "fences",
-    not the verb "paint" in "the horses I don't paint anymore"."""
-    last = max(i for i, t in enumerate(raw) if class_word(t))
-    return any(t.endswith("s") and not t.endswith("ss") and senses.thing(t)
-               and not class_word(t) for t in raw[last + 1:])
+def _runs(tokens: list[str], class_word: Callable[[str], bool]) -> list[str]:
+    """The runs of class words in ``tokens`` ("t shirts and shirts were …" → "t shirts",
+    "shirts"), each one mention."""
+    runs: list[list[str]] = [[]]
+    for t in tokens:
+        if class_word(t):
+            runs[-1].append(t)
+        elif runs[-1]:
+            runs.append([])
+    return [" ".join(r) for r in runs if r]
+
+
+def _rest_of_sentence(parsed: Any) -> list[str]:
+    """The words of the sentence being read ("… then re-added them" reinstates)."""
+    return words(parsed.sentences[-1]) if parsed.sentences else []
+
+
+def _thing_after(raw: list[str], class_word: Callable[[str], bool], pronoun: str) -> bool:
+    """Whether, after the last class word of ``raw`` (or anywhere, with none), a word names
+    what the pronoun points at: a plural thing or style for "them" ("fences", "sketches"), a
+    thing for "it" ("a watermark"); not the verb "paint" in "the horses I don't paint
+    anymore"."""
+    last = max((i for i, t in enumerate(raw) if class_word(t)), default=-1)
+    return any(not class_word(t) and (senses.thing(t) or is_style(t)) and (
+        pronoun == "it" or t.endswith("s") and not t.endswith("ss")) for t in raw[last + 1:])

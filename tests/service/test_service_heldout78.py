@@ -22,12 +22,11 @@ from service.core.problems import Problem
     # a retraction told as done
     ("ray: set up the shoe classifier for the new client\nvic: which shoes exactly\nray: "
      "sandal + sneaker, they dropped ankle boot", ["sandal", "sneaker"], None),
-    # a correction marker after "wait", and "on reflection"
+    # a correction marker after "wait"
     ("dog and cat. wait actually make it dog and sheep, my uncle has sheep and thats way cooler",
      ["dog", "sheep"], None),
-    ("Birds, cats and the occasional dog, for a cabinet of Japanese-style prints... on "
-     "reflection, let me keep it simple: paintings of birds and cats only.", ["bird", "cat"],
-     "art_painting"),
+    ("Classify elephants and giraffes. The zebras from the old brief, we scrapped them.",
+     ["elephant", "giraffe"], None),
     # "do not need" as "don't need"
     ("I need the recognition of sheeps and cows on our farm photos. Horses we do not need, they "
      "are in a other stable.", ["sheep", "cow"], "photo"),
@@ -89,3 +88,24 @@ def test_guards_after_review_of_the_pool(pacs, text, classes, domain):
     """Read-pool rows the first version of these rules got wrong, and the designator's
     bounds."""
     assert _resolve(pacs, text) == (classes, domain)
+
+
+@pytest.mark.parametrize(("text", "classes"), [
+    ("Keep cats and dogs, there is no reason to drop them.", ["cat", "dog"]),
+    ("Cats and dogs; birds too, there is no reason to drop them.", ["cat", "dog", "bird"]),
+    ("Cats and dogs matter; it would be a mistake to remove them.", ["cat", "dog"]),
+    ("Dogs and cats: why would anyone skip them?", ["dog", "cat"]),
+    ("Classify cats and dogs, and birds; sketches were considered but we decided against "
+     "them.", ["cat", "dog", "bird"]),
+    ("Classify cats and dogs with a watermark, we removed it.", ["cat", "dog"]),
+    ("Cut paper silhouettes of horses and cows - which is which?", ["horse", "cow"]),
+    ("They dropped off dogs and cats at the shelter; sort the photos into dog and cat.",
+     ["dog", "cat"]),
+    ("Horses and cows. But I need neither sheep nor goats.", ["horse", "cow"]),
+    ("Classify birds, cats and dogs. Birds were considered but the team decided against them.",
+     ["cat", "dog"]),
+])
+def test_guards_from_the_outside_review(pacs, text, classes):
+    """An outside review's probes of the first version: a hypothetical or negated retraction,
+    a pronoun pointing at a style or a thing, a verb with a particle, "but I need neither"."""
+    assert sorted(_resolve(pacs, text)[0]) == sorted(classes)
