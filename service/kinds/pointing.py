@@ -1,8 +1,10 @@
 """A pronoun after a retracting verb points back at the classes named before it: "the horses I
 don't paint anymore, remove them please", "Birds were considered but the team decided against
 them", "Trousers were in the v1 deck but we cut them" (held-out sets 78 and 82: each class kept
-at 200). Only a pronoun that ends its chunk counts, and it takes back the classes of the nearest
-chunk before it, in its sentence, that names any; with none there, it names nothing.
+at 200). Only a pronoun that ends its chunk counts, after no negation or hypothetical ("no
+reason to drop them"). It takes back the classes named before the verb in its own chunk, else
+those of the chunk just before it (:func:`point_back`); a style or thing named there is what it
+points at instead ("sketches were considered but we decided against them").
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from service.kinds.tokens import words
 
 POINTING = {"them", "it", "those", "these", "em", "both"}
 _AGAINST = {("decided", "against"), ("voted", "against"), ("ruled", "out")}
-_ALSO = {"exclude", "excluded"}  # "on reflection, exclude them": a verb here, a negation alone
+_ALSO = {"exclude", "excluded"}  # "exclude them": a verb here, elsewhere an excluding word
 _TRAILING = {"please", "pls", "too", "all", "anyway"}
 _JOINING = {"and", "or", "&", "+", ","}
 # before the verb anywhere in its chunk, these leave the retraction undone or hypothetical: "don't
