@@ -207,6 +207,8 @@ _DONE = {"dropped", "removed", "scrapped", "skipped", "cancelled", "canceled", "
 # outside review's probes); "cut paper silhouettes" neither: "cut" opens a retraction only
 # as an imperative's "cut them"
 _PARTICLES = {"off", "by", "in", "out", "into", "onto", "back", "up", "down", "over", "from"}
+
+
 def retracted(tokens: list[str]) -> list[str] | None:
     """The words a chunk takes back, when it opens (after "but", "then", "actually", "they",
     …) with a retracting verb, done or to do, or reads "leave … out" ("actually forget the
@@ -218,13 +220,20 @@ def retracted(tokens: list[str]) -> list[str] | None:
         return None
     if (pointed := pointed_at(content, RETRACTING | _DONE)) is not None:
         return pointed
-    opening = content[0] in RETRACTING or content[0] in _DONE - {"cut"} \
-        and content[1:2] != [] and content[1] not in _PARTICLES if content else False
-    if opening or content and content[0] == "leave" and "out" in content:
+    if _opens_retraction(content) or content[:1] == ["leave"] and "out" in content:
         taken = [t for t in content[1:] if t != "out"]
         cut = next((i for i, t in enumerate(taken) if t in _WHY and i), len(taken))
         return taken[:cut]  # "skip 7 because it is rare in our data" (an outside review)
     return None
+
+
+def _opens_retraction(content: list[str]) -> bool:
+    """Whether the chunk opens with a retracting verb: to do ("drop"), or done ("dropped") and
+    followed by no particle ("dropped off")."""
+    if not content:
+        return False
+    done = content[0] in _DONE - {"cut"} and content[1:2] != [] and content[1] not in _PARTICLES
+    return content[0] in RETRACTING or done
 
 
 _WHY = {"because", "since", "cos", "coz", "cuz", "as", "so", "which", "it", "its", "they",

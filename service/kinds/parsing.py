@@ -70,6 +70,7 @@ from service.kinds.rewrites import (
     split_compounds,
     style_phrases,
     without_chatter,
+    without_designators,
     without_purposes,
     without_tags,
 )
@@ -112,7 +113,8 @@ _PICKING = {"recognise", "recognize", "identify", "pick", "filter", "sort", "det
             "classify", "label", "spot", "find", "separate", "select", "flag", "tag", "mark"}
 def parse(text: str, known: Known = Known()) -> Parsed:  # noqa: B008 (immutable default)
     """Split ``text`` into class mentions and style words (see the module docstring)."""
-    text = EXCEPTION_OF.sub("except", dictated(read_emoji(clipart(text), known.class_of)))  # 🐘
+    text = without_designators(clipart(text))  # "Style: clip art", "Amendment No. 1"
+    text = EXCEPTION_OF.sub("except", dictated(read_emoji(text, known.class_of)))  # "🐘🦒"
     text = count_field(CLOCK_TIME.sub("", DATE.sub(" ", text)))  # "Amendment (14:20): please
     # add …", "(review of 3 March)"
     if one_bounded(text):  # "a number bigger than five"

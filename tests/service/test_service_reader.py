@@ -23,7 +23,8 @@ from service.kinds.reader_features import VERSION, features
 from trainer.data.catalogue import catalogue_json
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # benchmarks/ is no installed
-from benchmarks.reader import fit, refused  # noqa: E402  # package: run from the repository
+from benchmarks._reader_report import report  # noqa: E402  # package: run from the repository
+from benchmarks.reader import THRESHOLDS, curve, fit, readings, refused  # noqa: E402
 from benchmarks.resolution import OUTSIDE, load_rows  # noqa: E402
 
 DOMAINS = ["photo", "art_painting", "cartoon", "sketch"]
@@ -180,3 +181,35 @@ def test_the_api_offers_and_answers_by_settings(run_live, make_settings, redis_s
         else:
             assert answer.status_code in (200, 201), answer.text
             assert any("learned reader" in n for n in answer.json()["notes"])
+
+
+def test_only_binary_numeric_forests_are_flattened():
+    """A multi-class forest has several trees per step, which the flat walk cannot sum."""
+    from sklearn.ensemble import HistGradientBoostingClassifier
+
+    x = np.random.default_rng(0).normal(size=(60, 3))
+    model = HistGradientBoostingClassifier(max_iter=3).fit(x, np.arange(60) % 3)
+    with pytest.raises(ValueError, match="binary"):
+        Forest.from_sklearn(model)
+
+
+def test_a_reader_fitted_under_other_match_settings_is_loaded_with_a_warning(fitted, tmp_path,
+                                                                             caplog):
+    path = tmp_path / "reader.safetensors"
+    fitted[0].forest.save(path, {"features": VERSION, "match": "0.1/0.1/0.1/0.1"})
+    with caplog.at_level("WARNING", logger="service.kinds.reader"):
+        assert Reader.load(path, "0.575/0.08/0.65/0.06").fitted_with["match"] == "0.1/0.1/0.1/0.1"
+    assert "fitted with match settings" in caplog.text
+
+
+def test_benchmark_curve_and_report(pacs, fitted, tmp_path):
+    """``benchmarks/reader.py``'s table: per threshold, lower thresholds answer at least as
+    many refusals, and the counts add up to the readings offered; JSON and PNG are written."""
+    reader, _, items, rows = fitted
+    found = readings(reader.forest.predict, items, pacs.names)
+    table = curve(found, [{"rule_right": False}] * len(rows))
+    answered = [r["right"] + r["wrong"] for r in table]
+    assert [r["threshold"] for r in table] == list(THRESHOLDS)
+    assert answered == sorted(answered) and answered[-1] == len(found) > 0
+    report({"out_of_fold": table}, tmp_path)
+    assert (tmp_path / "reader.json").exists() and (tmp_path / "reader.png").exists()
