@@ -40,7 +40,7 @@ demo: setup
 	$(BIN)/tailor serve --host $(HOST) --port $(PORT) --print-examples
 
 # the learned reader of refused descriptions reads the rules' pass: refit when they change (~1 min)
-.tailor/reader.safetensors: $(wildcard service/kinds/*.py) benchmarks/reader.py
+.tailor/reader.safetensors: $(wildcard service/kinds/*.py) model_store/text.py benchmarks/reader.py
 	$(BIN)/python benchmarks/reader.py --fit-only --out $@
 
 test: setup

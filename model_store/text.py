@@ -122,6 +122,34 @@ class TextEncoder:
             return self._onnx.encode(texts, batch_size)
         return self._torch_encode(texts, batch_size)
 
+    def word_vectors(self, words: Sequence[str]) -> np.ndarray:
+        """The transformer's last-layer vector of each word, read as the one text
+        ``" ".join(words)``: float32 ``(len(words), hidden)``, the vector of the word's first
+        word piece (zeros past the model's length limit).
+
+        Why not ``encode``: a sentence embedding averages away how a word is used; the learned
+        reader (``service.kinds.reader``) needs the vector of a class word where the request
+        says it, negated, taken back or only context. Runs on torch, whatever ``runtime``
+        (refused requests only).
+        """
+        words = list(words)
+        out = np.zeros((len(words), self.model[0].auto_model.config.hidden_size), np.float32)
+        if not words:
+            return out
+        pieces = self._model.tokenizer(" ".join(words), return_offsets_mapping=True,
+                                       truncation=True, max_length=self._model.max_seq_length,
+                                       return_tensors="pt")  # fmt: skip
+        offsets = pieces.pop("offset_mapping")[0].tolist()
+        with torch.inference_mode():
+            hidden = self._model[0].auto_model(**pieces.to(self.device)).last_hidden_state[0]
+        hidden = hidden.float().cpu().numpy()
+        starts = dict(zip(np.cumsum([0] + [len(w) + 1 for w in words[:-1]]).tolist(),
+                          range(len(words)), strict=True))  # fmt: skip
+        for j, (a, b) in enumerate(offsets):
+            if b > a and (i := starts.pop(a, None)) is not None:  # a word's first piece
+                out[i] = hidden[j]
+        return out
+
     def _torch_encode(self, texts: list[str], batch_size: int = 64) -> np.ndarray:
         with torch.inference_mode():
             emb = self._model.encode(

@@ -4,13 +4,14 @@ The rules (:mod:`service.kinds.task_request`) answer 422 when a mention is unkno
 request looks ambiguous; on requests written outside the project many of those 422s were
 answerable (docs/results-resolution.md, stop 55). The reader scores every catalogue class of
 such a request with a gradient-boosted forest (:mod:`service.kinds.forest`) over features of
-the rules' own pass (:mod:`service.kinds.reader_features`). The reading is the classes scored
+the rules' own pass and over how the request uses each class's words, read in context by the
+text encoder (:mod:`service.kinds.reader_features`). The reading is the classes scored
 above one half; its confidence, the chance that every class's call is right (the product of
 max(p, 1 - p)).
 
 A reading of two or more classes is offered in the 422 body (``reading``) when its confidence
-is at least :data:`OFFERED` (out of fold, readings above one half were right 71 % of the time,
-those below 40 %), and it is the answer, with a note, from ``reader_accept`` on
+is at least :data:`OFFERED` (out of fold at stop 56, readings above one half were right 74 % of
+the time, those below 43 %), and it is the answer, with a note, from ``reader_accept`` on
 (:func:`resolve_or_read`). A reader never turns a 422 into an error: one that fails is logged
 and the rules' 422 stands.
 """
@@ -24,7 +25,7 @@ from typing import Any
 import numpy as np
 
 from service.kinds.forest import Forest
-from service.kinds.reader_features import VERSION, features, term_hits
+from service.kinds.reader_features import VERSION, class_vectors, features, project, term_hits
 from service.kinds.tokens import words
 
 log = logging.getLogger(__name__)
@@ -33,6 +34,8 @@ log = logging.getLogger(__name__)
 # negation) and a wrong domain stay refused
 READ_AGAIN = ("unknown-classes", "ambiguous-classes", "too-few-classes")
 N_FEATURES = 40  # columns of reader_features.features (tested)
+CONTEXT_DIMS = 32  # principal directions of the class vectors (8, 16, 32, 64 tried: stop 56)
+CONTEXT = ("context_mean", "context_components")  # the reader file's arrays for them
 OFFERED = 0.5  # the least confidence of a reading a 422 offers (see above)
 
 
@@ -45,16 +48,21 @@ class Reader:
     """A fitted forest that reads a refused description again.
 
     Args:
-        forest: the fitted :class:`service.kinds.forest.Forest` over :data:`N_FEATURES`.
+        forest: the fitted :class:`service.kinds.forest.Forest` over :data:`N_FEATURES` and
+            :data:`CONTEXT_DIMS` columns; its file's :data:`CONTEXT` arrays project the class
+            vectors (``reader_features.project``).
         fitted_with: how the rules ran when it was fitted (``match`` thresholds), to warn when
             the service runs them otherwise: the rules' scores are among the features.
     """
 
     def __init__(self, forest: Forest, fitted_with: dict[str, str] | None = None) -> None:
-        if forest.n_features != N_FEATURES:
+        width = N_FEATURES + CONTEXT_DIMS
+        if forest.n_features != width or any(n not in forest.a for n in CONTEXT) \
+                or forest.a[CONTEXT[1]].shape[0] != CONTEXT_DIMS:  # fmt: skip
             raise ValueError(f"the reader has {forest.n_features} features, this code "
-                             f"computes {N_FEATURES}: refit it (benchmarks/reader.py)")
+                             f"computes {width}: refit it (benchmarks/reader.py)")
         self.forest, self.fitted_with = forest, dict(fitted_with or {})
+        self.mean, self.components = (forest.a[n] for n in CONTEXT)
 
     @classmethod
     def load(cls, path: Path, match: str | None = None) -> Reader:
@@ -73,9 +81,17 @@ class Reader:
     def read(self, resolver: Any, text: str, trace: dict[str, Any], slug: str,
              unknown: list[dict[str, Any]]) -> tuple[list[int], float]:
         """(class indices in catalogue order, confidence) for a refused description."""
-        p = self.forest.predict(features(resolver, text, trace, slug, unknown))
+        tokens = words(text)
+        p = self.probabilities(features(resolver, text, trace, slug, unknown),
+                               class_vectors(resolver.encoder, tokens, term_hits(resolver, tokens)))
         chosen = [int(k) for k in np.flatnonzero(p > 0.5)]
         return chosen, float(np.prod(np.maximum(p, 1.0 - p)))
+
+
+    def probabilities(self, x: np.ndarray, vectors: np.ndarray) -> np.ndarray:
+        """P(asked for) per class from its features ``x`` and class ``vectors``."""
+        return self.forest.predict(np.concatenate(
+            [x, project(vectors, self.mean, self.components)], axis=1))
 
 
 def configured(settings: Any) -> Reader | None:

@@ -60,6 +60,20 @@ def test_encoder_input_errors(tmp_path, text_encoder):
     assert text_encoder.encode([]).shape == (0, 384)
 
 
+def test_word_vectors_read_each_word_in_its_context(text_encoder):
+    """One vector per word, its first word piece's: "cats" differs by what surrounds it, a
+    word split into pieces still gets one, and words past the length limit get zeros."""
+    asked = text_encoder.word_vectors(["cats", "and", "dogs"])
+    refused = text_encoder.word_vectors(["not", "cats", "dogs"])
+    assert asked.shape == (3, 384) and asked.dtype == np.float32 and asked.any(axis=1).all()
+    assert not np.allclose(asked[0], refused[1], atol=1e-3)
+    split = text_encoder.word_vectors(["photograhs", "of", "cats"])  # several word pieces
+    assert split.any(axis=1).all()
+    long = text_encoder.word_vectors(["cat"] * 600)
+    assert long[:100].any(axis=1).all() and not long[-1].any()
+    assert text_encoder.word_vectors([]).shape == (0, 384)
+
+
 def test_task_embedding_is_renormalised_mean_of_normalised_prompts():
     rng = np.random.default_rng(0)
     a, b = rng.normal(size=(3, 8)), rng.normal(size=(3, 8))

@@ -18,8 +18,16 @@ from safetensors.numpy import save_file
 from service.core.problems import Problem
 from service.core.schemas import PersonalizeCreate
 from service.kinds.forest import Forest
-from service.kinds.reader import N_FEATURES, Reader, configured, resolve_or_read
-from service.kinds.reader_features import VERSION, features
+from service.kinds.reader import (
+    CONTEXT,
+    CONTEXT_DIMS,
+    N_FEATURES,
+    Reader,
+    configured,
+    resolve_or_read,
+)
+from service.kinds.reader_features import VERSION, class_vectors, features, project, term_hits
+from service.kinds.tokens import words
 from trainer.data.catalogue import catalogue_json
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # benchmarks/ is no installed
@@ -38,8 +46,9 @@ def _leaf(value: float, feature: int = 0) -> Reader:
     arrays = {"feature": np.array([feature]), "threshold": np.zeros(1), "left": np.zeros(1, int),
               "right": np.zeros(1, int), "leaf": np.array([leaf], np.uint8),
               "value": np.array([value]), "missing_left": np.zeros(1, np.uint8),
-              "roots": np.zeros(1, int), "baseline": np.zeros(1)}  # fmt: skip
-    return Reader(Forest(arrays, N_FEATURES))
+              "roots": np.zeros(1, int), "baseline": np.zeros(1),
+              CONTEXT[0]: np.zeros(384), CONTEXT[1]: np.zeros((CONTEXT_DIMS, 384))}  # fmt: skip
+    return Reader(Forest(arrays, N_FEATURES + CONTEXT_DIMS))
 
 
 @pytest.fixture(scope="module")
@@ -48,18 +57,38 @@ def fitted(pacs, tmp_path_factory):
     rows = [r for r in load_rows(outside={s: OUTSIDE[s] for s in ("outside40", "outside41")})
             if r["kind"] == "natural" and r["split"] in ("outside40", "outside41")]
     items = refused(pacs, catalogue_json(), rows)
-    model = fit(items)
+    model, reader = fit(items)
     path = tmp_path_factory.mktemp("reader") / "reader.safetensors"
-    Forest.from_sklearn(model).save(path, {"features": VERSION})
+    reader.forest.save(path, {"features": VERSION})
     return Reader.load(path), model, [i for i in items if "x" in i], rows
 
 
 def test_forest_equals_sklearn(fitted):
-    """The flattened trees give sklearn's own probabilities, after a safetensors round trip."""
+    """The flattened trees give sklearn's own probabilities, after a safetensors round trip
+    that keeps the class vectors' projection."""
     reader, model, items, _ = fitted
-    x = np.concatenate([i["x"] for i in items])
-    assert x.shape[1] == N_FEATURES
+    x = np.concatenate([np.concatenate([i["x"], project(i["c"], reader.mean, reader.components)],
+                                       axis=1) for i in items])  # fmt: skip
+    assert x.shape[1] == N_FEATURES + CONTEXT_DIMS and reader.components.any()
     assert np.allclose(reader.forest.predict(x), model.predict_proba(x)[:, 1], atol=1e-9)
+    first = len(items[0]["x"])  # the first request's rows, one per catalogue class
+    assert np.allclose(reader.probabilities(items[0]["x"], items[0]["c"]),
+                       model.predict_proba(x[:first])[:, 1], atol=1e-9)
+
+
+def test_class_vectors_are_zero_for_classes_not_named(pacs):
+    """Each named class gets the mean vector of its terms in context; the rest zeros, which
+    stay zeros after the projection."""
+    tokens = words("cats and dogs, not horses, and a cat again")
+    vectors = class_vectors(pacs.encoder, tokens, term_hits(pacs, tokens))
+    named = {pacs.names[k] for k in np.flatnonzero(vectors.any(axis=1))}
+    assert named == {"cat", "dog", "horse"}
+    word = pacs.encoder.word_vectors(tokens)
+    cat = pacs.names.index("cat")
+    at = [i for i, t in enumerate(tokens) if t in ("cats", "cat")]
+    assert len(at) == 2 and np.allclose(vectors[cat], word[at].mean(axis=0))
+    z = project(vectors, np.ones(384, np.float32), np.ones((CONTEXT_DIMS, 384), np.float32))
+    assert not z[pacs.names.index("bird")].any() and z[cat].any()
 
 
 def test_features_have_the_readers_width(pacs):
@@ -89,6 +118,9 @@ def test_stale_or_foreign_files_are_not_loaded(fitted, tmp_path, make_settings):
         Reader.load(stale)
     with pytest.raises(ValueError, match="features"):
         Reader(Forest(reader.forest.a, N_FEATURES - 1))
+    with pytest.raises(ValueError, match="refit"):  # a stop-55 file: no class vectors
+        Reader(Forest({k: v for k, v in reader.forest.a.items() if k not in CONTEXT},
+                      N_FEATURES + CONTEXT_DIMS))
     with pytest.raises(ValueError, match="features"):
         reader.forest.predict(np.zeros((2, 3), dtype=np.float32))
     assert configured(make_settings("sqlite://", reader_path=stale)) is None
@@ -206,7 +238,7 @@ def test_benchmark_curve_and_report(pacs, fitted, tmp_path):
     """``benchmarks/reader.py``'s table: per threshold, lower thresholds answer at least as
     many refusals, and the counts add up to the readings offered; JSON and PNG are written."""
     reader, _, items, rows = fitted
-    found = readings(reader.forest.predict, items, pacs.names)
+    found = readings(reader.probabilities, items, pacs.names)
     table = curve(found, [{"rule_right": False}] * len(rows))
     answered = [r["right"] + r["wrong"] for r in table]
     assert [r["threshold"] for r in table] == list(THRESHOLDS)
