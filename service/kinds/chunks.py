@@ -245,6 +245,10 @@ _WRITING = {"write", "writes", "wrote", "draw", "draws", "drew", "scribble", "sc
 
 
 
+# "that's" unspelt is no plural: "numbers one … five thats all" dropped five (set 78, at 200)
+_CONTRACTED = frozenset({"thats", "whats", "theres", "heres", "lets", "hes", "shes", "wheres"})
+
+
 def drop_numbers(tokens: list[str], known: Known) -> list[str]:
     """Without numbers that count, label or bound something else: "3 kids", "7 days", "one
     piece swimsuits", "version 2", "size 4", "aged 1 to 3", "from after 6" (a number followed
@@ -267,7 +271,7 @@ def drop_numbers(tokens: list[str], known: Known) -> list[str]:
             after = None  # keep getting mixed up": a plural digit counts nothing after it
         if after is not None and not is_number(after) and after not in DIGIT_CONTEXT and (
                 after not in FILLER or after in CONTEXT_WORDS
-                or (after.endswith("s") and after not in ENGLISH_STOP_WORDS)
+                or (after.endswith("s") and after not in ENGLISH_STOP_WORDS | _CONTRACTED)
         ) and not (before is None and after.endswith("ed") and len(after) > 4):
             # "3 kids", "5 comes in", "our 2 licensed photographers"; not "nine apart", "9 is"
             # nor a chunk opening "5 recognized" ("the numbers 1 and 5 recognized")

@@ -108,6 +108,9 @@ def read_header(text: str, known: Known) -> tuple[list[str], str]:
     if names(without_counts(head)) or (names_a_group(head, known.groups) and not names(rest)):
         return [], f"{head}, {rest}"  # "cats: dogs", "even digits only (…): for a checker"
     last = head[ends[-1]:] if ends and not _FORWARD.search(head[:ends[-1]]) else head
+    if _NOT & set(words(last)) and any(map(is_style, words(last))):  # "Not photos this time
+        return [], f"{head}. {rest}"  # — I've been scanning charcoal studies" (set 83): the
+    # header turns down its own style, not what follows
     if _negates_rest(last, rest, text[header.end(1):].lstrip().startswith(":")):
         return [], f"not {rest}"  # "The model shall not classify any of the following: cats";
     # not "(don't ask). classify:" (set 67: all negated)

@@ -193,7 +193,10 @@ def spell_out(text: str, groups: Mapping[str, list[str]],
         spelt = ", ".join(kept)
         if text[match.start()].isupper():  # "cat. Every digit": still a sentence of its own
             spelt = spelt[:1].upper() + spelt[1:]
-        out += [text[last:match.start()], spelt + (", " if text[end:].strip() else "")]
+        left = "".join(f" (except {e})" for e in sorted(excluded))  # what a pronoun after
+        # it points at: "all the animals, except the bear, we don't need it" took the zebra
+        # back (held-out set 79, a wrong 200)
+        out += [text[last:match.start()], spelt + (f",{left}, " if text[end:].strip() else "")]
         last = end
     return "".join(out) + text[last:], excepted, unclear
 
