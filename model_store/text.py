@@ -129,8 +129,7 @@ class TextEncoder:
 
         Why not ``encode``: a sentence embedding averages away how a word is used; the learned
         reader (``service.kinds.reader``) needs the vector of a class word where the request
-        says it, negated, taken back or only context. Runs on torch, whatever ``runtime``
-        (refused requests only).
+        says it, negated, taken back or only context. Runs on ``runtime``'s transformer.
         """
         words = list(words)
         out = np.zeros((len(words), self.model[0].auto_model.config.hidden_size), np.float32)
@@ -140,9 +139,12 @@ class TextEncoder:
                                        truncation=True, max_length=self._model.max_seq_length,
                                        return_tensors="pt")  # fmt: skip
         offsets = pieces.pop("offset_mapping")[0].tolist()
-        with torch.inference_mode():
-            hidden = self._model[0].auto_model(**pieces.to(self.device)).last_hidden_state[0]
-        hidden = hidden.float().cpu().numpy()
+        if self._onnx is not None:
+            hidden = self._onnx.last_hidden(dict(pieces))[0]
+        else:
+            with torch.inference_mode():
+                hidden = self._model[0].auto_model(**pieces.to(self.device)).last_hidden_state[0]
+            hidden = hidden.float().cpu().numpy()
         starts = dict(zip(np.cumsum([0] + [len(w) + 1 for w in words[:-1]]).tolist(),
                           range(len(words)), strict=True))  # fmt: skip
         for j, (a, b) in enumerate(offsets):

@@ -167,9 +167,13 @@ class OnnxSentenceEncoder:
                 out[i] = row
         return np.stack(out).astype(np.float32)
 
+    def last_hidden(self, feats: dict[str, torch.Tensor]) -> np.ndarray:
+        """The transformer's last layer ``(batch, tokens, hidden)`` for tokenised ``feats``."""
+        return self.session.run(None, {n: feats[n].numpy() for n in self.inputs})[0]
+
     def _batch(self, texts: list[str]) -> np.ndarray:
         feats = _features(self.st, texts)
-        hidden = self.session.run(None, {n: feats[n].numpy() for n in self.inputs})[0]
+        hidden = self.last_hidden(feats)
         mask = feats["attention_mask"].numpy()[..., None].astype(np.float32)
         mean = (hidden * mask).sum(1) / np.maximum(mask.sum(1), 1e-9)
         return mean / np.maximum(np.linalg.norm(mean, axis=1, keepdims=True), 1e-12)

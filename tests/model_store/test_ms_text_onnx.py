@@ -30,6 +30,9 @@ def test_onnx_runtime_matches_torch(text_encoder):
     np.testing.assert_allclose(got, want, atol=1e-5)
     np.testing.assert_allclose(enc.encode(TEXTS[-2:-1]), want[-2:-1], atol=1e-5)  # a batch of 1
     assert enc.encode([]).shape == (0, 384)
+    words = TEXTS[-1].split() + ["dogs"]  # the last word past the limit: zeros on both
+    np.testing.assert_allclose(enc.word_vectors(words), text_encoder.word_vectors(words),
+                               atol=1e-4)  # fmt: skip
 
 
 def test_unsupported_pipeline_stays_on_torch(text_encoder, caplog):
