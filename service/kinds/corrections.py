@@ -29,6 +29,7 @@ _MARKER = re.compile(r"\bno,?\s+wait\b,?|\bwait,?\s+no\b,?|\bsorry,?\s+i\s+mean(
                      r"\b(?:edit|update|upd)\s*\d*\s*:\s*actually\b,?|"  # "edit: actually …"
                      # "make it fast", "make that one two"
                      r"\bon\s+second\s+thoughts?\b,?|\bchange\s+of\s+plans?\b[:,]?|"
+                     r"\bor\s+rather\b,?|"  # "Sneakers and sandals, or rather sneakers and …"
                      r"\b(?:right|correct)\?\s*no\b(?=\s*[,.!;])[,.!;]?|"  # "…, right? no, …"
                      r"\b(?:(?-i:jk)|j/k|just\s+kidding)\b,?",  # "wait no birds. jk keep birds"
                      # (set 71); not the initials "JK asked for birds" (an outside review)
@@ -220,6 +221,8 @@ def retracted(tokens: list[str]) -> list[str] | None:
         return None
     if (pointed := pointed_at(content, RETRACTING | _DONE)) is not None:
         return pointed
+    if (passive := _passive(content)) is not None:
+        return passive
     if _opens_retraction(content) or content[:1] == ["leave"] and "out" in content:
         taken = [t for t in content[1:] if t != "out"]
         cut = next((i for i, t in enumerate(taken) if t in _WHY and i), len(taken))
@@ -234,6 +237,21 @@ def _opens_retraction(content: list[str]) -> bool:
         return False
     done = content[0] in _DONE - {"cut"} and content[1:2] != [] and content[1] not in _PARTICLES
     return content[0] in RETRACTING or done
+
+
+_BEEN = {"was", "were", "got", "been"}  # done: "the horses are dropped" stays unclear
+_OUT_OF_SCOPE = {"descoped", "deprioritized", "deprioritised"}  # never an event
+
+
+def _passive(content: list[str]) -> list[str] | None:
+    """The words before "was dropped", "were descoped" ("Dress was descoped in grooming", set
+    86: dress at 200); a done verb with a particle is an event ("were dropped off")."""
+    at = next((i for i, t in enumerate(content) if t in _BEEN and i), None)
+    verb, after = (content[at + 1 : at + 2], content[at + 2 : at + 3]) if at else ([], [])
+    if verb and (verb[0] in _OUT_OF_SCOPE or verb[0] in _DONE - {"cut"} and (
+            not after or after[0] not in _PARTICLES)):  # fmt: skip
+        return content[:at]
+    return None
 
 
 _WHY = {"because", "since", "cos", "coz", "cuz", "as", "so", "which", "it", "its", "they",

@@ -73,11 +73,14 @@ _PRONOUN_ONE = re.compile(
     r"\b(?:[2-9]|two|three|four|five|six|seven|eight|nine|ten)\s+(?:in\s+total|total|in\s+all)\b|"
     r"\ball\s+ten\b|"  # "All ten digits (0 through 9)": a count (set 66: "ten" asked back)
     rf"{_THATS}(?:two|three|four|five|six|seven|eight|nine|ten){_CLOSE}|"
+    r"\b(?:for|into|between|of|on|with)\s+(?:the|these|those)\s+(?:only\s+)?(?:two|three|four|"
+    rf"five|six|ten){_CLOSE}|"  # "a classifier for the two." (sets 84, 87: two at 200)
+    rf"\btotal\s+(?:is|of|=|:)\s*(?:two|three|four|five|six|seven|eight|nine|ten|[2-9]){_CLOSE}|"
     rf"{_AGE}|"
     r"\bone\s+of\s+(?:these|those|them|the\s+above|the\s+following)\b|"  # "isn't one of these"
     r"\bthe\s+(?:two|three|four|five)\s+(?=apart\b)|"  # "tells the two apart" (set 51): the
     # classes just named, not the digit two
-    r"\bthe\s+(?:two|three|four|five)\s+(?:that|which|who|we|i|you)\b[^,.;:!?]*?"
+    r"\bthe\s+(?:only\s+)?(?:two|three|four|five)\s+(?:that|which|who|we|i|you)\b[^,.;:!?]*?"
     r"(?=\s+(?:are|is|were)\b|[,.;:!?]|$)|"  # "the three that always get mixed up", "just the
     # two you wear most": a count and its clause; not what follows "are" ("the three that I
     # need are cats, dogs and birds")
@@ -168,8 +171,17 @@ def parity_ones(text: str) -> str:
     return _PARITY_ONES.sub(spelt, text)
 
 
+# a thread's numbering, "1/ … 2/ … 3/" (set 86: the digits one and two at 200), when it counts
+# from 1/ to 2/ at least; not "1/2", a fraction
+_THREAD = re.compile(r"(?:^|(?<=\s))[1-9]\d?/(?=\s)")
+
+
 def without_counts(text: str) -> str:
-    """``text`` without counts of classes, pronoun "one"s, owned counts and amounts."""
+    """``text`` without counts of classes, pronoun "one"s, owned counts and amounts, and a
+    thread's numbering (each mark ends a sentence)."""
+    marks = [m[0] for m in _THREAD.finditer(text)]
+    if marks[:2] == ["1/", "2/"]:
+        text = _THREAD.sub(". ", text)
     text = _OR_TWO.sub(r"\1", _PRONOUN_ONE.sub(" ", _styled_ones(_COUNT.sub(" ", text))))
     return _COUNT_AS.sub("", _AMOUNT.sub(" ", _OWNED.sub(" ", text)))
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
+from service.kinds import senses
 from service.kinds.chunks import is_style
 from service.kinds.corrections import NEGATING, RETRACTING
 from service.kinds.tokens import plural, words
@@ -34,6 +35,9 @@ _CLOSING = re.compile(r"(?:^|(?<=[.!?\n,]))\s*(?:many\s+|thanks\s+|with\s+)?(?:s
 _DASHED = re.compile(r"(?<=[.!?])\s*(?:-|--|–|—|~)(?=[A-Z])[A-Z][\w'.]*"
                      r"(?:\s+[A-Z][\w'.]*){1,2}\s*\Z")  # two words or more: "-Hamster", "-Koala"
 # are things asked for as often as names (an outside review: both dropped at 200)
+# one word signed so, when no dictionary thing: "… from a phone camera. - Kev" (set 87: "kev"
+# matched dog at 200); "- Hamster" is asked for
+_DASHED_ONE = re.compile(r"(?<=[.!?])\s*(?:-|--|–|—|~)\s*(?P<name>[A-Z][a-z']{1,14})\s*\Z")
 _BULLETED = re.compile(r"^\s*(?:[-*•–—]|\d{1,2}[.)])", re.M)  # "- dog.\n-Hamster": an item
 # a forum post's last "EDIT:" / "Update:" / "ETA:" paragraph that names no class and asks for
 # nothing ("EDIT: thanks for the award kind stranger", "EDIT: typo in title"): set 66 kept its
@@ -154,7 +158,8 @@ def _sign_off(text: str, class_word: Callable[[str], bool]) -> tuple[str, list[s
             for w in said):  # "EDIT: thanks for the gold! lions" asks for lions
         cut.append(postscript[0].strip())
         text = text[: postscript.start()]
-    dashed = _DASHED.search(text)
+    dashed = _DASHED.search(text) or ((one := _DASHED_ONE.search(text)) and not senses.thing(
+        one["name"].lower()) and one)
     if dashed and _inert(dashed[0], class_word) and not _BULLETED.search(text[: dashed.start()]):
         cut.append(dashed[0].strip())
         text = text[: dashed.start()]

@@ -32,6 +32,7 @@ from service.kinds.chunks import (
     post_modifier,
     pre_clause,
 )
+from service.kinds.continued import continued
 from service.kinds.corrections import retract_before_markers, retracted
 from service.kinds.counted import (
     count_field,
@@ -113,7 +114,8 @@ _PICKING = {"recognise", "recognize", "identify", "pick", "filter", "sort", "det
             "classify", "label", "spot", "find", "separate", "select", "flag", "tag", "mark"}
 def parse(text: str, known: Known = Known()) -> Parsed:  # noqa: B008 (immutable default)
     """Split ``text`` into class mentions and style words (see the module docstring)."""
-    text = without_designators(clipart(text))  # "Style: clip art", "Amendment No. 1"
+    text = continued(without_designators(clipart(text)))  # "Style: clip art", "Amendment No.
+    # 1"; "1, 2, 3... up to 9" as a range before "..." ends a sentence
     text = EXCEPTION_OF.sub("except", dictated(read_emoji(text, known.class_of)))  # "🐘🦒"
     text = count_field(CLOCK_TIME.sub("", DATE.sub(" ", text)))  # "Amendment (14:20): please
     # add …", "(review of 3 March)"

@@ -64,7 +64,7 @@ STYLE_WORDS = {
     "whiteboard", "whiteboards", "screenshot", "screenshots", "scans", "shots",  # not the verbs
     "graphics", "illustration", "illustrations", "illustrated", "sticker", "stickers",
     "cartoony", "cartoonish", "toon", "toons", "painterly", "photoreal", "photorealistic",
-    "foto", "fotos",
+    "foto", "fotos", "colouring", "coloring",  # "colouring book pages": sketches
 }  # fmt: skip
 # Words that say how the images were taken without being a style ("guests hold the phone up
 # to a painting"): they set the domain only when no style word does, and stay in mentions.
@@ -118,8 +118,8 @@ FILLER = {
     "make", "create", "train", "give", "get", "model", "models", "app", "apps", "application",
     "classifier", "system", "tool", "something", "classify", "classifies", "distinguish",
     "differentiate", "recognise", "recognize", "recognises", "recognizes", "identify", "detect",
-    "sort", "separate", "tell", "label", "find", "spot", "guess", "decide", "whether", "which",
-    "what", "difference", "differences", "picture", "pictures", "image", "images", "kind",
+    "sort", "separate", "split", "tell", "label", "find", "spot", "guess", "decide", "whether",
+    "which", "what", "difference", "differences", "picture", "pictures", "image", "images", "kind",
     "kinds", "type", "types", "sorts", "different", "various", "either", "neither", "just",
     "only", "also", "again", "too", "here", "there", "users", "user", "upload", "uploads", "sell",
     "run", "shop", "reader", "kid", "kids", "childrens", "children", "shows", "show", "showing",

@@ -166,7 +166,9 @@ def spell_out(text: str, groups: Mapping[str, list[str]],
     asked for whose exceptions are unclear ("all numbers, except zebras": dropped at 200
     before, stop 36), which the parser refuses."""
     out, last, excepted, unclear = [], 0, [], []
-    text = _related(whole_catalogue(text, groups, class_of), groups)  # "the whole catalogue"
+    if not names_a_group(text, groups):  # "all the clothes, every single category you have"
+        text = whole_catalogue(text, groups, class_of)  # is the clothes (set 85: all 30)
+    text = _related(text, groups)  # "the whole catalogue"
     text = _whole_bare(_distributed(text, groups), groups)
     for match in _PHRASE.finditer(text):
         members = _members(match, groups)

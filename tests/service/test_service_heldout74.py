@@ -78,9 +78,6 @@ def test_read(pacs, text, classes, domain):
 @pytest.mark.parametrize("text", [
     "cats, dogs and happiness",  # a list item is asked for, thing or not
     "cats and dogs, also emotions",
-    # the known classes came from outside the lists ("1/", "2/"): the 422 shows the misreading
-    "1/ doodle bot idea: you doodle a bear or a bird, it guesses which 2/ that's the whole "
-    "app lol",
     # a number's unit is no thing, and its 422 is all that shows the 4 read as a class
     "sorry if wrong forum. my daughter write digits on the tablet, I want app to check 1, 2 "
     "and 3 only. she is 4 years.",
