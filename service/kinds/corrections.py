@@ -29,7 +29,7 @@ _MARKER = re.compile(r"\bno,?\s+wait\b,?|\bwait,?\s+no\b,?|\bsorry,?\s+i\s+mean(
                      r"\b(?:edit|update|upd)\s*\d*\s*:\s*actually\b,?|"  # "edit: actually …"
                      # "make it fast", "make that one two"
                      r"\bon\s+second\s+thoughts?\b,?|\bchange\s+of\s+plans?\b[:,]?|"
-                     r"\bor\s+rather\b,?|"  # "Sneakers and sandals, or rather sneakers and …"
+                     r"\bor\s+rather\b(?!\s+than\b),?|"  # "Sneakers and sandals, or rather …"
                      r"\b(?:right|correct)\?\s*no\b(?=\s*[,.!;])[,.!;]?|"  # "…, right? no, …"
                      r"\b(?:(?-i:jk)|j/k|just\s+kidding)\b,?",  # "wait no birds. jk keep birds"
                      # (set 71); not the initials "JK asked for birds" (an outside review)
@@ -243,13 +243,20 @@ _BEEN = {"was", "were", "got", "been"}  # done: "the horses are dropped" stays u
 _OUT_OF_SCOPE = {"descoped", "deprioritized", "deprioritised"}  # never an event
 
 
+# words that keep or want the class after all: "… deprioritized last sprint but they're back
+# in scope now" (an outside review's probe)
+_KEPT_AFTER = {"but", "back", "still", "again", "more", "keep", "need", "needs", "want", "wants",
+               "mistake", "accident", "accidentally", "however", "yet", "though", "because"}
+
+
 def _passive(content: list[str]) -> list[str] | None:
-    """The words before "was dropped", "were descoped" ("Dress was descoped in grooming", set
-    86: dress at 200); a done verb with a particle is an event ("were dropped off")."""
+    """The words before "was descoped", "were deprioritized" ("Dress was descoped in grooming",
+    set 86: dress at 200), unless the chunk keeps it after all. Not "were dropped", "were
+    skipped", "were omitted": in an outside review's probes these were events as often as
+    retractions ("were dropped at our door", "were omitted from the old model by mistake")."""
     at = next((i for i, t in enumerate(content) if t in _BEEN and i), None)
-    verb, after = (content[at + 1 : at + 2], content[at + 2 : at + 3]) if at else ([], [])
-    if verb and (verb[0] in _OUT_OF_SCOPE or verb[0] in _DONE - {"cut"} and (
-            not after or after[0] not in _PARTICLES)):  # fmt: skip
+    if at and content[at + 1 : at + 2] and content[at + 1] in _OUT_OF_SCOPE \
+            and not set(content[at + 2 :]) & _KEPT_AFTER:  # fmt: skip
         return content[:at]
     return None
 

@@ -73,9 +73,6 @@ _PRONOUN_ONE = re.compile(
     r"\b(?:[2-9]|two|three|four|five|six|seven|eight|nine|ten)\s+(?:in\s+total|total|in\s+all)\b|"
     r"\ball\s+ten\b|"  # "All ten digits (0 through 9)": a count (set 66: "ten" asked back)
     rf"{_THATS}(?:two|three|four|five|six|seven|eight|nine|ten){_CLOSE}|"
-    r"\b(?:for|into|between|of|on|with)\s+(?:the|these|those)\s+(?:only\s+)?(?:two|three|four|"
-    rf"five|six|ten){_CLOSE}|"  # "a classifier for the two." (sets 84, 87: two at 200)
-    rf"\btotal\s+(?:is|of|=|:)\s*(?:two|three|four|five|six|seven|eight|nine|ten|[2-9]){_CLOSE}|"
     rf"{_AGE}|"
     r"\bone\s+of\s+(?:these|those|them|the\s+above|the\s+following)\b|"  # "isn't one of these"
     r"\bthe\s+(?:two|three|four|five)\s+(?=apart\b)|"  # "tells the two apart" (set 51): the
@@ -171,6 +168,21 @@ def parity_ones(text: str) -> str:
     return _PARITY_ONES.sub(spelt, text)
 
 
+# a count closing its sentence, in a request that names no other digit: "a classifier for the
+# two.", "Total is four." (sets 84 and 87: two, four at 200); "digits 5 and 6, we struggle
+# most with the two." asks for the digit (an outside review)
+_THE_N = re.compile(r"\b(?:for|into|between|of|on|with)\s+(?:the|these|those)\s+(?:only\s+)?"
+                    rf"(?:two|three|four|five|six|ten){_CLOSE}|\btotal\s+(?:is|of|=|:)\s*"
+                    rf"(?:two|three|four|five|six|seven|eight|nine|ten|[2-9]){_CLOSE}", re.I)
+_DIGIT_TALK = re.compile(rf"\b{NUMBER}\b|\b(?:digit|number|numeral)s?\b|\b(?:zero|one|two|three|"
+                         r"four|five|six|seven|eight|nine)e?s\b", re.I)
+
+
+def _counted_close(text: str) -> str:
+    """``text`` without a closing count (:data:`_THE_N`) when nothing else in it is a digit."""
+    return text if _DIGIT_TALK.search(_THE_N.sub(" ", text)) else _THE_N.sub(" ", text)
+
+
 # a thread's numbering, "1/ … 2/ … 3/" (set 86: the digits one and two at 200), when it counts
 # from 1/ to 2/ at least; not "1/2", a fraction
 _THREAD = re.compile(r"(?:^|(?<=\s))[1-9]\d?/(?=\s)")
@@ -183,6 +195,7 @@ def without_counts(text: str) -> str:
     if marks[:2] == ["1/", "2/"]:
         text = _THREAD.sub(". ", text)
     text = _OR_TWO.sub(r"\1", _PRONOUN_ONE.sub(" ", _styled_ones(_COUNT.sub(" ", text))))
+    text = _counted_close(text)
     return _COUNT_AS.sub("", _AMOUNT.sub(" ", _OWNED.sub(" ", text)))
 
 

@@ -23,6 +23,12 @@ _WHOLE = re.compile(
     r"(?!\s+of\b))", re.I)  # fmt: skip
 
 
+def whole_at(text: str) -> int:
+    """Where the first phrase asking for every class starts (the text's length if none)."""
+    found = _WHOLE.search(text)
+    return found.start() if found else len(text)
+
+
 def whole_catalogue(text: str, groups: Mapping[str, list[str]],
                     class_of: Callable[[str], str | None]) -> str:
     """``text`` with a phrase asking for every class as "all <group>, all <group> and …",

@@ -158,8 +158,8 @@ def _sign_off(text: str, class_word: Callable[[str], bool]) -> tuple[str, list[s
             for w in said):  # "EDIT: thanks for the gold! lions" asks for lions
         cut.append(postscript[0].strip())
         text = text[: postscript.start()]
-    dashed = _DASHED.search(text) or ((one := _DASHED_ONE.search(text)) and not senses.thing(
-        one["name"].lower()) and one)
+    dashed = _DASHED.search(text) or ((one := _DASHED_ONE.search(text)) and not plural(
+        name := one["name"].lower()) and not senses.thing(name) and one)  # "- Jeggings"
     if dashed and _inert(dashed[0], class_word) and not _BULLETED.search(text[: dashed.start()]):
         cut.append(dashed[0].strip())
         text = text[: dashed.start()]

@@ -206,10 +206,14 @@ def sounded(text: str, class_word: Callable[[str], bool]) -> str:
 _SNAPS = re.compile(r"\b(my|our|your|their|his|her|holiday|vacation|travel|family|phone|"
                     r"quick|old|zoo|safari|trip)\s+snaps\b", re.I)
 _PEN_AND_INK = re.compile(r"\bpen(?:-|\s+)(?:and|&|n)(?:-|\s+)ink\b", re.I)
+# a colouring book's pages are line drawings; "colouring" alone is no style ("coat colouring")
+_COLOURING = re.compile(r"\bcolou?ring[- ]?(?:in\s+)?(?:books?|pages?|sheets?)\b", re.I)
 
 
 def style_phrases(text: str) -> str:
-    """``text`` with the noun "snaps" as "snapshots" and "pen-and-ink" as "ink" (see above)."""
+    """``text`` with the noun "snaps" as "snapshots", "pen-and-ink" as "ink" and a colouring
+    book as "line drawings" (see above)."""
+    text = _COLOURING.sub("line drawings", text)
     return _PEN_AND_INK.sub("ink", _SNAPS.sub(r"\1 snapshots", text))
 
 

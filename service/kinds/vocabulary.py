@@ -64,7 +64,7 @@ STYLE_WORDS = {
     "whiteboard", "whiteboards", "screenshot", "screenshots", "scans", "shots",  # not the verbs
     "graphics", "illustration", "illustrations", "illustrated", "sticker", "stickers",
     "cartoony", "cartoonish", "toon", "toons", "painterly", "photoreal", "photorealistic",
-    "foto", "fotos", "colouring", "coloring",  # "colouring book pages": sketches
+    "foto", "fotos",
 }  # fmt: skip
 # Words that say how the images were taken without being a style ("guests hold the phone up
 # to a painting"): they set the domain only when no style word does, and stay in mentions.

@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Mapping
 
-from service.kinds.everything import whole_catalogue
+from service.kinds.everything import whole_at, whole_catalogue
 from service.kinds.namely import names_next, narrowed
 from service.kinds.tokens import NUMERALS, singular_forms, words
 from service.kinds.vocabulary import FILLER, NEGATIONS
@@ -166,8 +166,9 @@ def spell_out(text: str, groups: Mapping[str, list[str]],
     asked for whose exceptions are unclear ("all numbers, except zebras": dropped at 200
     before, stop 36), which the parser refuses."""
     out, last, excepted, unclear = [], 0, [], []
-    if not names_a_group(text, groups):  # "all the clothes, every single category you have"
-        text = whole_catalogue(text, groups, class_of)  # is the clothes (set 85: all 30)
+    if not names_a_group(text[: whole_at(text)], groups):  # "all the clothes, every single
+        text = whole_catalogue(text, groups, class_of)  # category you have": the clothes (set
+    # 85: all 30); not "the whole catalogue, all the animals included" (an outside review)
     text = _related(text, groups)  # "the whole catalogue"
     text = _whole_bare(_distributed(text, groups), groups)
     for match in _PHRASE.finditer(text):

@@ -44,10 +44,9 @@ from service.core.problems import Problem
     ("We only need 4, 5 and 6, since the series is themed around a kids' counting book.",
      ["four", "five", "six"], None),
     ("zebra or horse? night cam at the safari park", ["zebra", "horse"], "photo"),
-    # a class said dropped or descoped
+    # a class said descoped
     ("Supports t-shirt, shirt, coat. Dress was descoped in grooming.",
      ["t-shirt", "shirt", "coat"], None),
-    ("Cats, dogs and horses. The horses were dropped.", ["cat", "dog"], None),
     # "or rather" corrects what comes before it
     ("Sneakers and sandals, or rather sneakers and ankle boots", ["sneaker", "ankle boot"], None),
     # digits listed in order and continued to an end
@@ -69,10 +68,23 @@ def test_read(pacs, text, classes, domain):
     ("No paintings — horses and dogs", ["horse", "dog"], None),
     # a number before a real plural still counts it
     ("cats and dogs, five kids use it", ["cat", "dog"], None),
-    # a dropped verb with a particle is an event; a class brought back stays
+    # a class dropped as an event, or descoped then brought back, stays (an outside review)
     ("cats and dogs that were dropped off at the shelter", ["cat", "dog"], None),
-    ("cats, dogs. The horses were removed in 2021 but we want them back",
-     ["cat", "dog", "horse"], None),
+    ("Photos of bags that were dropped on the floor, plus sandals and sneakers. Tell the three "
+     "apart", ["bag", "sandal", "sneaker"], "photo"),
+    ("Coats, pullovers and shirts. The shirts were deprioritized last sprint but they're back in "
+     "scope now.", ["coat", "pullover", "shirt"], None),
+    # a closing count where other digits are named is the digit
+    ("Recognise handwritten 3 and 8, and also train it on the two.", ["three", "eight", "two"],
+     None),
+    # "rather than" corrects nothing; a group after the whole catalogue is part of it
+    ("Label each photo as cat or dog, or rather than guessing, mark it as unsure",
+     ["cat", "dog"], "photo"),
+    ("The whole catalogue please, all the animals included", [
+        "zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "t-shirt",
+        "trouser", "pullover", "dress", "coat", "sandal", "shirt", "sneaker", "bag", "ankle boot",
+        "bear", "bird", "cat", "cow", "dog", "elephant", "giraffe", "horse", "sheep", "zebra"],
+     None),
     # "comic book" is a cartoon; a list that does not step by one is not continued
     ("cats and dogs from a comic book", ["cat", "dog"], "cartoon"),
     ("every class you have please", [
@@ -89,6 +101,7 @@ def test_guards(pacs, text, classes, domain):
     # the exception asked for again is a contradiction, not a pronoun's antecedent
     "Build a model for all animals except the cow, and make sure cows are detected too",
     "cats, dogs. - Hamster",  # a thing signed with a dash is asked for (unknown)
+    "Sneakers, sandals and ankle boots. - Birkenstocks",  # and a plural (an outside review)
 ])
 def test_still_refused(pacs, text):
     with pytest.raises(Problem):
