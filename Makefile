@@ -40,7 +40,8 @@ demo: setup
 	$(BIN)/tailor serve --host $(HOST) --port $(PORT) --print-examples
 
 # the learned reader of refused descriptions reads the rules' pass: refit when they change (~1 min)
-.tailor/reader.safetensors: $(wildcard service/kinds/*.py) model_store/text.py benchmarks/reader.py
+.tailor/reader.safetensors: $(wildcard service/kinds/*.py) model_store/text.py \
+		model_store/text_onnx.py benchmarks/reader.py $(wildcard benchmarks/data/*.jsonl)
 	$(BIN)/python benchmarks/reader.py --fit-only --out $@
 
 test: setup

@@ -176,7 +176,7 @@ def main(argv: list[str] | None = None) -> dict:
     p.add_argument("--no-test", action="store_true",
                    help="out of fold only: choose features without looking at the test sets")
     args = p.parse_args(argv)
-    from service.kinds.reader import match_key
+    from service.kinds.reader import fitted_for, match_key
     from service.kinds.reader_features import VERSION
 
     catalogue = tailor_pacs_catalogue()
@@ -188,8 +188,9 @@ def main(argv: list[str] | None = None) -> dict:
     args.out.parent.mkdir(parents=True, exist_ok=True)
     reader.forest.save(args.out, {"fitted_on": f"{len(rows)} natural requests of "
                            f"{len({r['split'] for r in rows})} sets; test sets: {TEST}",
-                           "features": VERSION, "match": match_key(
-                               resolver.threshold, resolver.margin, resolver.described)})
+                           "features": VERSION, "fitted_for": fitted_for(resolver),
+                           "match": match_key(resolver.threshold, resolver.margin,
+                                              resolver.described)})
     print(f"reader: {args.out} ({sum('x' in i for i in items)} refused requests of {len(rows)})")
     if args.fit_only:
         return {}

@@ -29,7 +29,8 @@ _MARKER = re.compile(r"\bno,?\s+wait\b,?|\bwait,?\s+no\b,?|\bsorry,?\s+i\s+mean(
                      r"\b(?:edit|update|upd)\s*\d*\s*:\s*actually\b,?|"  # "edit: actually …"
                      # "make it fast", "make that one two"
                      r"\bon\s+second\s+thoughts?\b,?|\bchange\s+of\s+plans?\b[:,]?|"
-                     r"\bor\s+rather\b(?!\s+than\b),?|"  # "Sneakers and sandals, or rather …"
+                     r"\bor\s+rather\b(?!\s+(?:than|their|its|a|an|his|her)\b),?|"  # "X, or
+                     # rather Y"; not "or rather their photos", "sheep or rather a cow"
                      r"\b(?:right|correct)\?\s*no\b(?=\s*[,.!;])[,.!;]?|"  # "…, right? no, …"
                      r"\b(?:(?-i:jk)|j/k|just\s+kidding)\b,?",  # "wait no birds. jk keep birds"
                      # (set 71); not the initials "JK asked for birds" (an outside review)
@@ -246,7 +247,8 @@ _OUT_OF_SCOPE = {"descoped", "deprioritized", "deprioritised"}  # never an event
 # words that keep or want the class after all: "… deprioritized last sprint but they're back
 # in scope now" (an outside review's probe)
 _KEPT_AFTER = {"but", "back", "still", "again", "more", "keep", "need", "needs", "want", "wants",
-               "mistake", "accident", "accidentally", "however", "yet", "though", "because"}
+               "mistake", "accident", "accidentally", "however", "yet", "though", "because",
+               "to", "just", "only"}  # "Our scope was descoped to just cats and dogs"
 
 
 def _passive(content: list[str]) -> list[str] | None:

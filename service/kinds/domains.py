@@ -19,6 +19,10 @@ WEAK_STYLE = {"line", "book"}  # "comic book", "sketch book"; not "a kids' count
 _DRAWN_AS = {"comic", "comics", "cartoon", "cartoons", "cartoony", "anime", "manga", "painted",
              "painting", "paintings", "watercolour", "watercolor", "oil", "oils"}
 
+# style words that say where pictures are taken, not how: with a camera hint they are photos
+# ("night cam at the safari park": no domain, set 86)
+PLACES = frozenset({"safari", "studio", "catalogue", "catalog"})
+
 # taking pictures is using a camera: a hint at photos where no style word says otherwise (set
 # 83: "I'm taking pictures of the kids old clothes" had no domain)
 _TAKING_PICTURES = re.compile(r"\b(?:take|takes|taking|took|snap|snaps|snapping|snapped)\s+"

@@ -18,6 +18,7 @@ and the rules' 422 stands.
 
 from __future__ import annotations
 
+import hashlib
 import logging
 from pathlib import Path
 from typing import Any
@@ -44,6 +45,32 @@ def match_key(threshold: float, margin: float, described: tuple[float, float]) -
     return f"{threshold}/{margin}/{described[0]}/{described[1]}"
 
 
+def fitted_for(resolver: Any) -> str:
+    """The catalogue's classes and the text encoder a reader reads with, as its file records
+    them: the class vectors carry the encoder's view of these words, so a reader fitted for
+    other classes or another encoder would read nonsense."""
+    encoder = resolver.encoder
+    name = Path(str(getattr(encoder, "path", type(encoder).__name__))).name
+    classes = hashlib.sha256("|".join(resolver.names).encode()).hexdigest()[:16]
+    return f"{classes}/{name}/{getattr(encoder, 'dim', '?')}"
+
+
+_WARNED: set[tuple[str, str]] = set()
+
+
+def _fits(reader: Reader, resolver: Any) -> bool:
+    """Whether ``reader`` was fitted for this resolver's classes and encoder (a file that
+    records none is taken as it is); a mismatch is logged once per pair."""
+    fitted, here = reader.fitted_with.get("fitted_for"), fitted_for(resolver)
+    if fitted in (None, here):
+        return True
+    if (fitted, here) not in _WARNED:
+        _WARNED.add((fitted, here))
+        log.warning("the learned reader was fitted for %s, this catalogue and encoder are %s: "
+                    "it is not used (refit it with benchmarks/reader.py)", fitted, here)
+    return False
+
+
 class Reader:
     """A fitted forest that reads a refused description again.
 
@@ -57,10 +84,14 @@ class Reader:
 
     def __init__(self, forest: Forest, fitted_with: dict[str, str] | None = None) -> None:
         width = N_FEATURES + CONTEXT_DIMS
-        if forest.n_features != width or any(n not in forest.a for n in CONTEXT) \
-                or forest.a[CONTEXT[1]].shape[0] != CONTEXT_DIMS:  # fmt: skip
+        if forest.n_features != width:
             raise ValueError(f"the reader has {forest.n_features} features, this code "
                              f"computes {width}: refit it (benchmarks/reader.py)")
+        if any(n not in forest.a for n in CONTEXT) or forest.a[CONTEXT[1]].ndim != 2 \
+                or forest.a[CONTEXT[1]].shape[0] != CONTEXT_DIMS \
+                or forest.a[CONTEXT[0]].shape != forest.a[CONTEXT[1]].shape[1:]:  # fmt: skip
+            raise ValueError("the reader holds no projection of the class vectors this code "
+                             "reads: refit it (benchmarks/reader.py)")
         self.forest, self.fitted_with = forest, dict(fitted_with or {})
         self.mean, self.components = (forest.a[n] for n in CONTEXT)
 
@@ -104,7 +135,7 @@ def configured(settings: Any) -> Reader | None:
                       (settings.match_described_threshold, settings.match_described_margin))
     try:
         reader = Reader.load(Path(path), rules)
-    except ValueError as exc:
+    except Exception as exc:  # a stale, foreign or damaged file: the rules answer alone
         log.error("not loading the learned reader: %s", exc)
         return None
     log.info("loaded the learned reader %s (answers from %.2f)", path, settings.reader_accept)
@@ -127,7 +158,7 @@ def resolve_or_read(resolver: Any, reader: Reader | None, accept: float, request
         return resolve_request(resolver, request, domains, ignored, notes, trace)
     except Problem as problem:
         if reader is None or request.description is None or problem.slug not in READ_AGAIN \
-                or "marks" not in trace:  # fmt: skip
+                or "marks" not in trace or not _fits(reader, resolver):  # fmt: skip
             raise
         try:
             chosen, confidence = reader.read(resolver, request.description, trace,

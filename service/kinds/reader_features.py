@@ -63,8 +63,9 @@ def class_vectors(encoder: Any, tokens: list[str], hits: list[list[int]]) -> np.
     vectors = encoder.word_vectors(tokens)
     out = np.zeros((len(hits), vectors.shape[1]), np.float32)
     for k, at in enumerate(hits):
-        if at:
-            out[k] = vectors[at].mean(axis=0)
+        seen = [i for i in at if vectors[i].any()]  # past the encoder's limit: no vector
+        if seen:
+            out[k] = vectors[seen].mean(axis=0)
     return out
 
 

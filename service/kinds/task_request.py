@@ -11,6 +11,7 @@ from typing import Any
 
 from service.kinds import heads, leftovers
 from service.kinds.corrections import RETRACTING
+from service.kinds.domains import PLACES
 from service.kinds.foils import NAMED_ONLY
 from service.kinds.listed import listed
 from service.kinds.parsed import Marks
@@ -78,8 +79,9 @@ def _mentions(resolver: ClassResolver, request: Any):
     tails, context = [t for t in tails if t[0] not in covered], context + covered
     style = [w for w in parsed.style if w not in NO_DOMAIN]
     hinted = ["camera"] if parsed.hints else []  # every hint is a camera ("drone" alone
-    domain = resolver.domain_of(style) or resolver.domain_of(hinted)  # leaned to no domain:
-    # set 37); a style word naming none leaves the hint ("night cam at the safari park", set 86)
+    domain = resolver.domain_of(style) or (resolver.domain_of(hinted) if set(style) <= PLACES
+                                           else None)  # leaned to no domain: set 37); a place
+    # leaves the hint ("night cam at the safari park", set 86); an emoji or a book does not
     kept = parsed.listed | parsed.asked | parsed.more  # never strays ("and other zoo animals")
     kept |= parsed.negating  # "6-9 are next sprint, NOT this one"
     phrases = distinct([m for m, _ in tails])

@@ -166,9 +166,8 @@ def spell_out(text: str, groups: Mapping[str, list[str]],
     asked for whose exceptions are unclear ("all numbers, except zebras": dropped at 200
     before, stop 36), which the parser refuses."""
     out, last, excepted, unclear = [], 0, [], []
-    if not names_a_group(text[: whole_at(text)], groups):  # "all the clothes, every single
-        text = whole_catalogue(text, groups, class_of)  # category you have": the clothes (set
-    # 85: all 30); not "the whole catalogue, all the animals included" (an outside review)
+    if not _apposed_group(text, groups):
+        text = whole_catalogue(text, groups, class_of)
     text = _related(text, groups)  # "the whole catalogue"
     text = _whole_bare(_distributed(text, groups), groups)
     for match in _PHRASE.finditer(text):
@@ -196,12 +195,25 @@ def spell_out(text: str, groups: Mapping[str, list[str]],
         spelt = ", ".join(kept)
         if text[match.start()].isupper():  # "cat. Every digit": still a sentence of its own
             spelt = spelt[:1].upper() + spelt[1:]
-        left = "".join(f" (except {e})" for e in sorted(excluded))  # what a pronoun after
+        left = "".join(f" (except {e})," for e in sorted(excluded))  # what a pronoun after
         # it points at: "all the animals, except the bear, we don't need it" took the zebra
         # back (held-out set 79, a wrong 200)
-        out += [text[last:match.start()], spelt + (f",{left}, " if text[end:].strip() else "")]
+        out += [text[last:match.start()], spelt + (f",{left} " if text[end:].strip() else "")]
         last = end
     return "".join(out) + text[last:], excepted, unclear
+
+
+def _apposed_group(text: str, groups: Mapping[str, list[str]]) -> bool:
+    """Whether a whole-catalogue phrase follows a group phrase and a comma, as its apposition:
+    "all the clothes, every single category you have" is the clothes (set 85: all 30 at 200);
+    not "the whole catalogue, all the animals included", "every animal, every digit, basically
+    every class you have" or "all the animals. Actually, make it the full catalogue" (outside
+    reviews)."""
+    before = text[: whole_at(text)].rstrip()
+    if not before.endswith(","):
+        return False
+    item = re.split(r"[,.;:!?]", before[:-1])[-1]
+    return names_a_group(item, groups)
 
 
 def names_a_group(text: str, groups: Mapping[str, list[str]]) -> bool:

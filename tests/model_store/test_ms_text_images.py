@@ -61,14 +61,20 @@ def test_encoder_input_errors(tmp_path, text_encoder):
 
 
 def test_word_vectors_read_each_word_in_its_context(text_encoder):
-    """One vector per word, its first word piece's: "cats" differs by what surrounds it, a
-    word split into pieces still gets one, and words past the length limit get zeros."""
-    asked = text_encoder.word_vectors(["cats", "and", "dogs"])
-    refused = text_encoder.word_vectors(["not", "cats", "dogs"])
-    assert asked.shape == (3, 384) and asked.dtype == np.float32 and asked.any(axis=1).all()
-    assert not np.allclose(asked[0], refused[1], atol=1e-3)
-    split = text_encoder.word_vectors(["photograhs", "of", "cats"])  # several word pieces
-    assert split.any(axis=1).all()
+    """One vector per word, its first word piece's last hidden state (checked against the
+    transformer run here); the same word at the same place differs by what surrounds it; words
+    past the length limit get zeros."""
+    words = ["photograhs", "of", "cats", "not", "dogs"]  # "photograhs": several word pieces
+    got = text_encoder.word_vectors(words)
+    pieces = text_encoder.model.tokenizer(" ".join(words), return_tensors="pt")
+    with torch.no_grad():
+        hidden = text_encoder.model[0].auto_model(**pieces).last_hidden_state[0].numpy()
+    first = [pieces.word_ids().index(i) for i in range(len(words))]
+    assert got.shape == (5, 384) and got.dtype == np.float32 and first[1] > 2
+    np.testing.assert_allclose(got, hidden[first], atol=1e-5)
+    asked = text_encoder.word_vectors(["dogs", "and", "cats"])
+    refused = text_encoder.word_vectors(["dogs", "not", "cats"])
+    assert not np.allclose(asked[2], refused[2], atol=1e-2)
     long = text_encoder.word_vectors(["cat"] * 600)
     assert long[:100].any(axis=1).all() and not long[-1].any()
     assert text_encoder.word_vectors([]).shape == (0, 384)

@@ -92,9 +92,28 @@ def test_read(pacs, text, classes, domain):
         "trouser", "pullover", "dress", "coat", "sandal", "shirt", "sneaker", "bag", "ankle boot",
         "bear", "bird", "cat", "cow", "dog", "elephant", "giraffe", "horse", "sheep", "zebra"],
      None),
+    # an emoji is no place a camera hint can override; a count of classes is no range
+    ("cat and dog emoji typed on a smartphone", ["cat", "dog"], None),
+    ("we narrowed it from 9 down to 3 classes: cats, dogs and birds", ["cat", "dog", "bird"],
+     None),
+    # "or rather" before a possessive or an article, "descoped to just …"
+    ("cats, dogs and birds, or rather their photos", ["cat", "dog", "bird"], "photo"),
+    ("Can it tell whether it's a sheep or rather a cow?", ["sheep", "cow"], None),
+    ("Our scope was descoped to just cats and dogs", ["cat", "dog"], None),
 ])
 def test_guards(pacs, text, classes, domain):
     assert _resolve(pacs, text) == (classes, domain)
+
+
+@pytest.mark.parametrize("text", [
+    # a code review's probes: the whole catalogue after a group that is no apposition
+    "I want all the animals. Actually no, make it the full catalogue.",
+    "every animal, every digit, basically every class you have",
+    "all the animals, plus every class in the catalogue",
+])
+def test_whole_catalogue_guards(pacs, text):
+    got, domain = _resolve(pacs, text)
+    assert sorted(got) == sorted(pacs.names) and domain is None
 
 
 @pytest.mark.parametrize("text", [

@@ -24,6 +24,7 @@ from service.kinds.reader import (
     N_FEATURES,
     Reader,
     configured,
+    fitted_for,
     resolve_or_read,
 )
 from service.kinds.reader_features import VERSION, class_vectors, features, project, term_hits
@@ -76,6 +77,23 @@ def test_forest_equals_sklearn(fitted):
                        model.predict_proba(x[:first])[:, 1], atol=1e-9)
 
 
+def test_a_reader_fitted_for_other_classes_is_not_used(pacs, caplog):
+    """A reader that records another catalogue or encoder offers nothing, and says so once."""
+    reader = _leaf(10.0)
+    request = PersonalizeCreate(description=REFUSED)
+    reader.fitted_with["fitted_for"] = fitted_for(pacs)
+    with pytest.raises(Problem) as fits:
+        resolve_or_read(pacs, reader, 1.01, request, DOMAINS)
+    assert "reading" in fits.value.extra
+    reader.fitted_with["fitted_for"] = "0123456789abcdef/other-encoder/384"
+    with caplog.at_level("WARNING", logger="service.kinds.reader"):
+        for _ in range(2):
+            with pytest.raises(Problem) as other:
+                resolve_or_read(pacs, reader, 1.01, request, DOMAINS)
+            assert "reading" not in other.value.extra
+    assert caplog.text.count("it is not used") == 1
+
+
 def test_class_vectors_are_zero_for_classes_not_named(pacs):
     """Each named class gets the mean vector of its terms in context; the rest zeros, which
     stay zeros after the projection."""
@@ -89,6 +107,9 @@ def test_class_vectors_are_zero_for_classes_not_named(pacs):
     assert len(at) == 2 and np.allclose(vectors[cat], word[at].mean(axis=0))
     z = project(vectors, np.ones(384, np.float32), np.ones((CONTEXT_DIMS, 384), np.float32))
     assert not z[pacs.names.index("bird")].any() and z[cat].any()
+    long = ["cats"] + ["and"] * 300 + ["dogs"]  # the dogs past the encoder's limit
+    far = class_vectors(pacs.encoder, long, term_hits(pacs, long))
+    assert far[cat].any() and not far[pacs.names.index("dog")].any()
 
 
 def test_features_have_the_readers_width(pacs):
@@ -118,7 +139,7 @@ def test_stale_or_foreign_files_are_not_loaded(fitted, tmp_path, make_settings):
         Reader.load(stale)
     with pytest.raises(ValueError, match="features"):
         Reader(Forest(reader.forest.a, N_FEATURES - 1))
-    with pytest.raises(ValueError, match="refit"):  # a stop-55 file: no class vectors
+    with pytest.raises(ValueError, match="no projection"):  # a forest without class vectors
         Reader(Forest({k: v for k, v in reader.forest.a.items() if k not in CONTEXT},
                       N_FEATURES + CONTEXT_DIMS))
     with pytest.raises(ValueError, match="features"):
