@@ -26,7 +26,8 @@ def continued(text: str) -> str:
     digits must step by one, and the end lie on in their direction; a single digit is
     continued only "down to" or "all the way to" (plain "3 to 7" is a range already)."""
     def spelt(m: re.Match) -> str:
-        listed = [as_int(n) for n in re.findall(NUMBER, m["list"], re.I)]
+        said = re.findall(NUMBER, m["list"], re.I)
+        listed = [as_int(n) for n in said]
         end = as_int(m["end"])
         step = listed[1] - listed[0] if len(listed) > 1 else (1 if end > listed[0] else -1)
         steady = abs(step) == 1 and all(b - a == step for a, b in zip(
@@ -35,6 +36,6 @@ def continued(text: str) -> str:
             m["dir"] or "").strip().lower() == "down"
         if not steady or not cued or (end - listed[-1]) * step <= 0:
             return m[0]
-        first = re.findall(NUMBER, m["list"], re.I)[0]  # a countdown as the range up
+        first = said[0]  # a countdown as the range up
         return f"{first} to {m['end']}" if step > 0 else f"{m['end']} to {first}"
     return _CONTINUED.sub(spelt, text)

@@ -180,19 +180,22 @@ _DIGIT_TALK = re.compile(rf"\b{NUMBER}\b|\b(?:digit|number|numeral)s?\b|\b(?:zer
 
 def _counted_close(text: str) -> str:
     """``text`` without a closing count (:data:`_THE_N`) when nothing else in it is a digit."""
-    return text if _DIGIT_TALK.search(_THE_N.sub(" ", text)) else _THE_N.sub(" ", text)
+    without = _THE_N.sub(" ", text)
+    return text if _DIGIT_TALK.search(without) else without
 
 
 # a thread's numbering, "1/ … 2/ … 3/" (set 86: the digits one and two at 200), when it counts
-# from 1/ to 2/ at least; not "1/2", a fraction
+# from 1/ to 2/ at least with words between; not "1/2", a fraction, nor a list of digits
+# written "1/ 2/ 3/ 4" (an outside review: a 422 in this rule's first version)
 _THREAD = re.compile(r"(?:^|(?<=\s))[1-9]\d?/(?=\s)")
+_BARE_MARKS = re.compile(r"(?:^|(?<=\s))[1-9]\d?/\s+[1-9]\d?/(?=\s)")
 
 
 def without_counts(text: str) -> str:
     """``text`` without counts of classes, pronoun "one"s, owned counts and amounts, and a
     thread's numbering (each mark ends a sentence)."""
     marks = [m[0] for m in _THREAD.finditer(text)]
-    if marks[:2] == ["1/", "2/"]:
+    if marks[:2] == ["1/", "2/"] and not _BARE_MARKS.search(text):
         text = _THREAD.sub(". ", text)
     text = _OR_TWO.sub(r"\1", _PRONOUN_ONE.sub(" ", _styled_ones(_COUNT.sub(" ", text))))
     text = _counted_close(text)

@@ -118,7 +118,6 @@ class Reader:
         chosen = [int(k) for k in np.flatnonzero(p > 0.5)]
         return chosen, float(np.prod(np.maximum(p, 1.0 - p)))
 
-
     def probabilities(self, x: np.ndarray, vectors: np.ndarray) -> np.ndarray:
         """P(asked for) per class from its features ``x`` and class ``vectors``."""
         return self.forest.predict(np.concatenate(

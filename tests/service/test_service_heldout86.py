@@ -68,6 +68,11 @@ def test_read(pacs, text, classes, domain):
     ("No paintings — horses and dogs", ["horse", "dog"], None),
     # a number before a real plural still counts it
     ("cats and dogs, five kids use it", ["cat", "dog"], None),
+    # digits written with slashes are no thread's numbering (an outside review)
+    ("Digits I need: 1/ 2/ 3/ 4", ["one", "two", "three", "four"], None),
+    # a colouring book's pages are line drawings; "book" alone is weak, not gone
+    ("kids' colouring book pages (just the outlines) of dogs and birds", ["dog", "bird"],
+     "sketch"),
     # a class dropped as an event, or descoped then brought back, stays (an outside review)
     ("cats and dogs that were dropped off at the shelter", ["cat", "dog"], None),
     ("Photos of bags that were dropped on the floor, plus sandals and sneakers. Tell the three "

@@ -145,6 +145,9 @@ def test_stale_or_foreign_files_are_not_loaded(fitted, tmp_path, make_settings):
     with pytest.raises(ValueError, match="features"):
         reader.forest.predict(np.zeros((2, 3), dtype=np.float32))
     assert configured(make_settings("sqlite://", reader_path=stale)) is None
+    damaged = tmp_path / "damaged.safetensors"
+    damaged.write_bytes(stale.read_bytes()[:200])  # a truncated copy: safetensors' own error
+    assert configured(make_settings("sqlite://", reader_path=damaged)) is None
 
 
 def test_refusal_offers_the_reading_in_request_order(pacs):
