@@ -9,7 +9,7 @@ PORT      ?= 8000
 export TAILOR_DATA_DIR  ?= $(CURDIR)/.tailor/data
 export TAILOR_STORE_DIR ?= $(CURDIR)/.tailor/store
 
-.PHONY: setup system-packages demo test lint serve clean
+.PHONY: setup system-packages demo test lint serve clean request-reader
 
 setup: system-packages $(STAMP)
 
@@ -38,6 +38,13 @@ demo: setup
 	  || $(BIN)/tailor train taper --config demo
 	$(MAKE) .tailor/reader.safetensors
 	$(BIN)/tailor serve --host $(HOST) --port $(PORT) --print-examples
+
+# the tuned request reader (service.kinds.tuned; docs/results-resolution.md, stop 57): about
+# 15 min on two CPU cores. The newest sets are scored, not trained on, so that
+# benchmarks/request_reader.py measures it on requests it never saw.
+request-reader: setup
+	$(BIN)/tailor train request-reader --out .tailor/request-reader \
+	  --val $(wildcard benchmarks/data/resolution_outside9[0-3].jsonl)
 
 # the learned reader of refused descriptions reads the rules' pass: refit when they change (~1 min)
 .tailor/reader.safetensors: $(wildcard service/kinds/*.py) model_store/text.py \

@@ -92,7 +92,8 @@ OUTSIDE = {name: _HERE / "data" / f"resolution_{name}.jsonl"
                         "outside72", "outside73", "outside74", "outside75", "outside76",
                         "outside77", "outside78", "outside79", "outside80", "outside81",
                         "outside82", "outside83", "outside84", "outside85",
-                        "outside86", "outside87", "outside88", "outside89")}
+                        "outside86", "outside87", "outside88", "outside89", "outside90",
+                        "outside91", "outside92", "outside93")}
 # Where (threshold, margin) is chosen: the development set's tune half, and (stop 26; 10 and
 # 11 since stop 27; 12, 13 and 17 since stop 28; 14-16 and 18-21 since stop 29; 22 and 23
 # since stop 30) the outside sets whose failures were read while writing the rules, so the

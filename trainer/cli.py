@@ -108,6 +108,14 @@ def perfix(ctx: typer.Context) -> None:
     perfix_main(list(ctx.args))
 
 
+@train_app.command("request-reader", **_PASSTHROUGH)
+def request_reader(ctx: typer.Context) -> None:
+    """Fine-tune the text encoder to read task descriptions (see `--help`)."""
+    from trainer.reader.train import reader_main
+
+    reader_main(list(ctx.args))
+
+
 @train_app.command("federated-prepare", **_PASSTHROUGH)
 def federated_prepare(ctx: typer.Context) -> None:
     """Write per-machine folders for a Flower SuperLink/SuperNode deployment (see `--help`)."""

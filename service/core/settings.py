@@ -62,6 +62,10 @@ class Settings(BaseSettings):
             fits it); none there: the rules alone answer (:mod:`service.kinds.reader`).
         reader_accept: the reader's confidence from which its reading is the answer (200, with
             a note); below, a refusal carries it as ``reading``. Above 1: never answers.
+        tuned_reader_path: the tuned request reader (``tailor train request-reader``); none
+            there: the rules answer unchecked (:mod:`service.kinds.tuned`).
+        tuned_reader_threshold: its confidence from which it overrules the rules (asks back an
+            answer it reads otherwise, answers a refusal it reads); above 1: never.
         fedclip_version: which FedCLIP adapter artifact serves client-ID personalization
             (``latest`` follows ``LATEST``; when the store has none, client IDs get a 404/409).
         anytime_version: which ``anytime`` artifact (early-exit models per federated client)
@@ -113,6 +117,8 @@ class Settings(BaseSettings):
     match_described_margin: float = Field(default=0.06, ge=0, le=2)  # 33 kept both (docs)
     reader_path: Path | None = Path("./.tailor/reader.safetensors")
     reader_accept: float = Field(default=1.01, ge=0, le=1.01)  # suggest only: stop 55 (docs)
+    tuned_reader_path: Path | None = Path("./.tailor/request-reader")
+    tuned_reader_threshold: float = Field(default=0.7, ge=0, le=1.01)  # sets 78-89 (stop 57)
     public_url: str = ""
     fedclip_version: str = "latest"
     anytime_version: str = "latest"

@@ -143,19 +143,29 @@ def configured(settings: Any) -> Reader | None:
 
 def resolve_or_read(resolver: Any, reader: Reader | None, accept: float, request: Any,
                     domains: list[str], ignored: list[str] | None = None,
-                    notes: list[str] | None = None) -> tuple[list[Any], str | None]:
-    """:func:`service.kinds.task_request.resolve_request`; when it refuses a description
-    (:data:`READ_AGAIN`) and a reader is loaded, the reader's classes (two or more, request
-    order) are the answer if its confidence reaches ``accept``; else the 422 carries them as
-    ``reading`` when its confidence is at least :data:`OFFERED`, a whole request to confirm."""
+                    notes: list[str] | None = None, tuned: Any = None
+                    ) -> tuple[list[Any], str | None]:
+    """:func:`service.kinds.task_request.resolve_request`, checked by the ``tuned`` request
+    reader when one is loaded (:mod:`service.kinds.tuned`: a confident other reading of an
+    answer is asked back; a confident reading of a refusal is the answer). When the rules
+    refuse a description (:data:`READ_AGAIN`) and a reader is loaded, the reader's classes (two
+    or more, request order) are the answer if its confidence reaches ``accept``; else the 422
+    carries them as ``reading`` when its confidence is at least :data:`OFFERED`."""
     from service.core.problems import Problem
+    from service.kinds import tuned as second
     from service.kinds.task_request import resolve_request
 
     trace: dict[str, Any] = {}
     before = (list(ignored or []), list(notes or []))
+    checked = second.usable(tuned, resolver, request, domains)
     try:
-        return resolve_request(resolver, request, domains, ignored, notes, trace)
+        matches, domain = resolve_request(resolver, request, domains, ignored, notes, trace)
     except Problem as problem:
+        if checked and problem.slug in READ_AGAIN and "marks" in trace \
+                and (read := second.rescue(tuned, resolver, request, problem)):  # fmt: skip
+            chosen, their_domain, confidence = read
+            return _answer(resolver, _in_request_order(resolver, request, chosen), confidence,
+                           problem.detail, their_domain, before, ignored, notes, "tuned")
         if reader is None or request.description is None or problem.slug not in READ_AGAIN \
                 or "marks" not in trace or not _fits(reader, resolver):  # fmt: skip
             raise
@@ -167,20 +177,30 @@ def resolve_or_read(resolver: Any, reader: Reader | None, accept: float, request
             raise problem from None
         if len(chosen) < 2 or confidence < min(accept, OFFERED):
             raise
-        tokens = words(request.description)
-        hits = term_hits(resolver, tokens)  # request order, as the rules answer
-        chosen.sort(key=lambda k: hits[k][0] if hits[k] else len(tokens) + k)
+        chosen = _in_request_order(resolver, request, chosen)
         if confidence < accept:
             problem.extra["reading"] = {"classes": [resolver.names[k] for k in chosen],
                                         "confidence": round(confidence, 4)}
             raise
         return _answer(resolver, chosen, confidence, problem.detail, trace["domain"],
                        before, ignored, notes)
+    if checked:
+        second.check(tuned, resolver, request, matches, domain)
+    return matches, domain
+
+
+def _in_request_order(resolver: Any, request: Any, chosen: list[int]) -> list[int]:
+    """``chosen`` in the order the request names them (as the rules answer); a class it does
+    not name by a term goes last."""
+    tokens = words(request.description)
+    hits = term_hits(resolver, tokens)
+    return sorted(chosen, key=lambda k: hits[k][0] if hits[k] else len(tokens) + k)
 
 
 def _answer(resolver: Any, chosen: list[int], confidence: float, refusal: str,
             domain: str | None, before: tuple[list[str], list[str]],
-            ignored: list[str] | None, notes: list[str] | None) -> tuple[list[Any], str | None]:
+            ignored: list[str] | None, notes: list[str] | None, by: str = "learned"
+            ) -> tuple[list[Any], str | None]:
     """The reading as the answer: the refused pass's notes and context are dropped (they
     describe a reading that is not the answer), the reader's note is added."""
     from service.kinds.resolution import Match
@@ -188,7 +208,7 @@ def _answer(resolver: Any, chosen: list[int], confidence: float, refusal: str,
     if ignored is not None:
         ignored[:] = before[0]
     if notes is not None:
-        notes[:] = [*before[1], f"read by the learned reader (confidence {confidence:.2f}); "
+        notes[:] = [*before[1], f"read by the {by} reader (confidence {confidence:.2f}); "
                                 f"the rules alone answered: {refusal}"]
     return [Match(resolver.names[k], resolver.names[k], k, round(confidence, 4))
             for k in chosen], domain  # fmt: skip

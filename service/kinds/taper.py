@@ -37,6 +37,8 @@ from service.kinds.base import Draft, ModelKind
 from service.kinds.lazy import LazyModule, build_module
 from service.kinds.reader import Reader, configured, resolve_or_read
 from service.kinds.resolution import ClassResolver
+from service.kinds.tuned import Tuned
+from service.kinds.tuned import configured as tuned_configured
 
 log = logging.getLogger(__name__)
 
@@ -84,6 +86,7 @@ class TaperKind(ModelKind):
         self.catalogue: dict[str, Any] = bundle.catalogue
         self.reader: Reader | None = None  # reads a refused description again (reader.py)
         self.reader_accept = 1.01  # from settings when loaded: above 1 it only suggests
+        self.tuned: Tuned | None = None  # checks the rules' reading of descriptions (tuned.py)
         self.class_names: list[str] = bundle.class_names
         self.image_size = int(bundle.config.get("image_size", 32))  # trained at this size
         self._generic: nn.Module | None = None
@@ -108,6 +111,7 @@ class TaperKind(ModelKind):
         kind = cls(bundle=bundle, device=device, resolver=match, metrics=metrics)
         if resolver:
             kind.reader, kind.reader_accept = configured(settings), settings.reader_accept
+            kind.tuned = tuned_configured(settings)
         return kind
 
     # ---- the artifact's own evaluation ----------------------------------------------------
@@ -140,7 +144,7 @@ class TaperKind(ModelKind):
         ignored: list[str] = []
         merged: list[str] = []
         matches, domain = resolve_or_read(self.resolver, self.reader, self.reader_accept,
-                                          request, self.domains, ignored, merged)
+                                          request, self.domains, ignored, merged, self.tuned)
         method = request.method or self.default_method
         recipe = self.recipe([m.index for m in matches], domain=domain, method=method)
         mixers = self.mixers(recipe)

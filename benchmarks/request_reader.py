@@ -1,0 +1,156 @@
+"""The tuned request reader beside the rules, measured as the service answers.
+
+Every natural request of the chosen sets is resolved by ``service.kinds.reader.resolve_or_read``
+twice per threshold: the rules alone, and the rules checked by a trained request reader
+(``service.kinds.tuned``: a confident other reading of an answer is asked back, a confident
+reading of a refusal is the answer). A row is *right* when the answer has the expected classes
+and domain, or when a request to ask back is asked back; a *wrong 200* is an answer that is not
+right. The reader alone (its own reading of every request, answering when it reads two or more
+classes) is shown too. The p50 latency of a description is measured in the same run, for the
+rules alone and for the rules with the reader, on this machine's CPU.
+
+Train the reader with the test sets held out first, then measure (docs/results-resolution.md,
+stop 57):
+
+    tailor train request-reader --val benchmarks/data/resolution_outside9[0-3].jsonl
+    python benchmarks/request_reader.py --reader .tailor/request-reader
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+from tqdm import tqdm
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from benchmarks.reader import resolver_for  # noqa: E402
+from benchmarks.resolution import OUTSIDE, load_rows, tailor_pacs_catalogue  # noqa: E402
+
+# written after the stop-56 code by agents that saw only the brief; 90-91 read at stop 57 only
+# after their first scores, 92-93 never read (docs/results-resolution.md, stop 57)
+TEST = {"90-91": ("outside90", "outside91"), "92-93": ("outside92", "outside93")}
+THRESHOLDS = (0.5, 0.6, 0.7, 0.8, 0.9, 1.01)  # 1.01: the reader never overrules
+OUT = Path(__file__).resolve().parent / "results" / "request_reader"
+
+
+def outcome(resolver, catalogue: dict, row: dict, tuned) -> tuple[str, float]:
+    """("right" | "wrong" | "asked", seconds) of one natural row as the service answers."""
+    from service.core.problems import Problem
+    from service.core.schemas import PersonalizeCreate
+    from service.kinds.reader import resolve_or_read
+
+    t0 = time.perf_counter()
+    try:
+        matches, domain = resolve_or_read(resolver, None, 1.01, PersonalizeCreate(
+            description=row["description"]), catalogue["domains"], [], [], tuned)
+    except (Problem, ValueError):
+        return ("right" if row["expect"] is None else "asked"), time.perf_counter() - t0
+    right = row["expect"] is not None and domain == row["domain"] and \
+        sorted(m.name for m in matches) == sorted(row["expect"])  # fmt: skip
+    return ("right" if right else "wrong"), time.perf_counter() - t0
+
+
+def alone(reader, rows: list[dict]) -> dict[str, int]:
+    """The reader by itself: it answers whenever it reads two or more classes."""
+    from model_store.request_model import reading
+
+    counts = {"right": 0, "wrong": 0, "asked": 0}
+    pc, pd = reader.probabilities([r["description"] for r in rows])
+    for row, c, d in zip(rows, pc, pd, strict=True):
+        chosen, domain, _ = reading(c, d, reader.domains)
+        names = sorted(reader.classes[k] for k in chosen)
+        if len(chosen) < 2:
+            counts["right" if row["expect"] is None else "asked"] += 1
+        else:
+            ok = row["expect"] is not None and names == sorted(row["expect"]) and \
+                domain == row["domain"]  # fmt: skip
+            counts["right" if ok else "wrong"] += 1
+    return counts
+
+
+def measure(resolver, catalogue: dict, reader, rows: list[dict]) -> dict:
+    """Counts per threshold, the reader alone, and p50 latency with and without it."""
+    from service.kinds.tuned import Tuned
+
+    out: dict = {"requests": len(rows), "thresholds": {}, "alone": alone(reader, rows)}
+    for t in THRESHOLDS:
+        tuned = None if t > 1 else Tuned(reader, t)
+        counts, seconds = {"right": 0, "wrong": 0, "asked": 0}, []
+        for row in tqdm(rows, desc=f"threshold {t}", leave=False):
+            what, s = outcome(resolver, catalogue, row, tuned)
+            counts[what] += 1
+            seconds.append(s)
+        out["thresholds"][str(t)] = {**counts, "p50_ms": 1e3 * float(np.median(seconds))}
+    return out
+
+
+def table(name: str, result: dict) -> None:
+    n = result["requests"]
+    print(f"\n{name}: {n} natural requests")
+    print("| reader overrules from | right | wrong 200 | asked back | p50 ms |")
+    print("|---|---|---|---|---|")
+    for t, c in result["thresholds"].items():
+        label = "never (rules alone)" if float(t) > 1 else t
+        print(f"| {label} | {c['right']} ({100 * c['right'] / n:.1f} %) | {c['wrong']} "
+              f"({100 * c['wrong'] / n:.1f} %) | {c['asked']} | {c['p50_ms']:.1f} |")
+    a = result["alone"]
+    print(f"| the reader alone | {a['right']} ({100 * a['right'] / n:.1f} %) | {a['wrong']} "
+          f"({100 * a['wrong'] / n:.1f} %) | {a['asked']} | |")
+
+
+def plot(results: dict, out: Path) -> None:
+    """Right against wrong 200s per threshold, one line per set group."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(6, 4))
+    for name, r in results.items():
+        pts = [(100 * c["wrong"] / r["requests"], 100 * c["right"] / r["requests"], t)
+               for t, c in r["thresholds"].items()]  # fmt: skip
+        ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", label=name)
+        for x, y, t in pts:
+            ax.annotate("rules" if float(t) > 1 else t, (x, y), fontsize=7)
+    ax.set_xlabel("wrong 200s, % of natural requests")
+    ax.set_ylabel("right, % of natural requests")
+    ax.set_title("rules checked by the tuned request reader")
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(out / "request_reader.png", dpi=120)
+
+
+def main(argv: list[str] | None = None) -> dict:
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--reader", type=Path, default=Path(".tailor/request-reader"))
+    p.add_argument("--sets", nargs="*", default=None,
+                   help="name=set,set groups to score (default: the test sets)")
+    p.add_argument("--out", type=Path, default=OUT)
+    args = p.parse_args(argv)
+    from model_store.request_model import load_reader
+
+    groups = dict(TEST) if args.sets is None else {
+        g.split("=")[0]: tuple(g.split("=")[1].split(",")) for g in args.sets}  # fmt: skip
+    catalogue = tailor_pacs_catalogue()
+    resolver, reader = resolver_for(catalogue), load_reader(args.reader, "cpu")
+    results = {}
+    for name, sets in groups.items():
+        rows = [r for r in load_rows(outside={s: OUTSIDE[s] for s in sets})
+                if r["kind"] == "natural" and r["split"] in sets]  # fmt: skip
+        results[name] = measure(resolver, catalogue, reader, rows)
+        table(name, results[name])
+    args.out.mkdir(parents=True, exist_ok=True)
+    trained = json.loads((args.reader / "reader.json").read_text()).get("trained_on")
+    (args.out / "request_reader.json").write_text(json.dumps(
+        {"reader": str(args.reader), "trained_on": trained, "results": results}, indent=1))
+    plot(results, args.out)
+    return results
+
+
+if __name__ == "__main__":
+    main()

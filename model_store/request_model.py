@@ -1,0 +1,128 @@
+"""A text encoder fine-tuned to read a task description as a catalogue's class set and domain.
+
+The rules (``service.kinds.task_request``) read requests through word lists written from
+sets the project had read; on sets nobody had read they stayed at about 60 % exact answers for
+six stops (docs/results-resolution.md, stop 57). This model learns the reading from the labelled
+requests instead: MiniLM's transformer, its mean-pooled last layer, one logit per class (asked
+for or not) and one per domain (``None`` first: no domain asked). It is trained by
+``tailor train request-reader`` (``trainer.reader``) and read by ``service.kinds.tuned``.
+
+A saved model is one folder: ``weights.safetensors`` (every tensor), ``reader.json`` (classes,
+domains, the encoder's config, the version) and the tokenizer's own files. It holds no code and
+loads offline; a folder of another version is refused (``ValueError``).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+from safetensors.torch import load_file, save_file
+
+VERSION = "request-reader-1"
+WEIGHTS, CONFIG = "weights.safetensors", "reader.json"
+
+
+class RequestModel(torch.nn.Module):
+    """Encoder + mean pooling + a class head (one logit each) and a domain head.
+
+    Args:
+        encoder: a ``transformers`` encoder (``BertModel``) returning ``last_hidden_state``.
+        classes: the catalogue's class names, in catalogue order.
+        domains: the catalogue's domains; the domain head has one more output, "no domain",
+            first.
+    """
+
+    def __init__(self, encoder: torch.nn.Module, classes: list[str], domains: list[str]):
+        super().__init__()
+        self.encoder, self.classes, self.domains = encoder, list(classes), list(domains)
+        width = encoder.config.hidden_size
+        self.drop = torch.nn.Dropout(0.1)
+        self.class_head = torch.nn.Linear(width, len(classes))
+        self.domain_head = torch.nn.Linear(width, len(domains) + 1)
+
+    def forward(self, input_ids: torch.Tensor, attention_mask: torch.Tensor
+                ) -> tuple[torch.Tensor, torch.Tensor]:
+        """(class logits, domain logits) per request."""
+        hidden = self.encoder(input_ids=input_ids, attention_mask=attention_mask).last_hidden_state
+        mask = attention_mask.unsqueeze(-1).to(hidden.dtype)
+        pooled = self.drop((hidden * mask).sum(1) / mask.sum(1).clamp(min=1.0))
+        return self.class_head(pooled), self.domain_head(pooled)
+
+
+class RequestReader:
+    """A loaded :class:`RequestModel` with its tokenizer, reading texts on one device."""
+
+    def __init__(self, model: RequestModel, tokenizer: Any, max_length: int = 128,
+                 device: str | torch.device = "cpu"):
+        self.model, self.tokenizer, self.max_length = model.eval().to(device), tokenizer, max_length
+        self.device = torch.device(device)
+
+    @property
+    def classes(self) -> list[str]:
+        return self.model.classes
+
+    @property
+    def domains(self) -> list[str]:
+        return self.model.domains
+
+    def batch(self, texts: list[str]) -> dict[str, torch.Tensor]:
+        """Token ids and mask of ``texts`` (padded to the longest, cut at ``max_length``)."""
+        enc = self.tokenizer(list(texts), padding=True, truncation=True,
+                             max_length=self.max_length, return_tensors="pt")
+        return {"input_ids": enc["input_ids"].to(self.device),
+                "attention_mask": enc["attention_mask"].to(self.device)}
+
+    @torch.no_grad()
+    def probabilities(self, texts: list[str]) -> tuple[np.ndarray, np.ndarray]:
+        """(P(class asked for), P(domain)) per text; the domain columns are ``[None, *domains]``."""
+        classes, domains = self.model(**self.batch(texts))
+        return (torch.sigmoid(classes).float().cpu().numpy(),
+                torch.softmax(domains, -1).float().cpu().numpy())
+
+
+def reading(p_classes: np.ndarray, p_domain: np.ndarray, domains: list[str]
+            ) -> tuple[list[int], str | None, float]:
+    """(classes above one half, the likeliest domain, confidence) of one text. The confidence
+    is the chance that every class's call and the domain are right, taken as independent: the
+    product of max(p, 1 - p) over the classes, times the domain's probability."""
+    chosen = [int(k) for k in np.flatnonzero(p_classes > 0.5)]
+    d = int(p_domain.argmax())
+    confidence = float(np.prod(np.maximum(p_classes, 1.0 - p_classes)) * p_domain[d])
+    return chosen, (None if d == 0 else domains[d - 1]), confidence
+
+
+def save_reader(model: RequestModel, tokenizer: Any, folder: Path, max_length: int,
+                provenance: dict[str, Any]) -> Path:
+    """Write ``model`` to ``folder`` (weights, config, tokenizer); returns the folder."""
+    folder.mkdir(parents=True, exist_ok=True)
+    state = {k: v.detach().contiguous().cpu() for k, v in model.state_dict().items()}
+    save_file(state, str(folder / WEIGHTS), metadata={"version": VERSION})
+    tokenizer.save_pretrained(str(folder))
+    (folder / CONFIG).write_text(json.dumps({
+        "version": VERSION, "classes": model.classes, "domains": model.domains,
+        "max_length": max_length, "encoder": model.encoder.config.to_dict(),
+        **provenance}, indent=1))
+    return folder
+
+
+def load_reader(folder: Path, device: str | torch.device = "cpu") -> RequestReader:
+    """The reader saved in ``folder``; ``ValueError`` for another version or a config that
+    does not match its weights, ``FileNotFoundError`` for a missing file."""
+    from transformers import AutoTokenizer, BertConfig, BertModel
+
+    config = json.loads((folder / CONFIG).read_text())
+    if config.get("version") != VERSION:
+        raise ValueError(f"{folder} holds a request reader of version {config.get('version')!r}, "
+                         f"this code reads {VERSION!r}: train it again")
+    encoder = BertModel(BertConfig.from_dict(config["encoder"]), add_pooling_layer=False)
+    model = RequestModel(encoder, config["classes"], config["domains"])
+    try:
+        model.load_state_dict(load_file(str(folder / WEIGHTS)))
+    except RuntimeError as err:  # missing, extra or misshapen tensors
+        raise ValueError(f"{folder}: the weights do not fit its config ({err})") from err
+    tokenizer = AutoTokenizer.from_pretrained(str(folder), local_files_only=True)
+    return RequestReader(model, tokenizer, int(config.get("max_length", 128)), device)

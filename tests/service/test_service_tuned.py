@@ -1,0 +1,147 @@
+"""The tuned request reader beside the rules (service.kinds.tuned): it asks back an answer it
+reads otherwise, answers a refusal it reads, and changes nothing where it is unsure, unfit or
+broken, or where the request is a class list or unreadable.
+
+The readers are real saved folders (model_store.request_model) around a tiny random encoder
+whose heads are set by hand, so each reads the same classes and domain whatever the text:
+the paths they take are the service's own.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import torch
+
+from model_store.request_model import RequestModel, load_reader, save_reader
+from model_store.testing_text import make_tiny_encoder
+from service.core.problems import Problem
+from service.core.schemas import PersonalizeCreate
+from service.kinds.reader import resolve_or_read
+from service.kinds.tuned import Tuned, configured
+
+DOMAINS = ["photo", "art_painting", "cartoon", "sketch"]
+REFUSED = "mice and dogs and cats"  # the rules: 422, no catalogue class matches 'mice'
+
+
+def _forced(folder: Path, names: list[str], reads: list[str], domain: str | None,
+            sure: float = 12.0) -> Path:
+    """A reader that reads ``reads`` and ``domain`` with logits of size ``sure`` (0: unsure)."""
+    from transformers import AutoTokenizer, BertModel
+
+    base = make_tiny_encoder(folder.with_name(folder.name + "-base"))
+    model = RequestModel(BertModel.from_pretrained(str(base), add_pooling_layer=False), names,
+                         DOMAINS)
+    with torch.no_grad():
+        for head in (model.class_head, model.domain_head):
+            head.weight.zero_()
+        model.class_head.bias.copy_(torch.tensor([sure if n in reads else -sure for n in names]))
+        d = 0 if domain is None else 1 + DOMAINS.index(domain)
+        model.domain_head.bias.copy_(torch.tensor([sure if i == d else -sure for i in range(5)]))
+    return save_reader(model, AutoTokenizer.from_pretrained(str(base)), folder, 64, {})
+
+
+@pytest.fixture(scope="module")
+def readers(pacs, tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("tuned")
+    return {name: Tuned(load_reader(_forced(tmp / name, *args)), 0.7) for name, args in {
+        "cat-dog": (pacs.names, ["cat", "dog"], None),
+        "unsure": (pacs.names, ["cat", "dog"], None, 0.0),
+        "nothing": (pacs.names, [], None),
+        "other-catalogue": (pacs.names[:-1] + ["quokka"], ["cat", "dog"], None),
+    }.items()}
+
+
+def _resolve(pacs, tuned, notes=None, **request):
+    return resolve_or_read(pacs, None, 1.01, PersonalizeCreate(**request), DOMAINS, [],
+                           notes, tuned)
+
+
+def test_an_answer_both_read_alike_stands(pacs, readers):
+    matches, domain = _resolve(pacs, readers["cat-dog"], description="cats and dogs")
+    assert [m.name for m in matches] == ["cat", "dog"] and domain is None
+    matches, domain = _resolve(pacs, readers["cat-dog"], description="cats and dogs",
+                               domain="sketch")  # the request's own domain is kept
+    assert [m.name for m in matches] == ["cat", "dog"] and domain == "sketch"
+
+
+def test_an_answer_read_otherwise_with_confidence_is_asked_back(pacs, readers):
+    for text in ("cats and cows", "sketches of cats and dogs"):  # classes, then domain
+        with pytest.raises(Problem) as asked:
+            _resolve(pacs, readers["cat-dog"], description=text)
+        problem = asked.value
+        assert problem.status == 422 and problem.slug == "unsure-description", text
+        assert problem.extra["reading"]["classes"] == ["cat", "dog"]
+        assert problem.extra["reading"]["confidence"] > 0.99
+        assert problem.extra["rules_reading"]["classes"] in (["cat", "cow"], ["cat", "dog"])
+    with pytest.raises(Problem) as asked:  # it reads nothing to answer: asked back too
+        _resolve(pacs, readers["nothing"], description="cats and dogs")
+    assert "no class set" in asked.value.detail
+
+
+def test_a_refusal_it_reads_is_answered_in_request_order_with_a_note(pacs, readers):
+    notes: list[str] = []
+    matches, domain = _resolve(pacs, readers["cat-dog"], notes, description=REFUSED)
+    assert [m.name for m in matches] == ["dog", "cat"] and domain is None
+    assert any("tuned reader" in n and "mice" in n for n in notes)
+
+
+def test_unsure_unfit_or_broken_readers_and_class_lists_leave_the_rules(pacs, readers, caplog,
+                                                                        monkeypatch):
+    for name in ("unsure", "other-catalogue"):
+        matches, _ = _resolve(pacs, readers[name], description="cats and cows")
+        assert [m.name for m in matches] == ["cat", "cow"], name
+        with pytest.raises(Problem) as refusal:
+            _resolve(pacs, readers[name], description=REFUSED)
+        assert refusal.value.slug == "unknown-classes", name
+    assert "trained for other classes" in caplog.text
+    matches, _ = _resolve(pacs, readers["cat-dog"], classes=["cat", "cow"])
+    assert [m.name for m in matches] == ["cat", "cow"]
+    broken = Tuned(readers["cat-dog"].reader, 0.7)
+    monkeypatch.setattr(broken.reader, "probabilities", lambda texts: 1 / 0)
+    matches, _ = _resolve(pacs, broken, description="cats and cows")
+    assert [m.name for m in matches] == ["cat", "cow"]
+    assert "tuned request reader failed" in caplog.text
+
+
+def test_markup_and_injection_stay_refused(pacs, readers):
+    for text in ('cat" OR 1=1 --', "<script>cats and dogs</script>"):
+        with pytest.raises(Problem) as refusal:
+            _resolve(pacs, readers["cat-dog"], description=text)
+        assert refusal.value.slug != "unsure-description", text
+
+
+def test_configured_loads_a_folder_and_leaves_a_damaged_one(readers, tmp_path, pacs, caplog):
+    from service.core.settings import Settings
+
+    assert configured(Settings(tuned_reader_path=tmp_path / "absent")) is None
+    folder = _forced(tmp_path / "good", pacs.names, ["cat", "dog"], None)
+    tuned = configured(Settings(tuned_reader_path=folder, tuned_reader_threshold=0.9))
+    assert tuned is not None and tuned.threshold == 0.9
+    (folder / "weights.safetensors").write_bytes(b"not safetensors")
+    assert configured(Settings(tuned_reader_path=folder)) is None
+    assert "not loading the tuned request reader" in caplog.text
+
+
+def test_the_api_asks_back_and_answers(run_live, make_settings, redis_server, tmp_path):
+    """Over HTTP, on the tiny store's catalogue: problem JSON with both readings, then an
+    answered refusal with the note."""
+    from service_testkit import NUM_CLASSES
+
+    from model_store.testing import tiny_catalogue
+
+    names = [c["name"] for c in tiny_catalogue(NUM_CLASSES)["classes"]]
+    folder = _forced(tmp_path / "api", names, ["cat", "dog"], None)
+    settings = make_settings(f"sqlite:///{tmp_path / 't.db'}", redis_url=redis_server.url,
+                             tuned_reader_path=folder)
+    with run_live(settings) as live:
+        asked = live.http.post("/v1/personalize", json={"description": "cats and horses"})
+        answered = live.http.post("/v1/personalize", json={"description": REFUSED})
+    assert asked.status_code == 422 and asked.headers["content-type"].startswith(
+        "application/problem+json")
+    body = asked.json()
+    assert body["type"].endswith("unsure-description") and body["reading"]["classes"] == [
+        "cat", "dog"] and body["rules_reading"]["classes"] == ["cat", "horse"]
+    assert answered.status_code in (200, 201), answered.text
+    assert any("tuned reader" in n for n in answered.json()["notes"])

@@ -1,0 +1,103 @@
+"""`tailor train request-reader` on a tiny real encoder: it learns labelled requests, saves a
+folder the model store loads back to the same outputs, and refuses bad rows and folders."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from model_store.request_model import CONFIG, WEIGHTS, load_reader, reading
+from model_store.testing_text import make_tiny_encoder
+from trainer.reader.train import natural_rows, reader_main, targets
+
+CLASSES = ["cat", "dog", "zero", "one"]
+DOMAINS = ["photo", "sketch"]
+ROWS = [("cats and dogs please", ["cat", "dog"], None),
+        ("photos of cats and dogs", ["cat", "dog"], "photo"),
+        ("zeros and ones", ["zero", "one"], None),
+        ("sketches of zeros and ones", ["zero", "one"], "sketch"),
+        ("what is the weather like", None, None)]
+
+
+def _write(path: Path, rows, start: int = 0) -> Path:
+    lines = [json.dumps({"id": f"r{start + i}", "kind": "natural", "description": text,
+                         "expect": expect, "domain": domain})
+             for i, (text, expect, domain) in enumerate(rows)]  # fmt: skip
+    lines.append(json.dumps({"id": "d0", "kind": "definitions", "classes": ["a pet that purrs"],
+                             "expect": ["cat"], "domain": None}))  # skipped: no description
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+@pytest.fixture(scope="module")
+def trained(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("request-reader")
+    catalogue = tmp / "catalogue.json"
+    catalogue.write_text(json.dumps({"classes": [{"name": c} for c in CLASSES],
+                                     "domains": DOMAINS}))
+    data = _write(tmp / "train.jsonl", ROWS * 8)
+    val = _write(tmp / "val.jsonl", ROWS, 100)
+    summary = reader_main(["--data", str(data), "--val", str(val), "--catalogue", str(catalogue),
+                           "--base", str(make_tiny_encoder(tmp / "encoder")), "--epochs", "6",
+                           "--lr", "2e-3", "--head-lr", "1e-2", "--batch-size", "8",
+                           "--device", "cpu", "--out", str(tmp / "out")])
+    return tmp, summary
+
+
+def test_it_learns_the_rows_and_logs_each_epoch(trained):
+    _, summary = trained
+    assert summary["rows"] == 40 and [e["epoch"] for e in summary["epochs"]] == list(range(1, 7))
+    assert summary["epochs"][-1]["loss"] < summary["epochs"][0]["loss"] / 2
+    assert summary["epochs"][-1]["val_exact"] == 1.0
+
+
+def test_the_saved_folder_reads_each_request_as_trained(trained):
+    tmp, _ = trained
+    reader = load_reader(tmp / "out")
+    assert reader.classes == CLASSES and reader.domains == DOMAINS
+    pc, pd = reader.probabilities([text for text, _, _ in ROWS])
+    for (text, expect, domain), c, d in zip(ROWS, pc, pd, strict=True):
+        chosen, got_domain, confidence = reading(c, d, DOMAINS)
+        assert (sorted(CLASSES[k] for k in chosen) or None) == (sorted(expect) if expect else None)
+        assert got_domain == domain and 0.0 < confidence <= 1.0, text
+    again = load_reader(tmp / "out").probabilities(["cats and dogs please"])
+    np.testing.assert_allclose(again[0], pc[:1], atol=1e-6)
+
+
+def test_a_folder_of_another_version_or_with_foreign_weights_is_refused(trained, tmp_path):
+    import shutil
+
+    from safetensors.torch import load_file, save_file
+
+    tmp, _ = trained
+    folder = shutil.copytree(tmp / "out", tmp_path / "old")
+    config = json.loads((folder / CONFIG).read_text())
+    (folder / CONFIG).write_text(json.dumps({**config, "version": "request-reader-0"}))
+    with pytest.raises(ValueError, match="version"):
+        load_reader(folder)
+    (folder / CONFIG).write_text(json.dumps({**config, "classes": CLASSES[:3]}))
+    with pytest.raises(ValueError, match="do not fit"):
+        load_reader(folder)
+    (folder / CONFIG).write_text(json.dumps(config))
+    state = load_file(str(folder / WEIGHTS))
+    state.pop("class_head.bias")
+    save_file(state, str(folder / WEIGHTS))
+    with pytest.raises(ValueError, match="do not fit"):
+        load_reader(folder)
+
+
+def test_rows_naming_a_class_or_domain_outside_the_catalogue_are_an_error(tmp_path):
+    path = _write(tmp_path / "a.jsonl", [("cats and mice", ["cat", "mouse"], None)])
+    with path.open("a") as f:  # a hard negative's row: no domain label, so not read
+        f.write(json.dumps({"id": "h0", "kind": "natural", "description": "cats", "expect": None})
+                + "\n")
+    rows = natural_rows([path])
+    assert [r["id"] for r in rows] == ["r0"] and rows[0]["split"] == "a"
+    with pytest.raises(ValueError, match="mouse"):
+        targets(rows, CLASSES, DOMAINS)
+    rows = natural_rows([_write(tmp_path / "b.jsonl", [("oil cats", ["cat", "dog"], "oil")])])
+    with pytest.raises(ValueError, match="oil"):
+        targets(rows, CLASSES, DOMAINS)

@@ -1,0 +1,196 @@
+"""``tailor train request-reader``: fine-tune the text encoder to read task descriptions.
+
+Rows are the resolution sets' natural requests (``benchmarks/data/resolution_*.jsonl``: a
+``description``, the expected ``expect`` classes or ``null`` for a request to ask back, and a
+``domain``). Each epoch shows its loss; with ``--val`` files, exact reading accuracy on them
+after each epoch. The model (``model_store.request_model``) and its ``train.json`` go to
+``--out``. The recipe (AdamW, 5e-5 on the encoder and 1e-3 on the heads, 6 % warm-up then
+linear decay, batch 16, 4 epochs) was chosen on sets 78-89 (docs/results-resolution.md,
+stop 57); on two CPU cores an epoch over ~5,000 requests takes about three and a half minutes.
+
+    tailor train request-reader --out .tailor/request-reader
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import random
+import time
+from pathlib import Path
+from typing import Any
+
+import torch
+from tqdm import tqdm
+
+from model_store.device import pick_device
+from model_store.request_model import RequestModel, RequestReader, reading, save_reader
+
+DATA = Path(__file__).resolve().parents[2] / "benchmarks" / "data"
+
+
+def natural_rows(paths: list[Path]) -> list[dict[str, Any]]:
+    """The labelled natural requests of ``paths``: rows with a ``description`` and a
+    ``domain`` field (``null`` for none). The hard negatives of ``resolution_hard.jsonl`` have
+    no domain label, so they are not read: their "no domain" would be a guess."""
+    rows = []
+    for path in paths:
+        for line in path.read_text().splitlines():
+            row = json.loads(line) if line.strip() else {}
+            if "description" in row and "domain" in row:
+                rows.append({**row, "split": path.stem})
+    return rows
+
+
+def targets(rows: list[dict], classes: list[str], domains: list[str]
+            ) -> tuple[torch.Tensor, torch.Tensor]:
+    """(asked-for matrix, domain index with 0 for none) of ``rows``; an unknown class or
+    domain in a row is an error, not a silent zero."""
+    index = {c: k for k, c in enumerate(classes)}
+    y = torch.zeros(len(rows), len(classes))
+    for i, row in enumerate(rows):
+        for name in row.get("expect") or []:
+            if name not in index:
+                raise ValueError(f"row {row.get('id')}: {name!r} is not a catalogue class")
+            y[i, index[name]] = 1.0
+    if bad := {r.get("domain") for r in rows} - {None, *domains}:
+        raise ValueError(f"domains {sorted(bad, key=str)} are not the catalogue's {domains}")
+    d = torch.tensor([0 if r.get("domain") is None else 1 + domains.index(r["domain"])
+                      for r in rows])  # fmt: skip
+    return y, d
+
+
+def exact(reader: RequestReader, rows: list[dict]) -> float:
+    """Share of ``rows`` read exactly: the right classes and domain, or, for a row to ask
+    back, fewer than two classes."""
+    if not rows:
+        return float("nan")
+    right = 0
+    for i in range(0, len(rows), 64):
+        part = rows[i : i + 64]
+        pc, pd = reader.probabilities([r["description"] for r in part])
+        for row, c, d in zip(part, pc, pd, strict=True):
+            chosen, domain, _ = reading(c, d, reader.domains)
+            names = sorted(reader.classes[k] for k in chosen)
+            right += (len(chosen) < 2) if row.get("expect") is None else \
+                (names == sorted(row["expect"]) and domain == row.get("domain"))  # fmt: skip
+    return right / len(rows)
+
+
+def _encoder(base: str | None) -> tuple[torch.nn.Module, Any]:
+    """The pretrained encoder and tokenizer in ``base`` (a local sentence-transformers or
+    Hugging Face folder; ``None``: the bundled MiniLM)."""
+    from transformers import AutoTokenizer, BertModel
+
+    from model_store.text import bundled_model_path
+
+    path = base or bundled_model_path()
+    encoder = BertModel.from_pretrained(path, add_pooling_layer=False, local_files_only=True)
+    return encoder, AutoTokenizer.from_pretrained(path, local_files_only=True)
+
+
+def fit(rows: list[dict], classes: list[str], domains: list[str], args: argparse.Namespace,
+        val: list[dict] | None = None) -> tuple[RequestReader, list[dict]]:
+    """Fine-tune on ``rows``; returns the reader and one log entry per epoch."""
+    torch.manual_seed(args.seed)
+    rng = random.Random(args.seed)
+    encoder, tokenizer = _encoder(args.base)
+    model = RequestModel(encoder, classes, domains)
+    reader = RequestReader(model, tokenizer, args.max_length, pick_device(args.device))
+    heads = [*model.class_head.parameters(), *model.domain_head.parameters()]
+    opt = torch.optim.AdamW([{"params": model.encoder.parameters(), "lr": args.lr},
+                             {"params": heads, "lr": args.head_lr}], weight_decay=0.01)
+    steps = args.epochs * math.ceil(len(rows) / args.batch_size)
+    sched = torch.optim.lr_scheduler.LambdaLR(
+        opt, lambda s: min(1.0, s / max(1.0, 0.06 * steps)) * max(0.0, (steps - s) / steps))
+    log, order = [], list(range(len(rows)))
+    y, d = targets(rows, classes, domains)
+    for epoch in range(1, args.epochs + 1):
+        model.train()
+        rng.shuffle(order)
+        total, t0 = 0.0, time.perf_counter()
+        for i in tqdm(range(0, len(order), args.batch_size), desc=f"epoch {epoch}", leave=False):
+            idx = order[i : i + args.batch_size]
+            c, dl = model(**reader.batch([rows[j]["description"] for j in idx]))
+            loss = _loss(c, dl, y[idx].to(c.device), d[idx].to(c.device))
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+            opt.step(), sched.step(), opt.zero_grad()
+            total += loss.item() * len(idx)
+        model.eval()
+        entry = {"epoch": epoch, "loss": total / len(rows), "seconds": time.perf_counter() - t0}
+        if val:
+            entry["val_exact"] = exact(reader, val)
+        log.append(entry)
+        print(json.dumps(entry), flush=True)
+    return reader, log
+
+
+def _loss(c: torch.Tensor, d: torch.Tensor, y: torch.Tensor, yd: torch.Tensor) -> torch.Tensor:
+    """Binary cross-entropy per class, summed over a quarter of the classes' count (so a
+    30-class catalogue weighs its classes about 7× the domain), plus the domain's."""
+    scale = c.shape[1] / 4
+    return torch.nn.functional.binary_cross_entropy_with_logits(c, y) * scale + \
+        torch.nn.functional.cross_entropy(d, yd)  # fmt: skip
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="tailor train request-reader", description=__doc__.split(
+        "\n")[0])
+    p.add_argument("--data", type=Path, nargs="+", default=None,
+                   help="jsonl files of labelled requests (default: benchmarks/data/"
+                        "resolution_*.jsonl less --val and --hold-out)")
+    p.add_argument("--val", type=Path, nargs="*", default=[],
+                   help="jsonl files scored after each epoch, never trained on")
+    p.add_argument("--hold-out", type=Path, nargs="*", default=[],
+                   help="jsonl files neither trained on nor scored (kept for a later test)")
+    p.add_argument("--catalogue", type=Path, default=None,
+                   help="a catalogue.json (classes, domains); default Tailor-PACS")
+    p.add_argument("--base", default=None, help="a local encoder folder (default: MiniLM)")
+    p.add_argument("--out", type=Path, default=Path(".tailor/request-reader"))
+    p.add_argument("--epochs", type=int, default=4)
+    p.add_argument("--lr", type=float, default=5e-5)
+    p.add_argument("--head-lr", type=float, default=1e-3)
+    p.add_argument("--batch-size", type=int, default=16)
+    p.add_argument("--max-length", type=int, default=128)
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--device", default=None, help="cpu, cuda, … (default: the best there is)")
+    return p
+
+
+def _catalogue(path: Path | None) -> tuple[list[str], list[str]]:
+    if path is None:
+        from trainer.data.catalogue import catalogue_json
+
+        catalogue = catalogue_json()
+    else:
+        catalogue = json.loads(path.read_text())
+    names = [c["name"] if isinstance(c, dict) else c for c in catalogue["classes"]]
+    return names, list(catalogue["domains"])
+
+
+def reader_main(argv: list[str] | None = None) -> dict:
+    """Train, save and return the training summary."""
+    args = _parser().parse_args(argv)
+    classes, domains = _catalogue(args.catalogue)
+    held = {p.resolve() for p in [*args.val, *args.hold_out]}
+    paths = args.data or [p for p in sorted(DATA.glob("resolution_*.jsonl"))
+                          if p.resolve() not in held]  # fmt: skip
+    rows, val = natural_rows(paths), natural_rows(list(args.val))
+    if not rows:
+        raise SystemExit("no natural requests in --data")
+    reader, log = fit(rows, classes, domains, args, val)
+    summary = {"rows": len(rows), "files": [p.name for p in paths], "epochs": log,
+               "seed": args.seed, "recipe": {k: getattr(args, k) for k in (
+                   "epochs", "lr", "head_lr", "batch_size", "max_length")}}
+    save_reader(reader.model, reader.tokenizer, args.out, args.max_length,
+                {"trained_on": f"{len(rows)} requests of {len(paths)} files"})
+    (args.out / "train.json").write_text(json.dumps(summary, indent=1))
+    print(f"request reader: {args.out} ({len(rows)} requests, {len(log)} epochs)")
+    return summary
+
+
+if __name__ == "__main__":
+    reader_main()
+
