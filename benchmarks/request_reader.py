@@ -90,6 +90,7 @@ def measure(resolver, catalogue: dict, reader, rows: list[dict]) -> dict:
 
 
 def table(name: str, result: dict) -> None:
+    """Print one set group's counts per threshold as a Markdown table."""
     n = result["requests"]
     print(f"\n{name}: {n} natural requests")
     print("| reader overrules from | right | wrong 200 | asked back | p50 ms |")
@@ -126,6 +127,7 @@ def plot(results: dict, out: Path) -> None:
 
 
 def main(argv: list[str] | None = None) -> dict:
+    """Score each set group, print the tables, write the JSON and the plot."""
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--reader", type=Path, default=Path(".tailor/request-reader"))
     p.add_argument("--sets", nargs="*", default=None,
@@ -136,6 +138,11 @@ def main(argv: list[str] | None = None) -> dict:
 
     groups = dict(TEST) if args.sets is None else {
         g.split("=")[0]: tuple(g.split("=")[1].split(",")) for g in args.sets}  # fmt: skip
+    trained = json.loads((args.reader / "reader.json").read_text())
+    if seen := {s for sets in groups.values() for s in sets} & {
+            Path(f).stem.replace("resolution_", "") for f in trained.get("files", [])}:
+        raise SystemExit(f"{args.reader} was trained on {sorted(seen)}: train it with them "
+                         f"as --val (make request-reader)")
     catalogue = tailor_pacs_catalogue()
     resolver, reader = resolver_for(catalogue), load_reader(args.reader, "cpu")
     results = {}
@@ -145,9 +152,9 @@ def main(argv: list[str] | None = None) -> dict:
         results[name] = measure(resolver, catalogue, reader, rows)
         table(name, results[name])
     args.out.mkdir(parents=True, exist_ok=True)
-    trained = json.loads((args.reader / "reader.json").read_text()).get("trained_on")
     (args.out / "request_reader.json").write_text(json.dumps(
-        {"reader": str(args.reader), "trained_on": trained, "results": results}, indent=1))
+        {"reader": str(args.reader), "trained_on": trained.get("trained_on"),
+         "results": results}, indent=1))
     plot(results, args.out)
     return results
 

@@ -60,14 +60,32 @@ class RequestReader:
                  device: str | torch.device = "cpu"):
         self.model, self.tokenizer, self.max_length = model.eval().to(device), tokenizer, max_length
         self.device = torch.device(device)
+        self.runtime, self._onnx = "torch", None
+
+    def use_onnx(self) -> str:
+        """Run on ONNX Runtime from now on, where it loads and agrees with PyTorch (on a CPU
+        only: :mod:`model_store.request_onnx`); returns the runtime in use."""
+        if self.device.type == "cpu":
+            from model_store.request_onnx import onnx_probabilities
+
+            self._onnx = onnx_probabilities(self)
+            self.runtime = "onnx" if self._onnx is not None else "torch"
+        return self.runtime
 
     @property
     def classes(self) -> list[str]:
+        """The catalogue's classes, in the order of the class head's outputs."""
         return self.model.classes
 
     @property
     def domains(self) -> list[str]:
+        """The catalogue's domains; the domain head's outputs are ``[None, *domains]``."""
         return self.model.domains
+
+    def length(self, text: str) -> int:
+        """How many tokens ``text`` is, special ones included (more than ``max_length``: the
+        reader would not see its end)."""
+        return len(self.tokenizer(text)["input_ids"])
 
     def batch(self, texts: list[str]) -> dict[str, torch.Tensor]:
         """Token ids and mask of ``texts`` (padded to the longest, cut at ``max_length``)."""
@@ -76,22 +94,30 @@ class RequestReader:
         return {"input_ids": enc["input_ids"].to(self.device),
                 "attention_mask": enc["attention_mask"].to(self.device)}
 
-    @torch.no_grad()
     def probabilities(self, texts: list[str]) -> tuple[np.ndarray, np.ndarray]:
         """(P(class asked for), P(domain)) per text; the domain columns are ``[None, *domains]``."""
+        if self._onnx is not None:
+            return self._onnx(texts)
+        return self.torch_probabilities(texts)
+
+    @torch.no_grad()
+    def torch_probabilities(self, texts: list[str]) -> tuple[np.ndarray, np.ndarray]:
+        """:meth:`probabilities` on PyTorch, whatever the runtime."""
         classes, domains = self.model(**self.batch(texts))
         return (torch.sigmoid(classes).float().cpu().numpy(),
                 torch.softmax(domains, -1).float().cpu().numpy())
 
 
-def reading(p_classes: np.ndarray, p_domain: np.ndarray, domains: list[str]
-            ) -> tuple[list[int], str | None, float]:
+def reading(p_classes: np.ndarray, p_domain: np.ndarray, domains: list[str],
+            with_domain: bool = True) -> tuple[list[int], str | None, float]:
     """(classes above one half, the likeliest domain, confidence) of one text. The confidence
     is the chance that every class's call and the domain are right, taken as independent: the
-    product of max(p, 1 - p) over the classes, times the domain's probability."""
+    product of max(p, 1 - p) over the classes, times the domain's probability (left out when
+    ``with_domain`` is false: the request fixed its domain)."""
     chosen = [int(k) for k in np.flatnonzero(p_classes > 0.5)]
     d = int(p_domain.argmax())
-    confidence = float(np.prod(np.maximum(p_classes, 1.0 - p_classes)) * p_domain[d])
+    confidence = float(np.prod(np.maximum(p_classes, 1.0 - p_classes)))
+    confidence *= float(p_domain[d]) if with_domain else 1.0
     return chosen, (None if d == 0 else domains[d - 1]), confidence
 
 
@@ -100,7 +126,8 @@ def save_reader(model: RequestModel, tokenizer: Any, folder: Path, max_length: i
     """Write ``model`` to ``folder`` (weights, config, tokenizer); returns the folder."""
     folder.mkdir(parents=True, exist_ok=True)
     state = {k: v.detach().contiguous().cpu() for k, v in model.state_dict().items()}
-    save_file(state, str(folder / WEIGHTS), metadata={"version": VERSION})
+    save_file(state, str(folder / WEIGHTS), metadata={"version": VERSION,
+                                                       "labels": _labels(model)})
     tokenizer.save_pretrained(str(folder))
     (folder / CONFIG).write_text(json.dumps({
         "version": VERSION, "classes": model.classes, "domains": model.domains,
@@ -109,9 +136,17 @@ def save_reader(model: RequestModel, tokenizer: Any, folder: Path, max_length: i
     return folder
 
 
+def _labels(model: RequestModel) -> str:
+    """The classes and domains the heads' rows stand for, as the weights file records them."""
+    return json.dumps([model.classes, model.domains])
+
+
 def load_reader(folder: Path, device: str | torch.device = "cpu") -> RequestReader:
-    """The reader saved in ``folder``; ``ValueError`` for another version or a config that
-    does not match its weights, ``FileNotFoundError`` for a missing file."""
+    """The reader saved in ``folder``. ``ValueError`` for another version, a config that does
+    not match its weights (shapes, or the classes and domains they were saved with), a
+    ``max_length`` past the encoder's positions, or a damaged weights file;
+    ``FileNotFoundError`` for a missing file."""
+    from safetensors import safe_open
     from transformers import AutoTokenizer, BertConfig, BertModel
 
     config = json.loads((folder / CONFIG).read_text())
@@ -120,9 +155,20 @@ def load_reader(folder: Path, device: str | torch.device = "cpu") -> RequestRead
                          f"this code reads {VERSION!r}: train it again")
     encoder = BertModel(BertConfig.from_dict(config["encoder"]), add_pooling_layer=False)
     model = RequestModel(encoder, config["classes"], config["domains"])
+    max_length = int(config.get("max_length", 128))
+    if max_length > encoder.config.max_position_embeddings:
+        raise ValueError(f"{folder}: max_length {max_length} is past the encoder's "
+                         f"{encoder.config.max_position_embeddings} positions")
     try:
+        with safe_open(str(folder / WEIGHTS), "pt") as f:
+            saved = (f.metadata() or {}).get("labels")
         model.load_state_dict(load_file(str(folder / WEIGHTS)))
-    except RuntimeError as err:  # missing, extra or misshapen tensors
+    except FileNotFoundError:
+        raise
+    except Exception as err:  # misshapen or missing tensors, a damaged file
         raise ValueError(f"{folder}: the weights do not fit its config ({err})") from err
+    if saved not in (None, _labels(model)):  # a file that records none is taken as it is
+        raise ValueError(f"{folder}: the weights were saved for other classes or domains "
+                         f"than its config names")
     tokenizer = AutoTokenizer.from_pretrained(str(folder), local_files_only=True)
-    return RequestReader(model, tokenizer, int(config.get("max_length", 128)), device)
+    return RequestReader(model, tokenizer, max_length, device)

@@ -162,39 +162,42 @@ def resolve_or_read(resolver: Any, reader: Reader | None, accept: float, request
         matches, domain = resolve_request(resolver, request, domains, ignored, notes, trace)
     except Problem as problem:
         if checked and problem.slug in READ_AGAIN and "marks" in trace \
-                and (read := second.rescue(tuned, resolver, request, problem)):  # fmt: skip
-            chosen, their_domain, confidence = read
-            return _answer(resolver, _in_request_order(resolver, request, chosen), confidence,
-                           problem.detail, their_domain, before, ignored, notes, "tuned")
+                and (read := second.rescue(tuned, resolver, request, trace)):  # fmt: skip
+            return _answer(resolver, read[0], read[2], problem.detail, read[1], before,
+                           ignored, notes, "tuned")
         if reader is None or request.description is None or problem.slug not in READ_AGAIN \
                 or "marks" not in trace or not _fits(reader, resolver):  # fmt: skip
             raise
-        try:
-            chosen, confidence = reader.read(resolver, request.description, trace,
-                                             problem.slug, problem.extra.get("unknown") or [])
-        except Exception:  # a reader's fault never turns a 422 into a 500
-            log.exception("the learned reader failed; the rules' 422 stands")
-            raise problem from None
-        if len(chosen) < 2 or confidence < min(accept, OFFERED):
-            raise
-        chosen = _in_request_order(resolver, request, chosen)
-        if confidence < accept:
-            problem.extra["reading"] = {"classes": [resolver.names[k] for k in chosen],
-                                        "confidence": round(confidence, 4)}
-            raise
-        return _answer(resolver, chosen, confidence, problem.detail, trace["domain"],
-                       before, ignored, notes)
+        return _read_again(resolver, reader, accept, request, problem, trace, before, ignored,
+                           notes)
     if checked:
         second.check(tuned, resolver, request, matches, domain)
     return matches, domain
 
 
-def _in_request_order(resolver: Any, request: Any, chosen: list[int]) -> list[int]:
-    """``chosen`` in the order the request names them (as the rules answer); a class it does
-    not name by a term goes last."""
-    tokens = words(request.description)
-    hits = term_hits(resolver, tokens)
-    return sorted(chosen, key=lambda k: hits[k][0] if hits[k] else len(tokens) + k)
+def _read_again(resolver: Any, reader: Reader, accept: float, request: Any, problem: Any,
+                trace: dict[str, Any], before: tuple[list[str], list[str]],
+                ignored: list[str] | None, notes: list[str] | None
+                ) -> tuple[list[Any], str | None]:
+    """The forest's reading of a refused description: the answer from ``accept``, offered in
+    the 422 from :data:`OFFERED`, else the rules' 422 as it was."""
+    from service.kinds.tuned import in_request_order
+
+    try:
+        chosen, confidence = reader.read(resolver, request.description, trace, problem.slug,
+                                         problem.extra.get("unknown") or [])
+    except Exception:  # a reader's fault never turns a 422 into a 500
+        log.exception("the learned reader failed; the rules' 422 stands")
+        raise problem from None
+    if len(chosen) < 2 or confidence < min(accept, OFFERED):
+        raise problem
+    chosen = in_request_order(resolver, request.description, chosen)
+    if confidence < accept:
+        problem.extra["reading"] = {"classes": [resolver.names[k] for k in chosen],
+                                    "confidence": round(confidence, 4)}
+        raise problem
+    return _answer(resolver, chosen, confidence, problem.detail, trace["domain"], before,
+                   ignored, notes)
 
 
 def _answer(resolver: Any, chosen: list[int], confidence: float, refusal: str,

@@ -48,6 +48,8 @@ def readers(pacs, tmp_path_factory):
     return {name: Tuned(load_reader(_forced(tmp / name, *args)), 0.7) for name, args in {
         "cat-dog": (pacs.names, ["cat", "dog"], None),
         "unsure": (pacs.names, ["cat", "dog"], None, 0.0),
+        "fairly-sure": (pacs.names, ["cat", "dog"], None, 4.8),  # confidence ~0.78
+        "nan": (pacs.names, ["cat", "dog"], None, float("nan")),
         "nothing": (pacs.names, [], None),
         "other-catalogue": (pacs.names[:-1] + ["quokka"], ["cat", "dog"], None),
     }.items()}
@@ -61,20 +63,25 @@ def _resolve(pacs, tuned, notes=None, **request):
 def test_an_answer_both_read_alike_stands(pacs, readers):
     matches, domain = _resolve(pacs, readers["cat-dog"], description="cats and dogs")
     assert [m.name for m in matches] == ["cat", "dog"] and domain is None
+    matches, _ = _resolve(pacs, readers["cat-dog"], description="dogs and cats")
+    assert [m.name for m in matches] == ["dog", "cat"]  # the same set, in another order
     matches, domain = _resolve(pacs, readers["cat-dog"], description="cats and dogs",
                                domain="sketch")  # the request's own domain is kept
     assert [m.name for m in matches] == ["cat", "dog"] and domain == "sketch"
 
 
 def test_an_answer_read_otherwise_with_confidence_is_asked_back(pacs, readers):
-    for text in ("cats and cows", "sketches of cats and dogs"):  # classes, then domain
+    cases = {"cats and cows": (["cat", "cow"], None, ["cat", "dog"]),  # other classes
+             "sketches of dogs and cats": (["dog", "cat"], "sketch", ["dog", "cat"])}  # domain
+    for text, (rules, domain, read) in cases.items():
         with pytest.raises(Problem) as asked:
             _resolve(pacs, readers["cat-dog"], description=text)
         problem = asked.value
         assert problem.status == 422 and problem.slug == "unsure-description", text
-        assert problem.extra["reading"]["classes"] == ["cat", "dog"]
+        assert problem.extra["rules_reading"] == {"classes": rules, "domain": domain}
+        assert problem.extra["reading"]["classes"] == read  # in the request's order
+        assert problem.extra["reading"]["domain"] is None
         assert problem.extra["reading"]["confidence"] > 0.99
-        assert problem.extra["rules_reading"]["classes"] in (["cat", "cow"], ["cat", "dog"])
     with pytest.raises(Problem) as asked:  # it reads nothing to answer: asked back too
         _resolve(pacs, readers["nothing"], description="cats and dogs")
     assert "no class set" in asked.value.detail
@@ -85,11 +92,44 @@ def test_a_refusal_it_reads_is_answered_in_request_order_with_a_note(pacs, reade
     matches, domain = _resolve(pacs, readers["cat-dog"], notes, description=REFUSED)
     assert [m.name for m in matches] == ["dog", "cat"] and domain is None
     assert any("tuned reader" in n and "mice" in n for n in notes)
+    ignored: list[str] = ["before"]
+    matches, domain = resolve_or_read(pacs, None, 1.01, PersonalizeCreate(
+        description=REFUSED, domain="photo"), DOMAINS, ignored, [], readers["cat-dog"])
+    assert domain == "photo" and ignored == ["before"]  # the refused pass's context dropped
+    with pytest.raises(Problem) as refusal:  # a declared count it does not match: no answer
+        _resolve(pacs, readers["cat-dog"], description="three classes: " + REFUSED)
+    assert refusal.value.slug != "unsure-description"
+
+
+def test_the_threshold_is_where_it_starts_to_overrule(pacs, readers):
+    fairly = readers["fairly-sure"]
+    for threshold, overrules in ((0.7, True), (0.8, False)):
+        tuned = Tuned(fairly.reader, threshold)
+        if overrules:
+            with pytest.raises(Problem, match="tuned reader reads cat, dog"):
+                _resolve(pacs, tuned, description="cats and cows")
+        else:
+            matches, _ = _resolve(pacs, tuned, description="cats and cows")
+            assert [m.name for m in matches] == ["cat", "cow"]
+
+
+def test_readings_are_kept_per_text(pacs, readers, monkeypatch):
+    tuned = Tuned(readers["cat-dog"].reader, 0.7)
+    calls = []
+    real = tuned.reader.probabilities
+    monkeypatch.setattr(tuned.reader, "probabilities", lambda t: calls.append(t) or real(t))
+    for _ in range(3):
+        _resolve(pacs, tuned, description="cats and dogs")
+    assert len(calls) == 1
 
 
 def test_unsure_unfit_or_broken_readers_and_class_lists_leave_the_rules(pacs, readers, caplog,
                                                                         monkeypatch):
-    for name in ("unsure", "other-catalogue"):
+    long = REFUSED + ", and then some more words about the farm" * 12  # past its 64 tokens
+    with pytest.raises(Problem) as refusal:  # so no rescue: its end is not read
+        _resolve(pacs, readers["cat-dog"], description=long)
+    assert refusal.value.slug == "unknown-classes"
+    for name in ("unsure", "nan", "other-catalogue"):
         matches, _ = _resolve(pacs, readers[name], description="cats and cows")
         assert [m.name for m in matches] == ["cat", "cow"], name
         with pytest.raises(Problem) as refusal:
@@ -109,7 +149,7 @@ def test_markup_and_injection_stay_refused(pacs, readers):
     for text in ('cat" OR 1=1 --', "<script>cats and dogs</script>"):
         with pytest.raises(Problem) as refusal:
             _resolve(pacs, readers["cat-dog"], description=text)
-        assert refusal.value.slug != "unsure-description", text
+        assert refusal.value.slug == "unreadable-description", text
 
 
 def test_configured_loads_a_folder_and_leaves_a_damaged_one(readers, tmp_path, pacs, caplog):
@@ -119,6 +159,7 @@ def test_configured_loads_a_folder_and_leaves_a_damaged_one(readers, tmp_path, p
     folder = _forced(tmp_path / "good", pacs.names, ["cat", "dog"], None)
     tuned = configured(Settings(tuned_reader_path=folder, tuned_reader_threshold=0.9))
     assert tuned is not None and tuned.threshold == 0.9
+    assert configured(Settings(tuned_reader_path=folder, tuned_reader_threshold=1.01)) is None
     (folder / "weights.safetensors").write_bytes(b"not safetensors")
     assert configured(Settings(tuned_reader_path=folder)) is None
     assert "not loading the tuned request reader" in caplog.text

@@ -81,10 +81,19 @@ def test_a_folder_of_another_version_or_with_foreign_weights_is_refused(trained,
     (folder / CONFIG).write_text(json.dumps({**config, "classes": CLASSES[:3]}))
     with pytest.raises(ValueError, match="do not fit"):
         load_reader(folder)
+    (folder / CONFIG).write_text(json.dumps({**config, "classes": CLASSES[::-1]}))
+    with pytest.raises(ValueError, match="other classes"):  # same shapes, rows relabelled
+        load_reader(folder)
+    (folder / CONFIG).write_text(json.dumps({**config, "max_length": 100_000}))
+    with pytest.raises(ValueError, match="positions"):
+        load_reader(folder)
     (folder / CONFIG).write_text(json.dumps(config))
     state = load_file(str(folder / WEIGHTS))
     state.pop("class_head.bias")
     save_file(state, str(folder / WEIGHTS))
+    with pytest.raises(ValueError, match="do not fit"):
+        load_reader(folder)
+    (folder / WEIGHTS).write_bytes(b"\x00" * 64)  # damaged
     with pytest.raises(ValueError, match="do not fit"):
         load_reader(folder)
 
@@ -101,3 +110,40 @@ def test_rows_naming_a_class_or_domain_outside_the_catalogue_are_an_error(tmp_pa
     rows = natural_rows([_write(tmp_path / "b.jsonl", [("oil cats", ["cat", "dog"], "oil")])])
     with pytest.raises(ValueError, match="oil"):
         targets(rows, CLASSES, DOMAINS)
+
+
+def test_default_files_leave_out_the_held_sets_and_explicit_ones_may_not_name_them(tmp_path):
+    from trainer.reader.train import DATA, training_files
+
+    held = [DATA / "resolution_outside90.jsonl", DATA / "resolution_outside93.jsonl"]
+    files = training_files(None, held)
+    assert DATA / "resolution_dev.jsonl" in files and DATA / "resolution_outside91.jsonl" in files
+    assert not set(files) & set(held) and len(files) == len(list(DATA.glob("resolution_*"))) - 2
+    with pytest.raises(SystemExit, match="outside90"):
+        training_files([DATA / "resolution_dev.jsonl", held[0]], held)
+
+
+def test_a_loss_that_is_not_finite_stops_training(tmp_path):
+    data = _write(tmp_path / "t.jsonl", ROWS)
+    catalogue = tmp_path / "catalogue.json"
+    catalogue.write_text(json.dumps({"classes": CLASSES, "domains": DOMAINS}))
+    with pytest.raises(FloatingPointError, match="loss"):
+        reader_main(["--data", str(data), "--catalogue", str(catalogue), "--lr", "nan",
+                     "--base", str(make_tiny_encoder(tmp_path / "enc")), "--epochs", "2",
+                     "--device", "cpu", "--out", str(tmp_path / "out")])
+
+
+def test_onnx_runtime_reads_as_torch_does_and_a_failed_export_stays_on_torch(trained,
+                                                                            monkeypatch):
+    tmp, _ = trained
+    reader = load_reader(tmp / "out")
+    texts = [text for text, _, _ in ROWS] + ["a much longer request " * 10]
+    want = reader.torch_probabilities(texts)
+    assert reader.use_onnx() == "onnx"
+    for got, ref in zip(reader.probabilities(texts), want, strict=True):
+        np.testing.assert_allclose(got, ref, atol=1e-5)
+    import model_store.request_onnx as ro
+
+    monkeypatch.setattr(ro, "_session", lambda r: 1 / 0)
+    again = load_reader(tmp / "out")
+    assert again.use_onnx() == "torch" and again.probabilities(texts)[0].shape == want[0].shape

@@ -4,11 +4,13 @@ Rows are the resolution sets' natural requests (``benchmarks/data/resolution_*.j
 ``description``, the expected ``expect`` classes or ``null`` for a request to ask back, and a
 ``domain``). Each epoch shows its loss; with ``--val`` files, exact reading accuracy on them
 after each epoch. The model (``model_store.request_model``) and its ``train.json`` go to
-``--out``. The recipe (AdamW, 5e-5 on the encoder and 1e-3 on the heads, 6 % warm-up then
-linear decay, batch 16, 4 epochs) was chosen on sets 78-89 (docs/results-resolution.md,
-stop 57); on two CPU cores an epoch over ~5,000 requests takes about three and a half minutes.
+``--out``; ``reader.json`` names the files it was trained on, so a benchmark can refuse to
+score it on them. The recipe (AdamW, 5e-5 on the encoder and 1e-3 on the heads, a learning
+rate that rises over the first 6 % of steps while it decays linearly to zero over all of them,
+batch 16, 4 epochs) was chosen on sets 78-89 (docs/results-resolution.md, stop 57); on two CPU
+cores an epoch over ~5,000 requests takes about four minutes.
 
-    tailor train request-reader --out .tailor/request-reader
+    tailor train request-reader --out .tailor/request-reader --val <test sets>
 """
 
 from __future__ import annotations
@@ -114,6 +116,8 @@ def fit(rows: list[dict], classes: list[str], domains: list[str], args: argparse
             idx = order[i : i + args.batch_size]
             c, dl = model(**reader.batch([rows[j]["description"] for j in idx]))
             loss = _loss(c, dl, y[idx].to(c.device), d[idx].to(c.device))
+            if not torch.isfinite(loss):
+                raise FloatingPointError(f"epoch {epoch}: the loss is {loss.item()}; lower --lr")
             loss.backward()
             torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
             opt.step(), sched.step(), opt.zero_grad()
@@ -136,6 +140,7 @@ def _loss(c: torch.Tensor, d: torch.Tensor, y: torch.Tensor, yd: torch.Tensor) -
 
 
 def _parser() -> argparse.ArgumentParser:
+    """The command's options (the defaults are the recipe chosen at stop 57)."""
     p = argparse.ArgumentParser(prog="tailor train request-reader", description=__doc__.split(
         "\n")[0])
     p.add_argument("--data", type=Path, nargs="+", default=None,
@@ -160,6 +165,7 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _catalogue(path: Path | None) -> tuple[list[str], list[str]]:
+    """(class names, domains) of a ``catalogue.json``, or of Tailor-PACS."""
     if path is None:
         from trainer.data.catalogue import catalogue_json
 
@@ -170,13 +176,21 @@ def _catalogue(path: Path | None) -> tuple[list[str], list[str]]:
     return names, list(catalogue["domains"])
 
 
+def training_files(data: list[Path] | None, held: list[Path]) -> list[Path]:
+    """``data``, or every ``benchmarks/data/resolution_*.jsonl`` less ``held``; ``data`` that
+    names a held file is an error (a test set would be trained on)."""
+    out = {p.resolve() for p in held}
+    paths = data or [p for p in sorted(DATA.glob("resolution_*.jsonl")) if p.resolve() not in out]
+    if overlap := {p.resolve() for p in paths} & out:
+        raise SystemExit(f"--data holds files kept out of training: {sorted(map(str, overlap))}")
+    return paths
+
+
 def reader_main(argv: list[str] | None = None) -> dict:
     """Train, save and return the training summary."""
     args = _parser().parse_args(argv)
     classes, domains = _catalogue(args.catalogue)
-    held = {p.resolve() for p in [*args.val, *args.hold_out]}
-    paths = args.data or [p for p in sorted(DATA.glob("resolution_*.jsonl"))
-                          if p.resolve() not in held]  # fmt: skip
+    paths = training_files(args.data, [*args.val, *args.hold_out])
     rows, val = natural_rows(paths), natural_rows(list(args.val))
     if not rows:
         raise SystemExit("no natural requests in --data")
@@ -185,7 +199,8 @@ def reader_main(argv: list[str] | None = None) -> dict:
                "seed": args.seed, "recipe": {k: getattr(args, k) for k in (
                    "epochs", "lr", "head_lr", "batch_size", "max_length")}}
     save_reader(reader.model, reader.tokenizer, args.out, args.max_length,
-                {"trained_on": f"{len(rows)} requests of {len(paths)} files"})
+                {"trained_on": f"{len(rows)} requests of {len(paths)} files",
+                 "files": [p.name for p in paths]})
     (args.out / "train.json").write_text(json.dumps(summary, indent=1))
     print(f"request reader: {args.out} ({len(rows)} requests, {len(log)} epochs)")
     return summary
