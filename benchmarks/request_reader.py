@@ -7,7 +7,8 @@ reading of a refusal is the answer). A row is *right* when the answer has the ex
 and domain, or when a request to ask back is asked back; a *wrong 200* is an answer that is not
 right. The reader alone (its own reading of every request, answering when it reads two or more
 classes) is shown too. The p50 latency of a description is measured in the same run, for the
-rules alone and for the rules with the reader, on this machine's CPU.
+rules alone and for the rules with the reader (on ONNX Runtime, as the service runs it), on
+this machine's CPU.
 
 Train the reader with the test sets held out first, then measure (docs/results-resolution.md,
 stop 57):
@@ -133,6 +134,8 @@ def main(argv: list[str] | None = None) -> dict:
     p.add_argument("--sets", nargs="*", default=None,
                    help="name=set,set groups to score (default: the test sets)")
     p.add_argument("--out", type=Path, default=OUT)
+    p.add_argument("--runtime", choices=("onnx", "torch"), default="onnx",
+                   help="the reader's runtime (the service's default: onnx)")
     args = p.parse_args(argv)
     from model_store.request_model import load_reader
 
@@ -145,6 +148,8 @@ def main(argv: list[str] | None = None) -> dict:
                          f"as --val (make request-reader)")
     catalogue = tailor_pacs_catalogue()
     resolver, reader = resolver_for(catalogue), load_reader(args.reader, "cpu")
+    runtime = reader.use_onnx() if args.runtime == "onnx" else reader.runtime
+    print(f"reader: {args.reader} on {runtime}; {trained.get('trained_on')}")
     results = {}
     for name, sets in groups.items():
         rows = [r for r in load_rows(outside={s: OUTSIDE[s] for s in sets})
@@ -153,7 +158,7 @@ def main(argv: list[str] | None = None) -> dict:
         table(name, results[name])
     args.out.mkdir(parents=True, exist_ok=True)
     (args.out / "request_reader.json").write_text(json.dumps(
-        {"reader": str(args.reader), "trained_on": trained.get("trained_on"),
+        {"reader": str(args.reader), "runtime": runtime, "trained_on": trained.get("trained_on"),
          "results": results}, indent=1))
     plot(results, args.out)
     return results
