@@ -5,10 +5,10 @@ twice per threshold: the rules alone, and the rules checked by a trained request
 (``service.kinds.tuned``: a confident other reading of an answer is asked back, a confident
 reading of a refusal is the answer). A row is *right* when the answer has the expected classes
 and domain, or when a request to ask back is asked back; a *wrong 200* is an answer that is not
-right. The reader alone (its own reading of every request, answering when it reads two or more
-classes) is shown too. The p50 latency of a description is measured in the same run, for the
-rules alone and for the rules with the reader (on ONNX Runtime, as the service runs it), on
-this machine's CPU.
+right. The reader alone (``trainer.reader.train.outcomes``: its own reading of every request,
+answering when it reads two or more classes) is shown too. The p50 latency of a description is
+measured in the same run, for the rules alone and for the rules with the reader (on ONNX
+Runtime, as the service runs it), on this machine's CPU.
 
 Train the reader with the test sets held out first, then measure (docs/results-resolution.md,
 stop 57):
@@ -56,29 +56,12 @@ def outcome(resolver, catalogue: dict, row: dict, tuned) -> tuple[str, float]:
     return ("right" if right else "wrong"), time.perf_counter() - t0
 
 
-def alone(reader, rows: list[dict]) -> dict[str, int]:
-    """The reader by itself: it answers whenever it reads two or more classes."""
-    from model_store.request_model import reading
-
-    counts = {"right": 0, "wrong": 0, "asked": 0}
-    pc, pd = reader.probabilities([r["description"] for r in rows])
-    for row, c, d in zip(rows, pc, pd, strict=True):
-        chosen, domain, _ = reading(c, d, reader.domains)
-        names = sorted(reader.classes[k] for k in chosen)
-        if len(chosen) < 2:
-            counts["right" if row["expect"] is None else "asked"] += 1
-        else:
-            ok = row["expect"] is not None and names == sorted(row["expect"]) and \
-                domain == row["domain"]  # fmt: skip
-            counts["right" if ok else "wrong"] += 1
-    return counts
-
-
 def measure(resolver, catalogue: dict, reader, rows: list[dict]) -> dict:
     """Counts per threshold, the reader alone, and p50 latency with and without it."""
     from service.kinds.tuned import Tuned
+    from trainer.reader.train import outcomes
 
-    out: dict = {"requests": len(rows), "thresholds": {}, "alone": alone(reader, rows)}
+    out: dict = {"requests": len(rows), "thresholds": {}, "alone": outcomes(reader, rows)}
     for t in THRESHOLDS:
         tuned = None if t > 1 else Tuned(reader, t)
         counts, seconds = {"right": 0, "wrong": 0, "asked": 0}, []

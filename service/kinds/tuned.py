@@ -64,20 +64,20 @@ class Tuned:
         key = f"{int(domain_fixed)}|{text}"
         if (hit := self.cache.get(key)) is not None:
             return hit or None
-        got = self._read(text, domain_fixed)
+        try:
+            got = self._read(text, domain_fixed)
+        except Exception:  # a reader's fault never turns an answer into a 500; not kept, so
+            log.exception("the tuned request reader failed; the rules stand")  # it is tried
+            return None  # again next time
         self.cache.put(key, got or ())
         return got
 
     def _read(self, text: str, domain_fixed: bool) -> Read | None:
         from model_store.request_model import reading
 
-        try:
-            if self.reader.length(text) > self.reader.max_length:
-                return None
-            pc, pd = self.reader.probabilities([text])
-        except Exception:  # a reader's fault never turns an answer into a 500
-            log.exception("the tuned request reader failed; the rules stand")
+        if self.reader.length(text) > self.reader.max_length:
             return None
+        pc, pd = self.reader.probabilities([text])
         chosen, domain, confidence = reading(pc[0], pd[0], self.reader.domains,
                                              with_domain=not domain_fixed)
         if not math.isfinite(confidence):

@@ -113,6 +113,17 @@ def test_the_threshold_is_where_it_starts_to_overrule(pacs, readers):
             assert [m.name for m in matches] == ["cat", "cow"]
 
 
+def test_a_failed_reading_is_not_kept(pacs, readers, monkeypatch):
+    tuned = Tuned(readers["cat-dog"].reader, 0.7)
+    real = tuned.reader.probabilities
+    monkeypatch.setattr(tuned.reader, "probabilities", lambda texts: 1 / 0)
+    matches, _ = _resolve(pacs, tuned, description="cats and cows")  # the rules stand
+    assert [m.name for m in matches] == ["cat", "cow"]
+    monkeypatch.setattr(tuned.reader, "probabilities", real)
+    with pytest.raises(Problem, match="tuned reader reads cat, dog"):  # read again, now
+        _resolve(pacs, tuned, description="cats and cows")
+
+
 def test_readings_are_kept_per_text(pacs, readers, monkeypatch):
     tuned = Tuned(readers["cat-dog"].reader, 0.7)
     calls = []

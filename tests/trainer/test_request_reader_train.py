@@ -11,7 +11,7 @@ import pytest
 
 from model_store.request_model import CONFIG, WEIGHTS, load_reader, reading
 from model_store.testing_text import make_tiny_encoder
-from trainer.reader.train import natural_rows, reader_main, targets
+from trainer.reader.train import natural_rows, outcomes, reader_main, targets
 
 CLASSES = ["cat", "dog", "zero", "one"]
 DOMAINS = ["photo", "sketch"]
@@ -63,6 +63,10 @@ def test_the_saved_folder_reads_each_request_as_trained(trained):
         chosen, got_domain, confidence = reading(c, d, DOMAINS)
         assert (sorted(CLASSES[k] for k in chosen) or None) == (sorted(expect) if expect else None)
         assert got_domain == domain and 0.0 < confidence <= 1.0, text
+    rows = natural_rows([tmp / "val.jsonl"])
+    assert outcomes(reader, rows) == {"right": 5, "wrong": 0, "asked": 0}
+    assert outcomes(reader, [{**rows[0], "expect": ["cat", "one"]}, {**rows[4], "expect": [
+        "zero", "one"]}]) == {"right": 0, "wrong": 1, "asked": 1}  # fmt: skip
     again = load_reader(tmp / "out").probabilities(["cats and dogs please"])
     np.testing.assert_allclose(again[0], pc[:1], atol=1e-6)
 

@@ -63,21 +63,29 @@ def targets(rows: list[dict], classes: list[str], domains: list[str]
     return y, d
 
 
-def exact(reader: RequestReader, rows: list[dict]) -> float:
-    """Share of ``rows`` read exactly: the right classes and domain, or, for a row to ask
-    back, fewer than two classes."""
-    if not rows:
-        return float("nan")
-    right = 0
+def outcomes(reader: RequestReader, rows: list[dict]) -> dict[str, int]:
+    """The reader alone on ``rows``, answering whenever it reads two or more classes: how many
+    it reads right (the classes and domain, or, for a row to ask back, fewer than two
+    classes), answers wrongly, or asks back when it should answer."""
+    counts = {"right": 0, "wrong": 0, "asked": 0}
     for i in range(0, len(rows), 64):
         part = rows[i : i + 64]
         pc, pd = reader.probabilities([r["description"] for r in part])
         for row, c, d in zip(part, pc, pd, strict=True):
             chosen, domain, _ = reading(c, d, reader.domains)
+            if len(chosen) < 2:
+                counts["right" if row.get("expect") is None else "asked"] += 1
+                continue
             names = sorted(reader.classes[k] for k in chosen)
-            right += (len(chosen) < 2) if row.get("expect") is None else \
-                (names == sorted(row["expect"]) and domain == row.get("domain"))  # fmt: skip
-    return right / len(rows)
+            ok = row.get("expect") is not None and names == sorted(row["expect"]) and \
+                domain == row.get("domain")  # fmt: skip
+            counts["right" if ok else "wrong"] += 1
+    return counts
+
+
+def exact(reader: RequestReader, rows: list[dict]) -> float:
+    """Share of ``rows`` the reader alone reads right (:func:`outcomes`)."""
+    return outcomes(reader, rows)["right"] / len(rows) if rows else float("nan")
 
 
 def _encoder(base: str | None) -> tuple[torch.nn.Module, Any]:
