@@ -1,19 +1,20 @@
 """The tuned request reader beside the rules, measured as the service answers.
 
 Every natural request of the chosen sets is resolved by ``service.kinds.reader.resolve_or_read``
-twice per threshold: the rules alone, and the rules checked by a trained request reader
-(``service.kinds.tuned``: a confident other reading of an answer is asked back, a confident
-reading of a refusal is the answer). A row is *right* when the answer has the expected classes
-and domain, or when a request to ask back is asked back; a *wrong 200* is an answer that is not
-right. The reader alone (``trainer.reader.train.outcomes``: its own reading of every request,
-answering when it reads two or more classes) is shown too. The p50 latency of a description is
-measured in the same run, for the rules alone and for the rules with the reader (on ONNX
-Runtime, as the service runs it), on this machine's CPU.
+once per configuration (:func:`configurations`): the rules alone, and the rules checked by a
+trained request reader (``service.kinds.tuned``: an answer is asked back when the reader reads
+otherwise and is confident, or finds it less than ``--veto`` times as likely as its own reading;
+a refusal it reads with enough confidence is the answer). A row is *right* when the answer has
+the expected classes and domain, or when a request to ask back is asked back; a *wrong 200* is
+an answer that is not right. The reader alone (``trainer.reader.train.outcomes``: its own
+reading of every request, answering when it reads two or more classes) is shown too. The p50
+latency of a description is measured in the same run, for the rules alone and with the reader
+(on ONNX Runtime, as the service runs it), on this machine's CPU.
 
 Train the reader with the test sets held out first, then measure (docs/results-resolution.md,
-stop 57):
+stop 58):
 
-    tailor train request-reader --val benchmarks/data/resolution_outside9[0-3].jsonl
+    tailor train request-reader --val benchmarks/data/resolution_outside9[4-7].jsonl
     python benchmarks/request_reader.py --reader .tailor/request-reader
 """
 
@@ -32,10 +33,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from benchmarks.reader import resolver_for  # noqa: E402
 from benchmarks.resolution import OUTSIDE, load_rows, tailor_pacs_catalogue  # noqa: E402
 
-# written after the stop-56 code by agents that saw only the brief; 90-91 read at stop 57 only
-# after their first scores, 92-93 never read (docs/results-resolution.md, stop 57)
-TEST = {"90-91": ("outside90", "outside91"), "92-93": ("outside92", "outside93")}
-THRESHOLDS = (0.5, 0.6, 0.7, 0.8, 0.9, 1.01)  # 1.01: the reader never overrules
+# written after the stop-57 code by agents that saw only the brief, never read
+# (docs/results-resolution.md, stop 58); 90-93, the stop-57 test, chose stop 58's settings
+TEST = {"94-95": ("outside94", "outside95"), "96-97": ("outside96", "outside97")}
+ASK_BACK = (0.5, 0.7, 0.9)  # confidence from which an answer read otherwise is asked back
+RESCUE = (0.7, 0.9, 0.95)  # confidence from which a refusal read is answered
 OUT = Path(__file__).resolve().parent / "results" / "request_reader"
 
 
@@ -56,20 +58,29 @@ def outcome(resolver, catalogue: dict, row: dict, tuned) -> tuple[str, float]:
     return ("right" if right else "wrong"), time.perf_counter() - t0
 
 
-def measure(resolver, catalogue: dict, reader, rows: list[dict]) -> dict:
-    """Counts per threshold, the reader alone, and p50 latency with and without it."""
+def configurations(veto: float) -> dict[str, tuple[float, float, float] | None]:
+    """(ask back from, veto, answer refusals from) per label: the rules alone (None), stop 57's
+    policy (0.7 both ways, no veto), and a grid with ``veto``."""
+    grid = {f"ask {t} / rescue {r}": (t, veto, r) for t in ASK_BACK for r in RESCUE}
+    return {"rules alone": None, "stop 57 (0.7 / 0.7, no veto)": (0.7, 0.0, 0.7), **grid}
+
+
+def measure(resolver, catalogue: dict, reader, rows: list[dict], veto: float) -> dict:
+    """Counts per configuration (:func:`configurations`), the reader alone, and p50 latency
+    with and without it."""
     from service.kinds.tuned import Tuned
     from trainer.reader.train import outcomes
 
-    out: dict = {"requests": len(rows), "thresholds": {}, "alone": outcomes(reader, rows)}
-    for t in THRESHOLDS:
-        tuned = None if t > 1 else Tuned(reader, t)
+    out: dict = {"requests": len(rows), "veto": veto, "configurations": {},
+                 "alone": outcomes(reader, rows)}
+    for label, knobs in configurations(veto).items():
+        tuned = None if knobs is None else Tuned(reader, *knobs)
         counts, seconds = {"right": 0, "wrong": 0, "asked": 0}, []
-        for row in tqdm(rows, desc=f"threshold {t}", leave=False):
+        for row in tqdm(rows, desc=label, leave=False):
             what, s = outcome(resolver, catalogue, row, tuned)
             counts[what] += 1
             seconds.append(s)
-        out["thresholds"][str(t)] = {**counts, "p50_ms": 1e3 * float(np.median(seconds))}
+        out["configurations"][label] = {**counts, "p50_ms": 1e3 * float(np.median(seconds))}
     return out
 
 
@@ -77,10 +88,9 @@ def table(name: str, result: dict) -> None:
     """Print one set group's counts per threshold as a Markdown table."""
     n = result["requests"]
     print(f"\n{name}: {n} natural requests")
-    print("| reader overrules from | right | wrong 200 | asked back | p50 ms |")
+    print("| configuration | right | wrong 200 | asked back | p50 ms |")
     print("|---|---|---|---|---|")
-    for t, c in result["thresholds"].items():
-        label = "never (rules alone)" if float(t) > 1 else t
+    for label, c in result["configurations"].items():
         print(f"| {label} | {c['right']} ({100 * c['right'] / n:.1f} %) | {c['wrong']} "
               f"({100 * c['wrong'] / n:.1f} %) | {c['asked']} | {c['p50_ms']:.1f} |")
     a = result["alone"]
@@ -97,11 +107,11 @@ def plot(results: dict, out: Path) -> None:
 
     fig, ax = plt.subplots(figsize=(6, 4))
     for name, r in results.items():
-        pts = [(100 * c["wrong"] / r["requests"], 100 * c["right"] / r["requests"], t)
-               for t, c in r["thresholds"].items()]  # fmt: skip
-        ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", label=name)
-        for x, y, t in pts:
-            ax.annotate("rules" if float(t) > 1 else t, (x, y), fontsize=7)
+        pts = [(100 * c["wrong"] / r["requests"], 100 * c["right"] / r["requests"], label)
+               for label, c in r["configurations"].items()]  # fmt: skip
+        ax.scatter([p[0] for p in pts], [p[1] for p in pts], label=name)
+        for x, y, label in pts:
+            ax.annotate(label.replace("ask ", "").replace("rescue ", ""), (x, y), fontsize=6)
     ax.set_xlabel("wrong 200s, % of natural requests")
     ax.set_ylabel("right, % of natural requests")
     ax.set_title("rules checked by the tuned request reader")
@@ -117,11 +127,16 @@ def main(argv: list[str] | None = None) -> dict:
     p.add_argument("--sets", nargs="*", default=None,
                    help="name=set,set groups to score (default: the test sets)")
     p.add_argument("--out", type=Path, default=OUT)
+    p.add_argument("--veto", type=float, default=None,
+                   help="the likelihood ratio below which an answer is asked back (default: "
+                        "the service's, service.kinds.tuned.VETO)")
     p.add_argument("--runtime", choices=("onnx", "torch"), default="onnx",
                    help="the reader's runtime (the service's default: onnx)")
     args = p.parse_args(argv)
     from model_store.request_model import load_reader
+    from service.kinds.tuned import VETO
 
+    veto = VETO if args.veto is None else args.veto
     groups = dict(TEST) if args.sets is None else {
         g.split("=")[0]: tuple(g.split("=")[1].split(",")) for g in args.sets}  # fmt: skip
     trained = json.loads((args.reader / "reader.json").read_text())
@@ -132,12 +147,12 @@ def main(argv: list[str] | None = None) -> dict:
     catalogue = tailor_pacs_catalogue()
     resolver, reader = resolver_for(catalogue), load_reader(args.reader, "cpu")
     runtime = reader.use_onnx() if args.runtime == "onnx" else reader.runtime
-    print(f"reader: {args.reader} on {runtime}; {trained.get('trained_on')}")
+    print(f"reader: {args.reader} on {runtime}; {trained.get('trained_on')}; veto {veto}")
     results = {}
     for name, sets in groups.items():
         rows = [r for r in load_rows(outside={s: OUTSIDE[s] for s in sets})
                 if r["kind"] == "natural" and r["split"] in sets]  # fmt: skip
-        results[name] = measure(resolver, catalogue, reader, rows)
+        results[name] = measure(resolver, catalogue, reader, rows, veto)
         table(name, results[name])
     args.out.mkdir(parents=True, exist_ok=True)
     (args.out / "request_reader.json").write_text(json.dumps(

@@ -64,8 +64,12 @@ class Settings(BaseSettings):
             a note); below, a refusal carries it as ``reading``. Above 1: never answers.
         tuned_reader_path: the tuned request reader (``tailor train request-reader``); none
             there: the rules answer unchecked (:mod:`service.kinds.tuned`).
-        tuned_reader_threshold: its confidence from which it overrules the rules (asks back an
-            answer it reads otherwise, answers a refusal it reads); above 1: never.
+        tuned_reader_threshold: its confidence from which it asks back an answer of the rules
+            that it reads otherwise; above 1: never.
+        tuned_reader_veto: an answer of the rules that the tuned reader, even unsure, finds
+            less than this many times as likely as its own reading is asked back too (0: never).
+        tuned_reader_rescue: its confidence from which its reading answers a description the
+            rules refused; above 1: never. (All three off: the reader is not loaded.)
         fedclip_version: which FedCLIP adapter artifact serves client-ID personalization
             (``latest`` follows ``LATEST``; when the store has none, client IDs get a 404/409).
         anytime_version: which ``anytime`` artifact (early-exit models per federated client)
@@ -118,7 +122,9 @@ class Settings(BaseSettings):
     reader_path: Path | None = Path("./.tailor/reader.safetensors")
     reader_accept: float = Field(default=1.01, ge=0, le=1.01)  # suggest only: stop 55 (docs)
     tuned_reader_path: Path | None = Path("./.tailor/request-reader")
-    tuned_reader_threshold: float = Field(default=0.7, ge=0, le=1.01)  # sets 78-89 (stop 57)
+    tuned_reader_threshold: float = Field(default=0.5, ge=0, le=1.01)  # sets 90-93 (stop 58)
+    tuned_reader_veto: float = Field(default=0.03, ge=0, le=1)  # sets 78-89 (stop 58)
+    tuned_reader_rescue: float = Field(default=0.9, ge=0, le=1.01)  # sets 90-93 (stop 58)
     public_url: str = ""
     fedclip_version: str = "latest"
     anytime_version: str = "latest"

@@ -104,13 +104,35 @@ def test_a_refusal_it_reads_is_answered_in_request_order_with_a_note(pacs, reade
 def test_the_threshold_is_where_it_starts_to_overrule(pacs, readers):
     fairly = readers["fairly-sure"]
     for threshold, overrules in ((0.7, True), (0.8, False)):
-        tuned = Tuned(fairly.reader, threshold)
+        tuned = Tuned(fairly.reader, threshold, veto=0.0)
         if overrules:
             with pytest.raises(Problem, match="tuned reader reads cat, dog"):
                 _resolve(pacs, tuned, description="cats and cows")
         else:
             matches, _ = _resolve(pacs, tuned, description="cats and cows")
             assert [m.name for m in matches] == ["cat", "cow"]
+
+
+def test_below_the_threshold_an_answer_it_finds_far_less_likely_is_asked_back(pacs, readers):
+    fairly = readers["fairly-sure"]  # cat, dog at ~0.99: cat, cow ~7e-5 as likely
+    with pytest.raises(Problem, match="tuned reader reads cat, dog") as asked:
+        _resolve(pacs, Tuned(fairly.reader, 0.8, veto=0.03), description="cats and cows")
+    assert asked.value.extra["rules_reading"]["classes"] == ["cat", "cow"]
+    matches, _ = _resolve(pacs, Tuned(fairly.reader, 0.8, veto=1e-5),
+                          description="cats and cows")  # within the ratio: the rules stand
+    assert [m.name for m in matches] == ["cat", "cow"]
+    unsure = readers["unsure"]  # every class at 1/2: every reading equally likely, no veto
+    matches, _ = _resolve(pacs, Tuned(unsure.reader, 0.7, veto=1.0), description="cats and cows")
+    assert [m.name for m in matches] == ["cat", "cow"]
+
+
+def test_a_refusal_is_answered_from_its_own_confidence(pacs, readers):
+    fairly = readers["fairly-sure"]  # confidence ~0.78
+    matches, _ = _resolve(pacs, Tuned(fairly.reader, 0.9, rescue_from=0.7), description=REFUSED)
+    assert [m.name for m in matches] == ["dog", "cat"]
+    with pytest.raises(Problem) as refusal:  # asks back from 0.7, but answers only from 0.8
+        _resolve(pacs, Tuned(fairly.reader, 0.7, rescue_from=0.8), description=REFUSED)
+    assert refusal.value.slug != "unsure-description"
 
 
 def test_a_failed_reading_is_not_kept(pacs, readers, monkeypatch):
@@ -168,9 +190,13 @@ def test_configured_loads_a_folder_and_leaves_a_damaged_one(readers, tmp_path, p
 
     assert configured(Settings(tuned_reader_path=tmp_path / "absent")) is None
     folder = _forced(tmp_path / "good", pacs.names, ["cat", "dog"], None)
-    tuned = configured(Settings(tuned_reader_path=folder, tuned_reader_threshold=0.9))
-    assert tuned is not None and tuned.threshold == 0.9
-    assert configured(Settings(tuned_reader_path=folder, tuned_reader_threshold=1.01)) is None
+    tuned = configured(Settings(tuned_reader_path=folder, tuned_reader_threshold=0.9,
+                                tuned_reader_veto=0.1, tuned_reader_rescue=0.95))
+    assert tuned is not None and (tuned.threshold, tuned.veto, tuned.rescue_from) == (
+        0.9, 0.1, 0.95)  # fmt: skip
+    off = {"tuned_reader_threshold": 1.01, "tuned_reader_rescue": 1.01}
+    assert configured(Settings(tuned_reader_path=folder, **off)) is not None  # still vetoes
+    assert configured(Settings(tuned_reader_path=folder, tuned_reader_veto=0, **off)) is None
     (folder / "weights.safetensors").write_bytes(b"not safetensors")
     assert configured(Settings(tuned_reader_path=folder)) is None
     assert "not loading the tuned request reader" in caplog.text

@@ -151,3 +151,31 @@ def test_onnx_runtime_reads_as_torch_does_and_a_failed_export_stays_on_torch(tra
     monkeypatch.setattr(ro, "_session", lambda r: 1 / 0)
     again = load_reader(tmp / "out")
     assert again.use_onnx() == "torch" and again.probabilities(texts)[0].shape == want[0].shape
+
+
+def test_a_label_attention_reader_learns_saves_and_reads_alike_on_onnx(tmp_path):
+    catalogue = tmp_path / "catalogue.json"
+    catalogue.write_text(json.dumps({"classes": CLASSES, "domains": DOMAINS}))
+    summary = reader_main([
+        "--data", str(_write(tmp_path / "train.jsonl", ROWS * 8)), "--head", "label-attention",
+        "--val", str(_write(tmp_path / "val.jsonl", ROWS, 100)), "--catalogue", str(catalogue),
+        "--base", str(make_tiny_encoder(tmp_path / "enc")), "--epochs", "6", "--lr", "2e-3",
+        "--head-lr", "1e-2", "--batch-size", "8", "--device", "cpu", "--out",
+        str(tmp_path / "out")])  # fmt: skip
+    assert summary["recipe"]["head"] == "label-attention"
+    assert summary["epochs"][-1]["val_exact"] == 1.0
+    reader = load_reader(tmp_path / "out")
+    assert reader.model.head == "label-attention"
+    assert reader.model.class_read.abs().sum() > 0  # the attention's logits were trained
+    texts = [text for text, _, _ in ROWS]
+    want = reader.torch_probabilities(texts)
+    assert reader.use_onnx() == "onnx"
+    np.testing.assert_allclose(reader.probabilities(texts)[0], want[0], atol=1e-4)
+    config = json.loads((tmp_path / "out" / CONFIG).read_text())
+    (tmp_path / "out" / CONFIG).write_text(json.dumps({**config, "head": "max"}))
+    with pytest.raises(ValueError, match="head"):
+        load_reader(tmp_path / "out")
+    config.pop("head")  # a stop-57 folder names no head: mean pooling, and these weights
+    (tmp_path / "out" / CONFIG).write_text(json.dumps(config))  # are more than it has
+    with pytest.raises(ValueError, match="do not fit"):
+        load_reader(tmp_path / "out")

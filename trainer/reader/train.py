@@ -7,8 +7,9 @@ after each epoch. The model (``model_store.request_model``) and its ``train.json
 ``--out``; ``reader.json`` names the files it was trained on, so a benchmark can refuse to
 score it on them. The recipe (AdamW, 5e-5 on the encoder and 1e-3 on the heads, a learning
 rate that rises over the first 6 % of steps while it decays linearly to zero over all of them,
-batch 16, 4 epochs) was chosen on sets 78-89 (docs/results-resolution.md, stop 57); on two CPU
-cores an epoch over ~5,000 requests takes about four minutes.
+batch 16, 4 epochs) was chosen on sets 78-89 (docs/results-resolution.md, stop 57), the
+label-wise attention head on sets 90-93 (stop 58); on two CPU cores an epoch over ~5,500
+requests takes about four minutes.
 
     tailor train request-reader --out .tailor/request-reader --val <test sets>
 """
@@ -27,7 +28,7 @@ import torch
 from tqdm import tqdm
 
 from model_store.device import pick_device
-from model_store.request_model import RequestModel, RequestReader, reading, save_reader
+from model_store.request_model import HEADS, RequestModel, RequestReader, reading, save_reader
 
 DATA = Path(__file__).resolve().parents[2] / "benchmarks" / "data"
 
@@ -106,9 +107,9 @@ def fit(rows: list[dict], classes: list[str], domains: list[str], args: argparse
     torch.manual_seed(args.seed)
     rng = random.Random(args.seed)
     encoder, tokenizer = _encoder(args.base)
-    model = RequestModel(encoder, classes, domains)
+    model = RequestModel(encoder, classes, domains, args.head)
     reader = RequestReader(model, tokenizer, args.max_length, pick_device(args.device))
-    heads = [*model.class_head.parameters(), *model.domain_head.parameters()]
+    heads = [p for name, p in model.named_parameters() if not name.startswith("encoder.")]
     opt = torch.optim.AdamW([{"params": model.encoder.parameters(), "lr": args.lr},
                              {"params": heads, "lr": args.head_lr}], weight_decay=0.01)
     steps = args.epochs * math.ceil(len(rows) / args.batch_size)
@@ -162,6 +163,9 @@ def _parser() -> argparse.ArgumentParser:
                    help="a catalogue.json (classes, domains); default Tailor-PACS")
     p.add_argument("--base", default=None, help="a local encoder folder (default: MiniLM)")
     p.add_argument("--out", type=Path, default=Path(".tailor/request-reader"))
+    p.add_argument("--head", choices=HEADS, default="label-attention",
+                   help="label-wise attention per class beside mean pooling (chosen on sets "
+                        "90-93 at stop 58), or mean pooling only (stop 57)")
     p.add_argument("--epochs", type=int, default=4)
     p.add_argument("--lr", type=float, default=5e-5)
     p.add_argument("--head-lr", type=float, default=1e-3)
@@ -205,7 +209,7 @@ def reader_main(argv: list[str] | None = None) -> dict:
     reader, log = fit(rows, classes, domains, args, val)
     summary = {"rows": len(rows), "files": [p.name for p in paths], "epochs": log,
                "seed": args.seed, "recipe": {k: getattr(args, k) for k in (
-                   "epochs", "lr", "head_lr", "batch_size", "max_length")}}
+                   "epochs", "lr", "head_lr", "batch_size", "max_length", "head")}}
     save_reader(reader.model, reader.tokenizer, args.out, args.max_length,
                 {"trained_on": f"{len(rows)} requests of {len(paths)} files",
                  "files": [p.name for p in paths]})
