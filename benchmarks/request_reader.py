@@ -99,31 +99,60 @@ def table(name: str, result: dict) -> None:
 
 
 def plot(results: dict, out: Path) -> None:
-    """Right against wrong 200s per threshold, one line per set group."""
+    """Right against wrong 200s per configuration: one panel per set group, one series per
+    reader."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, ax = plt.subplots(figsize=(6, 4))
-    for name, r in results.items():
-        pts = [(100 * c["wrong"] / r["requests"], 100 * c["right"] / r["requests"], label)
-               for label, c in r["configurations"].items()]  # fmt: skip
-        ax.scatter([p[0] for p in pts], [p[1] for p in pts], label=name)
-        for x, y, label in pts:
-            ax.annotate(label.replace("ask ", "").replace("rescue ", ""), (x, y), fontsize=6)
-    ax.set_xlabel("wrong 200s, % of natural requests")
-    ax.set_ylabel("right, % of natural requests")
-    ax.set_title("rules checked by the tuned request reader")
-    ax.legend()
+    groups = list(next(iter(results.values())))
+    fig, axes = plt.subplots(1, len(groups), figsize=(6 * len(groups), 4.5), squeeze=False)
+    for ax, group in zip(axes[0], groups, strict=True):
+        for reader, by_group in results.items():
+            r = by_group[group]
+            pts = [(100 * c["wrong"] / r["requests"], 100 * c["right"] / r["requests"], label)
+                   for label, c in r["configurations"].items()]  # fmt: skip
+            ax.scatter([p[0] for p in pts], [p[1] for p in pts], label=reader, s=14)
+            for x, y, label in pts:
+                ax.annotate(label.replace("ask ", "").replace("rescue ", "")[:18], (x, y),
+                            fontsize=5)
+        ax.set_xlabel("wrong 200s, % of natural requests")
+        ax.set_ylabel("right, % of natural requests")
+        ax.set_title(f"sets {group}: rules checked by a tuned request reader", fontsize=9)
+        ax.legend(fontsize=7)
     fig.tight_layout()
     fig.savefig(out / "request_reader.png", dpi=120)
 
 
+def score_reader(folder: Path, groups: dict, runtime: str, veto: float) -> dict:
+    """One reader's counts per set group (refused if it was trained on one of the sets)."""
+    from model_store.request_model import load_reader
+
+    trained = json.loads((folder / "reader.json").read_text())
+    if seen := {s for sets in groups.values() for s in sets} & {
+            Path(f).stem.replace("resolution_", "") for f in trained.get("files", [])}:
+        raise SystemExit(f"{folder} was trained on {sorted(seen)}: train it with them "
+                         f"as --val (make request-reader)")
+    catalogue = tailor_pacs_catalogue()
+    resolver, reader = resolver_for(catalogue), load_reader(folder, "cpu")
+    runtime = reader.use_onnx() if runtime == "onnx" else reader.runtime
+    head = trained.get("head", "mean")
+    print(f"\nreader: {folder} ({head}) on {runtime}; {trained.get('trained_on')}; veto {veto}")
+    results = {"runtime": runtime, "head": head, "trained_on": trained.get("trained_on")}
+    for name, sets in groups.items():
+        rows = [r for r in load_rows(outside={s: OUTSIDE[s] for s in sets})
+                if r["kind"] == "natural" and r["split"] in sets]  # fmt: skip
+        results[name] = measure(resolver, catalogue, reader, rows, veto)
+        table(name, results[name])
+    return results
+
+
 def main(argv: list[str] | None = None) -> dict:
-    """Score each set group, print the tables, write the JSON and the plot."""
+    """Score each reader on each set group, print the tables, write the JSON and the plot."""
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    p.add_argument("--reader", type=Path, default=Path(".tailor/request-reader"))
+    p.add_argument("--reader", type=Path, nargs="+", default=[Path(".tailor/request-reader")],
+                   help="one or more reader folders, compared in one run")
     p.add_argument("--sets", nargs="*", default=None,
                    help="name=set,set groups to score (default: the test sets)")
     p.add_argument("--out", type=Path, default=OUT)
@@ -133,33 +162,18 @@ def main(argv: list[str] | None = None) -> dict:
     p.add_argument("--runtime", choices=("onnx", "torch"), default="onnx",
                    help="the reader's runtime (the service's default: onnx)")
     args = p.parse_args(argv)
-    from model_store.request_model import load_reader
     from service.kinds.tuned import VETO
 
     veto = VETO if args.veto is None else args.veto
     groups = dict(TEST) if args.sets is None else {
         g.split("=")[0]: tuple(g.split("=")[1].split(",")) for g in args.sets}  # fmt: skip
-    trained = json.loads((args.reader / "reader.json").read_text())
-    if seen := {s for sets in groups.values() for s in sets} & {
-            Path(f).stem.replace("resolution_", "") for f in trained.get("files", [])}:
-        raise SystemExit(f"{args.reader} was trained on {sorted(seen)}: train it with them "
-                         f"as --val (make request-reader)")
-    catalogue = tailor_pacs_catalogue()
-    resolver, reader = resolver_for(catalogue), load_reader(args.reader, "cpu")
-    runtime = reader.use_onnx() if args.runtime == "onnx" else reader.runtime
-    print(f"reader: {args.reader} on {runtime}; {trained.get('trained_on')}; veto {veto}")
-    results = {}
-    for name, sets in groups.items():
-        rows = [r for r in load_rows(outside={s: OUTSIDE[s] for s in sets})
-                if r["kind"] == "natural" and r["split"] in sets]  # fmt: skip
-        results[name] = measure(resolver, catalogue, reader, rows, veto)
-        table(name, results[name])
+    full = {str(folder): score_reader(folder, groups, args.runtime, veto)
+            for folder in args.reader}  # fmt: skip
     args.out.mkdir(parents=True, exist_ok=True)
-    (args.out / "request_reader.json").write_text(json.dumps(
-        {"reader": str(args.reader), "runtime": runtime, "trained_on": trained.get("trained_on"),
-         "results": results}, indent=1))
-    plot(results, args.out)
-    return results
+    (args.out / "request_reader.json").write_text(json.dumps({"veto": veto, "readers": full},
+                                                             indent=1))
+    plot({k: {g: v[g] for g in groups} for k, v in full.items()}, args.out)
+    return full
 
 
 if __name__ == "__main__":

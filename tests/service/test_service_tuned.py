@@ -12,10 +12,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-import torch
 
-from model_store.request_model import RequestModel, load_reader, save_reader
-from model_store.testing_text import make_tiny_encoder
+from model_store.request_model import load_reader
+from model_store.testing_text import forced_reader
 from service.core.problems import Problem
 from service.core.schemas import PersonalizeCreate
 from service.kinds.reader import resolve_or_read
@@ -28,18 +27,7 @@ REFUSED = "mice and dogs and cats"  # the rules: 422, no catalogue class matches
 def _forced(folder: Path, names: list[str], reads: list[str], domain: str | None,
             sure: float = 12.0) -> Path:
     """A reader that reads ``reads`` and ``domain`` with logits of size ``sure`` (0: unsure)."""
-    from transformers import AutoTokenizer, BertModel
-
-    base = make_tiny_encoder(folder.with_name(folder.name + "-base"))
-    model = RequestModel(BertModel.from_pretrained(str(base), add_pooling_layer=False), names,
-                         DOMAINS)
-    with torch.no_grad():
-        for head in (model.class_head, model.domain_head):
-            head.weight.zero_()
-        model.class_head.bias.copy_(torch.tensor([sure if n in reads else -sure for n in names]))
-        d = 0 if domain is None else 1 + DOMAINS.index(domain)
-        model.domain_head.bias.copy_(torch.tensor([sure if i == d else -sure for i in range(5)]))
-    return save_reader(model, AutoTokenizer.from_pretrained(str(base)), folder, 64, {})
+    return forced_reader(folder, names, DOMAINS, reads, domain, sure)
 
 
 @pytest.fixture(scope="module")
