@@ -11,7 +11,14 @@ import pytest
 
 from model_store.request_model import CONFIG, WEIGHTS, load_reader, reading
 from model_store.testing_text import make_tiny_encoder
-from trainer.reader.train import natural_rows, outcomes, reader_main, targets
+from trainer.reader.train import (
+    JOINS,
+    definition_rows,
+    natural_rows,
+    outcomes,
+    reader_main,
+    targets,
+)
 
 CLASSES = ["cat", "dog", "zero", "one"]
 DOMAINS = ["photo", "sketch"]
@@ -179,3 +186,23 @@ def test_a_label_attention_reader_learns_saves_and_reads_alike_on_onnx(tmp_path)
     (tmp_path / "out" / CONFIG).write_text(json.dumps(config))  # are more than it has
     with pytest.raises(ValueError, match="do not fit"):
         load_reader(tmp_path / "out")
+
+
+def test_definitions_rows_become_one_request_each_in_varied_wordings(tmp_path):
+    path = tmp_path / "d.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in [
+        {"id": f"d{i}", "kind": "definitions", "classes": ["a pet that purrs.", "man's best friend",
+         "the first digit"][: 2 + i % 2], "expect": None if i == 3 else ["cat", "dog", "zero"][
+             : 2 + i % 2], "domain": "sketch" if i == 1 else None} for i in range(12)] + [
+        {"id": "n0", "kind": "natural", "description": "cats", "expect": None, "domain": None},
+        {"id": "x0", "kind": "definitions", "classes": ["a pet"], "expect": ["cat"]}]))
+    rows = definition_rows([path])  # the natural row and the one without a domain: not read
+    assert [r["id"] for r in rows] == [f"d{i}" for i in range(12)]
+    assert rows[0]["description"] in {j.format("a pet that purrs and man's best friend")
+                                      for j in JOINS}  # fmt: skip
+    assert "a pet that purrs, man's best friend and the first digit" in rows[1]["description"]
+    assert rows[1]["domain"] == "sketch" and rows[3]["expect"] is None
+    assert len({r["description"].replace("the first digit", "")[:6] for r in rows}) > 2
+    assert definition_rows([path]) == rows  # the wording is the row's, not the run's
+    y, d = targets(rows, CLASSES, DOMAINS)
+    assert y[1].tolist() == [1.0, 1.0, 1.0, 0.0] and d[1].item() == 2 and y[3].sum() == 0

@@ -46,6 +46,33 @@ def natural_rows(paths: list[Path]) -> list[dict[str, Any]]:
     return rows
 
 
+# How a definitions row's phrases become one request: varied, so no one wording is learnt.
+JOINS = ("I need to tell apart {}.", "classes: {}", "{}", "Sort pictures into these groups: {}.",
+         "can you recognise {}?", "A classifier for {} please.")
+
+
+def definition_rows(paths: list[Path]) -> list[dict[str, Any]]:
+    """The definitions rows of ``paths`` (a ``classes`` list of phrases that do not name their
+    class, and ``expect``) written as one request each, for training: the phrases joined by
+    commas and a final "and", in one of :data:`JOINS` picked by the row's id. Why: they teach
+    the reader how people describe a class without its name ("the animal that says moo"),
+    which natural requests do too."""
+    import zlib
+
+    rows = []
+    for path in paths:
+        for line in path.read_text().splitlines():
+            row = json.loads(line) if line.strip() else {}
+            if row.get("kind") != "definitions" or not row.get("classes") or "domain" not in row:
+                continue
+            phrases = [str(c).strip().rstrip(".") for c in row["classes"]]
+            listed = phrases[0] if len(phrases) == 1 else \
+                ", ".join(phrases[:-1]) + " and " + phrases[-1]  # fmt: skip
+            join = JOINS[zlib.crc32(str(row.get("id")).encode()) % len(JOINS)]
+            rows.append({**row, "description": join.format(listed), "split": path.stem})
+    return rows
+
+
 def targets(rows: list[dict], classes: list[str], domains: list[str]
             ) -> tuple[torch.Tensor, torch.Tensor]:
     """(asked-for matrix, domain index with 0 for none) of ``rows``; an unknown class or
@@ -166,6 +193,8 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--head", choices=HEADS, default="label-attention",
                    help="label-wise attention per class beside mean pooling (chosen on sets "
                         "90-93 at stop 58), or mean pooling only (stop 57)")
+    p.add_argument("--definitions", action="store_true",
+                   help="also train on the definitions rows, each written as one request")
     p.add_argument("--epochs", type=int, default=4)
     p.add_argument("--lr", type=float, default=5e-5)
     p.add_argument("--head-lr", type=float, default=1e-3)
@@ -204,12 +233,14 @@ def reader_main(argv: list[str] | None = None) -> dict:
     classes, domains = _catalogue(args.catalogue)
     paths = training_files(args.data, [*args.val, *args.hold_out])
     rows, val = natural_rows(paths), natural_rows(list(args.val))
+    if args.definitions:
+        rows += definition_rows(paths)
     if not rows:
         raise SystemExit("no natural requests in --data")
     reader, log = fit(rows, classes, domains, args, val)
     summary = {"rows": len(rows), "files": [p.name for p in paths], "epochs": log,
                "seed": args.seed, "recipe": {k: getattr(args, k) for k in (
-                   "epochs", "lr", "head_lr", "batch_size", "max_length", "head")}}
+                   "epochs", "lr", "head_lr", "batch_size", "max_length", "head", "definitions")}}
     save_reader(reader.model, reader.tokenizer, args.out, args.max_length,
                 {"trained_on": f"{len(rows)} requests of {len(paths)} files",
                  "files": [p.name for p in paths]})
