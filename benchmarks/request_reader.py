@@ -33,7 +33,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from benchmarks.reader import resolver_for  # noqa: E402
 from benchmarks.resolution import OUTSIDE, load_rows, tailor_pacs_catalogue  # noqa: E402
 
-# written after the stop-57 code by agents that saw only the brief, never read
+# written after the stop-57 code by agents that saw only the brief: scored (counts only), never read
 # (docs/results-resolution.md, stop 58); 90-93, the stop-57 test, chose stop 58's settings
 TEST = {"94-95": ("outside94", "outside95"), "96-97": ("outside96", "outside97")}
 ASK_BACK = (0.5, 0.7, 0.9)  # confidence from which an answer read otherwise is asked back
@@ -85,7 +85,7 @@ def measure(resolver, catalogue: dict, reader, rows: list[dict], veto: float) ->
 
 
 def table(name: str, result: dict) -> None:
-    """Print one set group's counts per threshold as a Markdown table."""
+    """Print one set group's counts per configuration as a Markdown table."""
     n = result["requests"]
     print(f"\n{name}: {n} natural requests")
     print("| configuration | right | wrong 200 | asked back | p50 ms |")
@@ -165,6 +165,8 @@ def main(argv: list[str] | None = None) -> dict:
     from service.kinds.tuned import VETO
 
     veto = VETO if args.veto is None else args.veto
+    if bad := [g for g in args.sets or [] if "=" not in g]:
+        p.error(f"--sets takes name=set,set groups, not {bad}")
     groups = dict(TEST) if args.sets is None else {
         g.split("=")[0]: tuple(g.split("=")[1].split(",")) for g in args.sets}  # fmt: skip
     full = {str(folder): score_reader(folder, groups, args.runtime, veto)

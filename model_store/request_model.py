@@ -4,12 +4,14 @@ The rules (``service.kinds.task_request``) read requests through word lists writ
 sets the project had read; on sets nobody had read they stayed at about 60 % exact answers for
 six stops (docs/results-resolution.md, stop 57). This model learns the reading from the labelled
 requests instead: MiniLM's transformer, its mean-pooled last layer, one logit per class (asked
-for or not) and one per domain (``None`` first: no domain asked). It is trained by
-``tailor train request-reader`` (``trainer.reader``) and read by ``service.kinds.tuned``.
+for or not) and one per domain (``None`` first: no domain asked); with the label-attention
+head (the default since stop 58) each class also reads the tokens through its own attention.
+It is trained by ``tailor train request-reader`` (``trainer.reader``) and read by
+``service.kinds.tuned``.
 
 A saved model is one folder: ``weights.safetensors`` (every tensor), ``reader.json`` (classes,
-domains, the encoder's config, the version) and the tokenizer's own files. It holds no code and
-loads offline; a folder of another version is refused (``ValueError``).
+domains, the head, the encoder's config, the version) and the tokenizer's own files. It holds
+no code and loads offline; a folder of another version is refused (``ValueError``).
 """
 
 from __future__ import annotations

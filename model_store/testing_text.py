@@ -30,17 +30,18 @@ def make_tiny_encoder(folder: Path, seed: int = 0) -> Path:
 
 
 def forced_reader(folder: Path, names: list[str], domains: list[str], reads: list[str],
-                  domain: str | None, sure: float = 12.0) -> Path:
+                  domain: str | None, sure: float = 12.0, head: str = "mean") -> Path:
     """Save to ``folder`` a request reader over ``names`` and ``domains`` that reads ``reads``
     and ``domain`` for every text, with logits of size ``sure`` (0: every class at one half);
-    returns the folder."""
+    returns the folder. With ``head="label-attention"`` the attention's read-out stays zero, so
+    it reads the same, through the default head's whole graph."""
     from transformers import AutoTokenizer, BertModel
 
     from model_store.request_model import RequestModel, save_reader
 
     base = make_tiny_encoder(folder.with_name(folder.name + "-base"))
     model = RequestModel(BertModel.from_pretrained(str(base), add_pooling_layer=False), names,
-                         domains)
+                         domains, head)
     with torch.no_grad():
         for head in (model.class_head, model.domain_head):
             head.weight.zero_()

@@ -146,8 +146,9 @@ def resolve_or_read(resolver: Any, reader: Reader | None, accept: float, request
                     notes: list[str] | None = None, tuned: Any = None
                     ) -> tuple[list[Any], str | None]:
     """:func:`service.kinds.task_request.resolve_request`, checked by the ``tuned`` request
-    reader when one is loaded (:mod:`service.kinds.tuned`: a confident other reading of an
-    answer is asked back; a confident reading of a refusal is the answer). When the rules
+    reader when one is loaded (:mod:`service.kinds.tuned`: an answer it reads otherwise is asked
+    back when it is confident, or finds the answer far less likely than its own reading (the
+    veto); a reading of a refusal at its ``rescue_from`` confidence is the answer). When the rules
     refuse a description (:data:`READ_AGAIN`) and a reader is loaded, the reader's classes (two
     or more, request order) are the answer if its confidence reaches ``accept``; else the 422
     carries them as ``reading`` when its confidence is at least :data:`OFFERED`."""

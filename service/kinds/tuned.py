@@ -20,11 +20,11 @@ and 58), so each checks the other:
   200 where the rules were safe, so it asks for more confidence than asking back does.
 
 The three were chosen on sets 90-93 with readers trained without them (stop 58; the veto on
-sets 78-89). Where it is not confident, where the request is longer than it reads (its tail,
-often a correction, would be cut), or where it fails or gives no finite probabilities, the
-rules stand. A reader trained for other classes or domains is not used (logged once).
-Probabilities are kept per text in a small LRU: a description sent again costs no second
-pass.
+sets 78-89). Where it is not confident (and the veto does not apply), where the request is
+longer than it reads (its tail, often a correction, would be cut), or where it fails or gives
+no finite probabilities, the rules stand. A reader trained for other classes or domains is
+not used (logged once). Probabilities are kept per text in a small LRU: a description sent
+again costs no second pass.
 """
 
 from __future__ import annotations
@@ -86,8 +86,10 @@ class Tuned:
                domain_fixed: bool = False) -> float | None:
         """The reader's chance that ``chosen`` and ``domain`` are the request's reading
         (each class's call and the domain taken as independent, as in the confidence), or
-        None when it cannot say."""
-        if (got := self.probabilities(text)) is None:
+        None when it cannot say or the reading is not one of its classes and domains."""
+        known = domain is None or domain in self.reader.domains
+        if not known or any(not 0 <= k < len(self.reader.classes) for k in chosen) or \
+                (got := self.probabilities(text)) is None:  # fmt: skip
             return None
         pc, pd = got
         asked = np.zeros(len(pc), dtype=bool)
@@ -107,6 +109,8 @@ class Tuned:
         except Exception:  # a reader's fault never turns an answer into a 500; not kept, so
             log.exception("the tuned request reader failed; the rules stand")  # it is tried
             return None  # again next time
+        for array in got or ():
+            array.setflags(write=False)  # shared by every later request for this text
         self.cache.put(text, got or ())
         return got
 
@@ -162,7 +166,7 @@ def check(tuned: Tuned, resolver: Any, request: Any, matches: list[Any],
     """Raise 422 ``unsure-description`` when the tuned reader reads otherwise than the
     rules' answer (``matches``, ``domain``) and is confident, or finds that answer less than
     ``veto`` times as likely as its own reading; a domain the request fixed is kept."""
-    fixed = request.domain is not None
+    fixed = bool(request.domain)  # "" fixes nothing: the rules read it as no domain
     read = tuned.read(request.description, domain_fixed=fixed)
     if read is None:
         return
@@ -188,9 +192,9 @@ def check(tuned: Tuned, resolver: Any, request: Any, matches: list[Any],
 
 def rescue(tuned: Tuned, resolver: Any, request: Any, trace: dict[str, Any]) -> Read | None:
     """The tuned reading of a refused description, in request order, when it is confident
-    (``rescue_from``) and names two or more classes, as many as a count the request declares ("three
-    classes: …"); ``None`` otherwise."""
-    read = tuned.read(request.description, domain_fixed=request.domain is not None)
+    (``rescue_from``) and names two or more classes, as many as a count the request declares
+    ("three classes: …"); ``None`` otherwise."""
+    read = tuned.read(request.description, domain_fixed=bool(request.domain))
     if read is None or not read[2] >= tuned.rescue_from or len(read[0]) < 2:
         return None
     declared = getattr(trace.get("marks"), "declared", None)

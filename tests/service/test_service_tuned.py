@@ -1,6 +1,7 @@
 """The tuned request reader beside the rules (service.kinds.tuned): it asks back an answer it
-reads otherwise, answers a refusal it reads, and changes nothing where it is unsure, unfit or
-broken, or where the request is a class list or unreadable.
+reads otherwise or finds far less likely than its own reading, answers a refusal it reads,
+and changes nothing where it is unsure of everything, unfit or broken, or where the request is
+a class list or unreadable.
 
 The readers are real saved folders (model_store.request_model) around a tiny random encoder
 whose heads are set by hand, so each reads the same classes and domain whatever the text:
@@ -25,16 +26,16 @@ REFUSED = "mice and dogs and cats"  # the rules: 422, no catalogue class matches
 
 
 def _forced(folder: Path, names: list[str], reads: list[str], domain: str | None,
-            sure: float = 12.0) -> Path:
+            sure: float = 12.0, head: str = "mean") -> Path:
     """A reader that reads ``reads`` and ``domain`` with logits of size ``sure`` (0: unsure)."""
-    return forced_reader(folder, names, DOMAINS, reads, domain, sure)
+    return forced_reader(folder, names, DOMAINS, reads, domain, sure, head)
 
 
 @pytest.fixture(scope="module")
 def readers(pacs, tmp_path_factory):
     tmp = tmp_path_factory.mktemp("tuned")
     return {name: Tuned(load_reader(_forced(tmp / name, *args)), 0.7) for name, args in {
-        "cat-dog": (pacs.names, ["cat", "dog"], None),
+        "cat-dog": (pacs.names, ["cat", "dog"], None, 12.0, "label-attention"),
         "unsure": (pacs.names, ["cat", "dog"], None, 0.0),
         "fairly-sure": (pacs.names, ["cat", "dog"], None, 4.8),  # confidence ~0.78
         "nan": (pacs.names, ["cat", "dog"], None, float("nan")),
@@ -112,6 +113,30 @@ def test_below_the_threshold_an_answer_it_finds_far_less_likely_is_asked_back(pa
     unsure = readers["unsure"]  # every class at 1/2: every reading equally likely, no veto
     matches, _ = _resolve(pacs, Tuned(unsure.reader, 0.7, veto=1.0), description="cats and cows")
     assert [m.name for m in matches] == ["cat", "cow"]
+
+
+def test_the_veto_weighs_the_domain_unless_the_request_fixed_it(pacs, readers):
+    fairly = Tuned(readers["fairly-sure"].reader, 0.8)  # no domain, P(sketch) ~7e-5
+    for free in ({}, {"domain": ""}):  # "" fixes no domain: the rules read one from the text
+        with pytest.raises(Problem) as asked:
+            _resolve(pacs, fairly, description="sketches of cats and dogs", **free)
+        assert asked.value.extra["rules_reading"] == {"classes": ["cat", "dog"],
+                                                      "domain": "sketch"}
+    matches, domain = _resolve(pacs, fairly, description="sketches of cats and dogs",
+                               domain="sketch")  # the request's own domain: the answer stands
+    assert [m.name for m in matches] == ["cat", "dog"] and domain == "sketch"
+
+
+def test_probabilities_are_kept_per_text_and_read_with_or_without_the_domain(readers,
+                                                                          monkeypatch):
+    tuned = Tuned(readers["fairly-sure"].reader, 0.7)
+    calls = []
+    real = tuned.reader.probabilities
+    monkeypatch.setattr(tuned.reader, "probabilities", lambda t: calls.append(t) or real(t))
+    free, fixed = tuned.read("cats and dogs"), tuned.read("cats and dogs", domain_fixed=True)
+    assert len(calls) == 1 and free[0] == fixed[0] and free[2] < fixed[2]
+    assert tuned.chance("cats and dogs", [1], "collage") is None  # not its domain
+    assert tuned.chance("cats and dogs", [-1], None) is None  # not its class
 
 
 def test_a_refusal_is_answered_from_its_own_confidence(pacs, readers):

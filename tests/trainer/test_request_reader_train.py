@@ -177,7 +177,8 @@ def test_a_label_attention_reader_learns_saves_and_reads_alike_on_onnx(tmp_path)
     texts = [text for text, _, _ in ROWS]
     want = reader.torch_probabilities(texts)
     assert reader.use_onnx() == "onnx"
-    np.testing.assert_allclose(reader.probabilities(texts)[0], want[0], atol=1e-4)
+    for got, ref in zip(reader.probabilities(texts), want, strict=True):
+        np.testing.assert_allclose(got, ref, atol=1e-4)
     config = json.loads((tmp_path / "out" / CONFIG).read_text())
     (tmp_path / "out" / CONFIG).write_text(json.dumps({**config, "head": "max"}))
     with pytest.raises(ValueError, match="head"):

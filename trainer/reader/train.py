@@ -176,7 +176,8 @@ def _loss(c: torch.Tensor, d: torch.Tensor, y: torch.Tensor, yd: torch.Tensor) -
 
 
 def _parser() -> argparse.ArgumentParser:
-    """The command's options (the defaults are the recipe chosen at stop 57)."""
+    """The command's options (the defaults are the recipe chosen at stop 57, and the head
+    chosen at stop 58)."""
     p = argparse.ArgumentParser(prog="tailor train request-reader", description=__doc__.split(
         "\n")[0])
     p.add_argument("--data", type=Path, nargs="+", default=None,
