@@ -113,7 +113,7 @@ def plot(results: dict, out: Path) -> None:
             r = by_group[group]
             pts = [(100 * c["wrong"] / r["requests"], 100 * c["right"] / r["requests"], label)
                    for label, c in r["configurations"].items()]  # fmt: skip
-            ax.scatter([p[0] for p in pts], [p[1] for p in pts], label=reader, s=14)
+            ax.scatter([p[0] for p in pts], [p[1] for p in pts], label=Path(reader).name, s=14)
             for x, y, label in pts:
                 ax.annotate(label.replace("ask ", "").replace("rescue ", "")[:18], (x, y),
                             fontsize=5)
