@@ -38,18 +38,20 @@ from benchmarks.resolution import OUTSIDE, load_rows, tailor_pacs_catalogue  # n
 TEST = {"94-95": ("outside94", "outside95"), "96-97": ("outside96", "outside97")}
 ASK_BACK = (0.5, 0.7, 0.9)  # confidence from which an answer read otherwise is asked back
 RESCUE = (0.7, 0.9, 0.95)  # confidence from which a refusal read is answered
+SECONDED = (0.5, 0.7)  # … or read alike by the forest reader
 OUT = Path(__file__).resolve().parent / "results" / "request_reader"
 
 
-def outcome(resolver, catalogue: dict, row: dict, tuned) -> tuple[str, float]:
-    """("right" | "wrong" | "asked", seconds) of one natural row as the service answers."""
+def outcome(resolver, catalogue: dict, row: dict, tuned, forest=None) -> tuple[str, float]:
+    """("right" | "wrong" | "asked", seconds) of one natural row as the service answers (the
+    ``forest`` reader of refusals, if given, suggests only, as the service's default)."""
     from service.core.problems import Problem
     from service.core.schemas import PersonalizeCreate
     from service.kinds.reader import resolve_or_read
 
     t0 = time.perf_counter()
     try:
-        matches, domain = resolve_or_read(resolver, None, 1.01, PersonalizeCreate(
+        matches, domain = resolve_or_read(resolver, forest, 1.01, PersonalizeCreate(
             description=row["description"]), catalogue["domains"], [], [], tuned)
     except (Problem, ValueError):
         return ("right" if row["expect"] is None else "asked"), time.perf_counter() - t0
@@ -58,14 +60,18 @@ def outcome(resolver, catalogue: dict, row: dict, tuned) -> tuple[str, float]:
     return ("right" if right else "wrong"), time.perf_counter() - t0
 
 
-def configurations(veto: float) -> dict[str, tuple[float, float, float] | None]:
-    """(ask back from, veto, answer refusals from) per label: the rules alone (None), stop 57's
-    policy (0.7 both ways, no veto), and a grid with ``veto``."""
-    grid = {f"ask {t} / rescue {r}": (t, veto, r) for t in ASK_BACK for r in RESCUE}
-    return {"rules alone": None, "stop 57 (0.7 / 0.7, no veto)": (0.7, 0.0, 0.7), **grid}
+def configurations(veto: float) -> dict[str, tuple[float, float, float, float] | None]:
+    """(ask back from, veto, answer refusals from, answer them read alike by the forest from)
+    per label: the rules alone (None), stop 57's policy (0.7 both ways, no veto), a grid with
+    ``veto``, and the stop-58 choice with the forest seconding (only with ``--forest``)."""
+    grid = {f"ask {t} / rescue {r}": (t, veto, r, 2.0) for t in ASK_BACK for r in RESCUE}
+    seconded = {f"ask 0.5 / rescue 0.9 / seconded {s}": (0.5, veto, 0.9, s) for s in SECONDED}
+    return {"rules alone": None, "stop 57 (0.7 / 0.7, no veto)": (0.7, 0.0, 0.7, 2.0), **grid,
+            **seconded}
 
 
-def measure(resolver, catalogue: dict, reader, rows: list[dict], veto: float) -> dict:
+def measure(resolver, catalogue: dict, reader, rows: list[dict], veto: float,
+            forest=None) -> dict:
     """Counts per configuration (:func:`configurations`), the reader alone, and p50 latency
     with and without it."""
     from service.kinds.tuned import Tuned
@@ -77,7 +83,7 @@ def measure(resolver, catalogue: dict, reader, rows: list[dict], veto: float) ->
         tuned = None if knobs is None else Tuned(reader, *knobs)
         counts, seconds = {"right": 0, "wrong": 0, "asked": 0}, []
         for row in tqdm(rows, desc=label, leave=False):
-            what, s = outcome(resolver, catalogue, row, tuned)
+            what, s = outcome(resolver, catalogue, row, tuned, forest)
             counts[what] += 1
             seconds.append(s)
         out["configurations"][label] = {**counts, "p50_ms": 1e3 * float(np.median(seconds))}
@@ -125,7 +131,7 @@ def plot(results: dict, out: Path) -> None:
     fig.savefig(out / "request_reader.png", dpi=120)
 
 
-def score_reader(folder: Path, groups: dict, runtime: str, veto: float) -> dict:
+def score_reader(folder: Path, groups: dict, runtime: str, veto: float, forest=None) -> dict:
     """One reader's counts per set group (refused if it was trained on one of the sets)."""
     from model_store.request_model import load_reader
 
@@ -143,9 +149,30 @@ def score_reader(folder: Path, groups: dict, runtime: str, veto: float) -> dict:
     for name, sets in groups.items():
         rows = [r for r in load_rows(outside={s: OUTSIDE[s] for s in sets})
                 if r["kind"] == "natural" and r["split"] in sets]  # fmt: skip
-        results[name] = measure(resolver, catalogue, reader, rows, veto)
+        results[name] = measure(resolver, catalogue, reader, rows, veto, forest)
         table(name, results[name])
     return results
+
+
+def _forest(path: Path, groups: dict):
+    """The forest reader at ``path``, as the service loads it; refused if it is stale, or was
+    fitted on a scored set or records no sets (``benchmarks/reader.py`` records them)."""
+    from safetensors import safe_open
+
+    from service.core.settings import Settings
+    from service.kinds.reader import configured
+
+    with safe_open(str(path), framework="numpy") as f:
+        fitted = (f.metadata() or {}).get("sets")
+    scored = {s for sets in groups.values() for s in sets}
+    if fitted is None:
+        raise SystemExit(f"{path} records no sets it was fitted on: refit it "
+                         f"(benchmarks/reader.py)")
+    if seen := scored & set(json.loads(fitted)):
+        raise SystemExit(f"{path} was fitted on {sorted(seen)}: refit it with them as its TEST")
+    if (forest := configured(Settings(reader_path=path))) is None:
+        raise SystemExit(f"{path} does not load (stale or damaged): refit it")
+    return forest
 
 
 def main(argv: list[str] | None = None) -> dict:
@@ -159,6 +186,9 @@ def main(argv: list[str] | None = None) -> dict:
     p.add_argument("--veto", type=float, default=None,
                    help="the likelihood ratio below which an answer is asked back (default: "
                         "the service's, service.kinds.tuned.VETO)")
+    p.add_argument("--forest", type=Path, default=None,
+                   help="the forest reader of refusals (benchmarks/reader.py; the service's "
+                        "reader_path), fitted without the scored sets: it seconds rescues")
     p.add_argument("--runtime", choices=("onnx", "torch"), default="onnx",
                    help="the reader's runtime (the service's default: onnx)")
     args = p.parse_args(argv)
@@ -169,7 +199,8 @@ def main(argv: list[str] | None = None) -> dict:
         p.error(f"--sets takes name=set,set groups, not {bad}")
     groups = dict(TEST) if args.sets is None else {
         g.split("=")[0]: tuple(g.split("=")[1].split(",")) for g in args.sets}  # fmt: skip
-    full = {str(folder): score_reader(folder, groups, args.runtime, veto)
+    forest = None if args.forest is None else _forest(args.forest, groups)
+    full = {str(folder): score_reader(folder, groups, args.runtime, veto, forest)
             for folder in args.reader}  # fmt: skip
     args.out.mkdir(parents=True, exist_ok=True)
     (args.out / "request_reader.json").write_text(json.dumps({"veto": veto, "readers": full},

@@ -69,7 +69,10 @@ class Settings(BaseSettings):
         tuned_reader_veto: an answer of the rules that the tuned reader, even unsure, finds
             less than this many times as likely as its own reading is asked back too (0: never).
         tuned_reader_rescue: its confidence from which its reading answers a description the
-            rules refused; above 1: never. (All three off: the reader is not loaded.)
+            rules refused; above 1: never.
+        tuned_reader_seconded: its confidence from which its reading answers a refused
+            description that the learned reader (``reader_path``) reads alike; above 1: never.
+            (All four off: the tuned reader is not loaded.)
         fedclip_version: which FedCLIP adapter artifact serves client-ID personalization
             (``latest`` follows ``LATEST``; when the store has none, client IDs get a 404/409).
         anytime_version: which ``anytime`` artifact (early-exit models per federated client)
@@ -125,6 +128,7 @@ class Settings(BaseSettings):
     tuned_reader_threshold: float = Field(default=0.5, ge=0, le=1.01)  # sets 90-93 (stop 58)
     tuned_reader_veto: float = Field(default=0.03, ge=0, le=1)  # sets 78-89 (stop 58)
     tuned_reader_rescue: float = Field(default=0.9, ge=0, le=1.01)  # sets 90-93 (stop 58)
+    tuned_reader_seconded: float = Field(default=0.7, ge=0, le=1.01)  # sets 90-93 (stop 58)
     public_url: str = ""
     fedclip_version: str = "latest"
     anytime_version: str = "latest"

@@ -148,10 +148,11 @@ def resolve_or_read(resolver: Any, reader: Reader | None, accept: float, request
     """:func:`service.kinds.task_request.resolve_request`, checked by the ``tuned`` request
     reader when one is loaded (:mod:`service.kinds.tuned`: an answer it reads otherwise is asked
     back when it is confident, or finds the answer far less likely than its own reading (the
-    veto); a reading of a refusal at its ``rescue_from`` confidence is the answer). When the rules
-    refuse a description (:data:`READ_AGAIN`) and a reader is loaded, the reader's classes (two
-    or more, request order) are the answer if its confidence reaches ``accept``; else the 422
-    carries them as ``reading`` when its confidence is at least :data:`OFFERED`."""
+    veto); a reading of a refusal is the answer at its ``rescue_from`` confidence, or at its
+    ``seconded_from`` confidence when this forest ``reader`` reads the same classes). When the
+    rules refuse a description (:data:`READ_AGAIN`) and a reader is loaded, the reader's
+    classes (two or more, request order) are the answer if its confidence reaches ``accept``;
+    else the 422 carries them as ``reading`` when its confidence is at least :data:`OFFERED`."""
     from service.core.problems import Problem
     from service.kinds import tuned as second
     from service.kinds.task_request import resolve_request
@@ -162,37 +163,63 @@ def resolve_or_read(resolver: Any, reader: Reader | None, accept: float, request
     try:
         matches, domain = resolve_request(resolver, request, domains, ignored, notes, trace)
     except Problem as problem:
-        if checked and problem.slug in READ_AGAIN and "marks" in trace \
-                and (read := second.rescue(tuned, resolver, request, trace)):  # fmt: skip
+        if problem.slug not in READ_AGAIN or "marks" not in trace:
+            raise
+        forest = None
+        if reader is not None and request.description is not None and _fits(reader, resolver):
+            forest = _once(lambda refusal=problem: _forest_reading(resolver, reader, request,
+                                                                   refusal, trace))
+        if checked and (read := second.rescue(tuned, resolver, request, trace, forest)):
             return _answer(resolver, read[0], read[2], problem.detail, read[1], before,
                            ignored, notes, "tuned")
-        if reader is None or request.description is None or problem.slug not in READ_AGAIN \
-                or "marks" not in trace or not _fits(reader, resolver):  # fmt: skip
+        if forest is None:
             raise
-        return _read_again(resolver, reader, accept, request, problem, trace, before, ignored,
-                           notes)
+        return _read_again(resolver, forest, accept, problem, trace, request.description,
+                           before, ignored, notes)
     if checked:
         second.check(tuned, resolver, request, matches, domain)
     return matches, domain
 
 
-def _read_again(resolver: Any, reader: Reader, accept: float, request: Any, problem: Any,
-                trace: dict[str, Any], before: tuple[list[str], list[str]],
+def _once(read: Any) -> Any:
+    """``read`` called at most once, its result kept: the tuned reader's rescue and the
+    forest's own 422 ask the forest for the same reading."""
+    kept: list[Any] = []
+
+    def reading() -> Any:
+        if not kept:
+            kept.append(read())
+        return kept[0]
+
+    return reading
+
+
+def _forest_reading(resolver: Any, reader: Reader, request: Any, problem: Any,
+                    trace: dict[str, Any]) -> tuple[list[int], float] | None:
+    """The forest's (classes, confidence) for a refused description, or None if it failed
+    (logged: a reader's fault never turns a 422 into a 500)."""
+    try:
+        return reader.read(resolver, request.description, trace, problem.slug,
+                           problem.extra.get("unknown") or [])
+    except Exception:
+        log.exception("the learned reader failed; the rules' 422 stands")
+        return None
+
+
+def _read_again(resolver: Any, forest: Any, accept: float, problem: Any,
+                trace: dict[str, Any], text: str, before: tuple[list[str], list[str]],
                 ignored: list[str] | None, notes: list[str] | None
                 ) -> tuple[list[Any], str | None]:
     """The forest's reading of a refused description: the answer from ``accept``, offered in
     the 422 from :data:`OFFERED`, else the rules' 422 as it was."""
     from service.kinds.tuned import in_request_order
 
-    try:
-        chosen, confidence = reader.read(resolver, request.description, trace, problem.slug,
-                                         problem.extra.get("unknown") or [])
-    except Exception:  # a reader's fault never turns a 422 into a 500
-        log.exception("the learned reader failed; the rules' 422 stands")
+    if (got := forest()) is None:
         raise problem from None
+    chosen, confidence = got
     if len(chosen) < 2 or confidence < min(accept, OFFERED):
         raise problem
-    chosen = in_request_order(resolver, request.description, chosen)
+    chosen = in_request_order(resolver, text, chosen)
     if confidence < accept:
         problem.extra["reading"] = {"classes": [resolver.names[k] for k in chosen],
                                     "confidence": round(confidence, 4)}

@@ -17,9 +17,13 @@ and 58), so each checks the other:
 - the rules refuse a description they could not place (``reader.READ_AGAIN``) and the tuned
   reader, confident (at least ``rescue_from``), reads two or more classes (as many as a count
   the request declares): that reading is the answer, with a note. A wrong rescue is a wrong
-  200 where the rules were safe, so it asks for more confidence than asking back does.
+  200 where the rules were safe, so it asks for more confidence than asking back does;
+- the same from ``seconded_from`` on, when the learned forest reader of refusals
+  (:mod:`service.kinds.reader`, built from the rules' own pass, not from this model) reads
+  the same classes. Two readers that share no weights agreeing was right far more often than
+  the tuned reader alone at that confidence (docs/results-resolution.md, stop 58).
 
-The three were chosen on sets 90-93 with readers trained without them (stop 58; the veto on
+The four were chosen on sets 90-93 with readers trained without them (stop 58; the veto on
 sets 78-89). Where it is not confident (and the veto does not apply), where the request is
 longer than it reads (its tail, often a correction, would be cut), or where it fails or gives
 no finite probabilities, the rules stand. A reader trained for other classes or domains is
@@ -30,6 +34,7 @@ again costs no second pass.
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -45,6 +50,7 @@ log = logging.getLogger(__name__)
 
 THRESHOLD = 0.5  # see the module docstring (docs/results-resolution.md, stop 58)
 RESCUE = 0.9
+SECONDED = 0.7
 VETO = 0.03
 Read = tuple[list[int], str | None, float]  # (class indices, domain, confidence)
 
@@ -53,12 +59,14 @@ Read = tuple[list[int], str | None, float]  # (class indices, domain, confidence
 class Tuned:
     """A loaded request reader; the confidence from which it asks back an answer it reads
     otherwise; the likelihood ratio (the answer's to its own reading's) below which it asks it
-    back anyway; the confidence from which it answers a refusal."""
+    back anyway; the confidence from which it answers a refusal, alone or read alike by the
+    forest."""
 
     reader: Any  # model_store.request_model.RequestReader
     threshold: float = THRESHOLD
     veto: float = VETO
     rescue_from: float = RESCUE
+    seconded_from: float = SECONDED
     cache: BoundedLRU = field(default_factory=lambda: BoundedLRU(4096, name="tuned readings"))
     warned: bool = False
 
@@ -128,8 +136,8 @@ def configured(settings: Any) -> Tuned | None:
     """The tuned reader at ``settings.tuned_reader_path`` if one is there, loads and may act
     (confidences above 1 and no veto never do: then it is not loaded at all)."""
     path = settings.tuned_reader_path
-    idle = settings.tuned_reader_threshold > 1 and settings.tuned_reader_rescue > 1 and \
-        settings.tuned_reader_veto == 0  # fmt: skip
+    idle = min(settings.tuned_reader_threshold, settings.tuned_reader_rescue,
+               settings.tuned_reader_seconded) > 1 and settings.tuned_reader_veto == 0
     if path is None or idle or not (Path(path) / "reader.json").is_file():
         return None
     from model_store.request_model import load_reader
@@ -141,10 +149,11 @@ def configured(settings: Any) -> Tuned | None:
         return None
     runtime = reader.use_onnx() if settings.text_runtime == "onnx" else reader.runtime
     log.info("loaded the tuned request reader %s on %s (asks back from %.2f, veto %.3g, "
-             "answers refusals from %.2f)", path, runtime, settings.tuned_reader_threshold,
-             settings.tuned_reader_veto, settings.tuned_reader_rescue)
+             "answers refusals from %.2f, or %.2f read alike by the forest)", path, runtime,
+             settings.tuned_reader_threshold, settings.tuned_reader_veto,
+             settings.tuned_reader_rescue, settings.tuned_reader_seconded)
     return Tuned(reader, settings.tuned_reader_threshold, settings.tuned_reader_veto,
-                 settings.tuned_reader_rescue)
+                 settings.tuned_reader_rescue, settings.tuned_reader_seconded)
 
 
 def usable(tuned: Tuned | None, resolver: Any, request: Any, domains: list[str]) -> bool:
@@ -190,13 +199,21 @@ def check(tuned: Tuned, resolver: Any, request: Any, matches: list[Any],
                            "confidence": round(confidence, 4)})
 
 
-def rescue(tuned: Tuned, resolver: Any, request: Any, trace: dict[str, Any]) -> Read | None:
-    """The tuned reading of a refused description, in request order, when it is confident
-    (``rescue_from``) and names two or more classes, as many as a count the request declares
-    ("three classes: …"); ``None`` otherwise."""
+def rescue(tuned: Tuned, resolver: Any, request: Any, trace: dict[str, Any],
+           forest: Callable[[], tuple[list[int], float] | None] | None = None) -> Read | None:
+    """The tuned reading of a refused description, in request order, when it names two or
+    more classes, as many as a count the request declares ("three classes: …"), and it is
+    confident (``rescue_from``), or fairly confident (``seconded_from``) and ``forest`` (the
+    forest reader's (classes, confidence), asked only then) reads the same classes; ``None``
+    otherwise."""
     read = tuned.read(request.description, domain_fixed=bool(request.domain))
-    if read is None or not read[2] >= tuned.rescue_from or len(read[0]) < 2:
+    if read is None or len(read[0]) < 2:
         return None
+    if not read[2] >= tuned.rescue_from:
+        if not read[2] >= tuned.seconded_from or forest is None:
+            return None
+        if (seconded := forest()) is None or sorted(seconded[0]) != sorted(read[0]):
+            return None
     declared = getattr(trace.get("marks"), "declared", None)
     if declared is not None and declared != len(read[0]):
         return None

@@ -70,3 +70,23 @@ def test_a_reader_trained_on_a_scored_set_is_refused(scored):
         "resolution_tiny.jsonl"]}))  # fmt: skip
     with pytest.raises(SystemExit, match="trained on"):
         bench.score_reader(tmp / "sure", {"t": ("tiny",)}, "onnx", 0.03)
+
+
+def test_a_forest_fitted_on_a_scored_set_or_recording_no_sets_is_refused(tmp_path):
+    import numpy as np
+
+    from service.kinds.forest import Forest
+    from service.kinds.reader import CONTEXT, CONTEXT_DIMS, N_FEATURES
+
+    arrays = {"feature": np.array([0]), "threshold": np.zeros(1), "left": np.zeros(1, int),
+              "right": np.zeros(1, int), "leaf": np.ones(1, np.uint8), "value": np.ones(1),
+              "missing_left": np.zeros(1, np.uint8), "roots": np.zeros(1, int),
+              "baseline": np.zeros(1), CONTEXT[0]: np.zeros(384),
+              CONTEXT[1]: np.zeros((CONTEXT_DIMS, 384))}  # fmt: skip
+    forest, groups = Forest(arrays, N_FEATURES + CONTEXT_DIMS), {"t": ("tiny",)}
+    forest.save(tmp_path / "none.safetensors", {})
+    with pytest.raises(SystemExit, match="records no sets"):
+        bench._forest(tmp_path / "none.safetensors", groups)
+    forest.save(tmp_path / "seen.safetensors", {"sets": json.dumps(["tiny", "tune"])})
+    with pytest.raises(SystemExit, match="fitted on \\['tiny'\\]"):
+        bench._forest(tmp_path / "seen.safetensors", groups)

@@ -204,10 +204,12 @@ def test_configured_loads_a_folder_and_leaves_a_damaged_one(readers, tmp_path, p
     assert configured(Settings(tuned_reader_path=tmp_path / "absent")) is None
     folder = _forced(tmp_path / "good", pacs.names, ["cat", "dog"], None)
     tuned = configured(Settings(tuned_reader_path=folder, tuned_reader_threshold=0.9,
-                                tuned_reader_veto=0.1, tuned_reader_rescue=0.95))
-    assert tuned is not None and (tuned.threshold, tuned.veto, tuned.rescue_from) == (
-        0.9, 0.1, 0.95)  # fmt: skip
-    off = {"tuned_reader_threshold": 1.01, "tuned_reader_rescue": 1.01}
+                                tuned_reader_veto=0.1, tuned_reader_rescue=0.95,
+                                tuned_reader_seconded=0.8))
+    assert tuned is not None and (tuned.threshold, tuned.veto, tuned.rescue_from,
+                                  tuned.seconded_from) == (0.9, 0.1, 0.95, 0.8)  # fmt: skip
+    off = {"tuned_reader_threshold": 1.01, "tuned_reader_rescue": 1.01,
+           "tuned_reader_seconded": 1.01}
     assert configured(Settings(tuned_reader_path=folder, **off)) is not None  # still vetoes
     assert configured(Settings(tuned_reader_path=folder, tuned_reader_veto=0, **off)) is None
     (folder / "weights.safetensors").write_bytes(b"not safetensors")
