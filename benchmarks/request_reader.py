@@ -4,18 +4,22 @@ Every natural request of the chosen sets is resolved by ``service.kinds.reader.r
 once per configuration (:func:`configurations`): the rules alone, and the rules checked by a
 trained request reader (``service.kinds.tuned``: an answer is asked back when the reader reads
 otherwise and is confident, or finds it less than ``--veto`` times as likely as its own reading;
-a refusal it reads with enough confidence is the answer). A row is *right* when the answer has
-the expected classes and domain, or when a request to ask back is asked back; a *wrong 200* is
-an answer that is not right. The reader alone (``trainer.reader.train.outcomes``: its own
-reading of every request, answering when it reads two or more classes) is shown too. The p50
-latency of a description is measured in the same run, for the rules alone and with the reader
-(on ONNX Runtime, as the service runs it), on this machine's CPU.
+a refusal it reads with enough confidence is the answer, or with less when the ``--forest``
+reader of refusals reads the same classes). A row is *right* when the answer has the expected
+classes and domain, or when a request to ask back is asked back; a *wrong 200* is an answer that
+is not right. The reader alone (``trainer.reader.train.outcomes``: its own reading of every
+request, answering when it reads two or more classes) is shown too. The p50 latency of a
+description is measured in the same run, for the rules alone and with the reader (on ONNX
+Runtime, as the service runs it), on this machine's CPU; with ``--forest`` every configuration,
+the rules alone included, also pays for the forest's reading of a refusal (it offers it in the
+422, as the service does), so those figures do not compare with runs without it.
 
 Train the reader with the test sets held out first, then measure (docs/results-resolution.md,
 stop 58):
 
     tailor train request-reader --val benchmarks/data/resolution_outside9[4-7].jsonl
-    python benchmarks/request_reader.py --reader .tailor/request-reader
+    python benchmarks/request_reader.py --reader .tailor/request-reader \
+        --forest .tailor/reader.safetensors
 """
 
 from __future__ import annotations
@@ -60,12 +64,14 @@ def outcome(resolver, catalogue: dict, row: dict, tuned, forest=None) -> tuple[s
     return ("right" if right else "wrong"), time.perf_counter() - t0
 
 
-def configurations(veto: float) -> dict[str, tuple[float, float, float, float] | None]:
+def configurations(veto: float, forest: bool = False
+                   ) -> dict[str, tuple[float, float, float, float] | None]:
     """(ask back from, veto, answer refusals from, answer them read alike by the forest from)
     per label: the rules alone (None), stop 57's policy (0.7 both ways, no veto), a grid with
-    ``veto``, and the stop-58 choice with the forest seconding (only with ``--forest``)."""
+    ``veto``, and, with a ``forest``, the stop-58 choice with the forest seconding."""
     grid = {f"ask {t} / rescue {r}": (t, veto, r, 2.0) for t in ASK_BACK for r in RESCUE}
-    seconded = {f"ask 0.5 / rescue 0.9 / seconded {s}": (0.5, veto, 0.9, s) for s in SECONDED}
+    seconded = {f"ask 0.5 / rescue 0.9 / forest {s}": (0.5, veto, 0.9, s)
+                for s in (SECONDED if forest else ())}  # fmt: skip
     return {"rules alone": None, "stop 57 (0.7 / 0.7, no veto)": (0.7, 0.0, 0.7, 2.0), **grid,
             **seconded}
 
@@ -79,7 +85,7 @@ def measure(resolver, catalogue: dict, reader, rows: list[dict], veto: float,
 
     out: dict = {"requests": len(rows), "veto": veto, "configurations": {},
                  "alone": outcomes(reader, rows)}
-    for label, knobs in configurations(veto).items():
+    for label, knobs in configurations(veto, forest is not None).items():
         tuned = None if knobs is None else Tuned(reader, *knobs)
         counts, seconds = {"right": 0, "wrong": 0, "asked": 0}, []
         for row in tqdm(rows, desc=label, leave=False):
@@ -121,7 +127,7 @@ def plot(results: dict, out: Path) -> None:
                    for label, c in r["configurations"].items()]  # fmt: skip
             ax.scatter([p[0] for p in pts], [p[1] for p in pts], label=Path(reader).name, s=14)
             for x, y, label in pts:
-                ax.annotate(label.replace("ask ", "").replace("rescue ", "")[:18], (x, y),
+                ax.annotate(label.replace("ask ", "").replace("rescue ", ""), (x, y),
                             fontsize=5)
         ax.set_xlabel("wrong 200s, % of natural requests")
         ax.set_ylabel("right, % of natural requests")
@@ -162,6 +168,8 @@ def _forest(path: Path, groups: dict):
     from service.core.settings import Settings
     from service.kinds.reader import configured
 
+    if (forest := configured(Settings(reader_path=path))) is None:
+        raise SystemExit(f"{path} does not load (missing, stale or damaged): refit it")
     with safe_open(str(path), framework="numpy") as f:
         fitted = (f.metadata() or {}).get("sets")
     scored = {s for sets in groups.values() for s in sets}
@@ -170,8 +178,6 @@ def _forest(path: Path, groups: dict):
                          f"(benchmarks/reader.py)")
     if seen := scored & set(json.loads(fitted)):
         raise SystemExit(f"{path} was fitted on {sorted(seen)}: refit it with them as its TEST")
-    if (forest := configured(Settings(reader_path=path))) is None:
-        raise SystemExit(f"{path} does not load (stale or damaged): refit it")
     return forest
 
 

@@ -12,14 +12,16 @@ max(p, 1 - p)).
 A reading of two or more classes is offered in the 422 body (``reading``) when its confidence
 is at least :data:`OFFERED` (out of fold at stop 56, readings above one half were right 74 % of
 the time, those below 43 %), and it is the answer, with a note, from ``reader_accept`` on
-(:func:`resolve_or_read`). A reader never turns a 422 into an error: one that fails is logged
-and the rules' 422 stands.
+(:func:`resolve_or_read`). Where the tuned request reader (:mod:`service.kinds.tuned`) reads
+a refusal with fair confidence, this reader's reading of the same classes seconds it (stop 58).
+A reader never turns a 422 into an error: one that fails is logged and the rules' 422 stands.
 """
 
 from __future__ import annotations
 
 import hashlib
 import logging
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -206,7 +208,8 @@ def _forest_reading(resolver: Any, reader: Reader, request: Any, problem: Any,
         return None
 
 
-def _read_again(resolver: Any, forest: Any, accept: float, problem: Any,
+def _read_again(resolver: Any, forest: Callable[[], tuple[list[int], float] | None],
+                accept: float, problem: Any,
                 trace: dict[str, Any], text: str, before: tuple[list[str], list[str]],
                 ignored: list[str] | None, notes: list[str] | None
                 ) -> tuple[list[Any], str | None]:

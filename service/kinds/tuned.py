@@ -205,7 +205,8 @@ def rescue(tuned: Tuned, resolver: Any, request: Any, trace: dict[str, Any],
     more classes, as many as a count the request declares ("three classes: …"), and it is
     confident (``rescue_from``), or fairly confident (``seconded_from``) and ``forest`` (the
     forest reader's (classes, confidence), asked only then) reads the same classes; ``None``
-    otherwise."""
+    otherwise. The domain is the request's, else the tuned reader's (its confidence weighs
+    it; the forest seconds the classes only)."""
     read = tuned.read(request.description, domain_fixed=bool(request.domain))
     if read is None or len(read[0]) < 2:
         return None

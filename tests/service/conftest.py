@@ -120,3 +120,21 @@ def pacs():
     s = Settings()
     return ClassResolver(catalogue_json(), load_text_encoder(None, "cpu"), s.match_threshold,
                          s.match_margin, (s.match_described_threshold, s.match_described_margin))
+
+
+@pytest.fixture(scope="session")
+def named_forest():
+    """A forest reader of refusals that is one split: a class its terms name (feature 0) gets
+    +10 log-odds, any other -10; "mice and dogs and cats" reads dog and cat."""
+    import numpy as np
+
+    from service.kinds.forest import Forest
+    from service.kinds.reader import CONTEXT, CONTEXT_DIMS, N_FEATURES, Reader
+
+    arrays = {"feature": np.array([0, 0, 0]), "threshold": np.array([0.5, 0.0, 0.0]),
+              "left": np.array([1, 0, 0]), "right": np.array([2, 0, 0]),
+              "leaf": np.array([0, 1, 1], np.uint8), "value": np.array([0.0, -10.0, 10.0]),
+              "missing_left": np.zeros(3, np.uint8), "roots": np.zeros(1, int),
+              "baseline": np.zeros(1), CONTEXT[0]: np.zeros(384),
+              CONTEXT[1]: np.zeros((CONTEXT_DIMS, 384))}  # fmt: skip
+    return Reader(Forest(arrays, N_FEATURES + CONTEXT_DIMS))

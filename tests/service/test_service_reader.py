@@ -271,30 +271,24 @@ def test_benchmark_curve_and_report(pacs, fitted, tmp_path):
     assert (tmp_path / "reader.json").exists() and (tmp_path / "reader.png").exists()
 
 
-def _named(value: float = 10.0) -> Reader:
-    """A reader whose forest is one split: a class its terms name (feature 0) gets +``value``
-    log-odds, any other -``value``; "mice and dogs and cats" reads dog and cat."""
-    arrays = {"feature": np.array([0, 0, 0]), "threshold": np.array([0.5, 0.0, 0.0]),
-              "left": np.array([1, 0, 0]), "right": np.array([2, 0, 0]),
-              "leaf": np.array([0, 1, 1], np.uint8), "value": np.array([0.0, -value, value]),
-              "missing_left": np.zeros(3, np.uint8), "roots": np.zeros(1, int),
-              "baseline": np.zeros(1), CONTEXT[0]: np.zeros(384),
-              CONTEXT[1]: np.zeros((CONTEXT_DIMS, 384))}  # fmt: skip
-    return Reader(Forest(arrays, N_FEATURES + CONTEXT_DIMS))
-
-
-def test_a_fairly_sure_tuned_reading_is_the_answer_when_the_forest_reads_it_too(pacs, tmp_path,
-                                                                              monkeypatch):
+def test_a_fairly_sure_tuned_reading_is_the_answer_when_the_forest_reads_it_too(
+        pacs, tmp_path, monkeypatch, named_forest):
     from model_store.request_model import load_reader
     from model_store.testing_text import forced_reader
     from service.kinds.tuned import Tuned
 
-    folder = forced_reader(tmp_path / "fair", pacs.names, DOMAINS, ["cat", "dog"], None, 4.8)
-    tuned = Tuned(load_reader(folder), 0.5, 0.03, rescue_from=0.9, seconded_from=0.7)  # ~0.78
+    folder = forced_reader(tmp_path / "fair", pacs.names, DOMAINS, ["cat", "dog"], "cartoon",
+                           4.8)
+    tuned = Tuned(load_reader(folder), 0.5, 0.03, rescue_from=0.9, seconded_from=0.7)
+    assert 0.7 <= tuned.read(REFUSED)[2] < 0.9  # fairly sure: the forest must second it
     request = PersonalizeCreate(description=REFUSED)
+    with pytest.raises(Problem):  # no forest: no answer
+        resolve_or_read(pacs, None, 1.01, request, DOMAINS, [], [], tuned)
     notes: list[str] = []
-    matches, _ = resolve_or_read(pacs, _named(), 1.01, request, DOMAINS, [], notes, tuned)
+    matches, domain = resolve_or_read(pacs, named_forest, 1.01, request, DOMAINS, [], notes,
+                                      tuned)
     assert [m.name for m in matches] == ["dog", "cat"] and "tuned reader" in notes[-1]
+    assert domain == "cartoon"  # the tuned reader's: the forest seconds the classes only
     calls = []
     every = _leaf(10.0)  # reads all thirty classes: not the same reading, so no answer, and
     real = every.read  # its own 422 offers its reading, read once for both
@@ -302,9 +296,16 @@ def test_a_fairly_sure_tuned_reading_is_the_answer_when_the_forest_reads_it_too(
     with pytest.raises(Problem) as refusal:
         resolve_or_read(pacs, every, 1.01, request, DOMAINS, [], [], tuned)
     assert len(refusal.value.extra["reading"]["classes"]) == 30 and len(calls) == 1
-    for late in (0.8, 1.01):  # below its seconded_from, the forest's agreement is not asked
-        calls.clear()
-        with pytest.raises(Problem):
-            resolve_or_read(pacs, every, 1.01, request, DOMAINS, [], [],
-                            Tuned(tuned.reader, 0.5, 0.03, 0.9, late))
-        assert len(calls) == 1  # only for its own 422
+    calls.clear()  # below its seconded_from the forest's agreement is not asked: only its 422
+    with pytest.raises(Problem):
+        resolve_or_read(pacs, every, 1.01, request, DOMAINS, [], [],
+                        Tuned(tuned.reader, 0.5, 0.03, 0.9, 0.8))
+    assert len(calls) == 1
+    broken = _leaf(10.0, feature=10_000)  # a forest that fails: the rules' 422, never a 500
+    with pytest.raises(Problem) as refusal:
+        resolve_or_read(pacs, broken, 1.01, request, DOMAINS, [], [], tuned)
+    assert refusal.value.status == 422 and "reading" not in refusal.value.extra
+    sure = forced_reader(tmp_path / "sure", pacs.names, DOMAINS, ["cat", "dog"], None)
+    calls.clear()  # a sure tuned reading answers alone: the forest is not asked
+    resolve_or_read(pacs, every, 1.01, request, DOMAINS, [], [], Tuned(load_reader(sure)))
+    assert calls == []

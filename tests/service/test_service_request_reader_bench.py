@@ -72,21 +72,32 @@ def test_a_reader_trained_on_a_scored_set_is_refused(scored):
         bench.score_reader(tmp / "sure", {"t": ("tiny",)}, "onnx", 0.03)
 
 
-def test_a_forest_fitted_on_a_scored_set_or_recording_no_sets_is_refused(tmp_path):
-    import numpy as np
+def test_the_forest_seconds_rescues_and_one_fitted_on_a_scored_set_is_refused(
+        scored, named_forest, tmp_path, pacs):
+    from service.kinds.reader_features import VERSION
 
-    from service.kinds.forest import Forest
-    from service.kinds.reader import CONTEXT, CONTEXT_DIMS, N_FEATURES
-
-    arrays = {"feature": np.array([0]), "threshold": np.zeros(1), "left": np.zeros(1, int),
-              "right": np.zeros(1, int), "leaf": np.ones(1, np.uint8), "value": np.ones(1),
-              "missing_left": np.zeros(1, np.uint8), "roots": np.zeros(1, int),
-              "baseline": np.zeros(1), CONTEXT[0]: np.zeros(384),
-              CONTEXT[1]: np.zeros((CONTEXT_DIMS, 384))}  # fmt: skip
-    forest, groups = Forest(arrays, N_FEATURES + CONTEXT_DIMS), {"t": ("tiny",)}
-    forest.save(tmp_path / "none.safetensors", {})
+    tmp, _ = scored
+    groups, forest = {"t": ("tiny",)}, named_forest.forest
+    with pytest.raises(SystemExit, match="does not load"):
+        bench._forest(tmp_path / "absent.safetensors", groups)
+    forest.save(tmp_path / "none.safetensors", {"features": VERSION})
     with pytest.raises(SystemExit, match="records no sets"):
         bench._forest(tmp_path / "none.safetensors", groups)
-    forest.save(tmp_path / "seen.safetensors", {"sets": json.dumps(["tiny", "tune"])})
+    forest.save(tmp_path / "seen.safetensors", {"features": VERSION, "sets": json.dumps([
+        "tiny", "tune"])})  # fmt: skip
     with pytest.raises(SystemExit, match="fitted on \\['tiny'\\]"):
         bench._forest(tmp_path / "seen.safetensors", groups)
+    forest.save(tmp_path / "ok.safetensors", {"features": VERSION, "sets": json.dumps(["tune"])})
+    fair = forced_reader(tmp_path / "fair", pacs.names, DOMAINS, ["dog", "cat"], None, 4.8)
+    bench.OUTSIDE["tiny"] = tmp / "resolution_tiny.jsonl"
+    try:
+        full = bench.main(["--reader", str(fair), "--sets", "tiny=tiny", "--forest",
+                           str(tmp_path / "ok.safetensors"), "--out", str(tmp_path / "out")])
+    finally:
+        bench.OUTSIDE.pop("tiny")
+    got = full[str(fair)]["tiny"]["configurations"]
+    assert set(got) == set(bench.configurations(0.03, forest=True))
+    # the refusal ('mice and dogs and cats', to ask back) is answered when the forest seconds
+    # the fairly sure reading (~0.78): one more wrong 200 than without it
+    assert got["ask 0.5 / rescue 0.9 / forest 0.7"]["wrong"] == \
+        got["ask 0.5 / rescue 0.9"]["wrong"] + 1  # fmt: skip
