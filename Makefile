@@ -39,7 +39,7 @@ demo: setup
 	$(MAKE) .tailor/reader.safetensors
 	$(BIN)/tailor serve --host $(HOST) --port $(PORT) --print-examples
 
-# the tuned request reader (service.kinds.tuned; docs/results-resolution.md, stop 57): about
+# the tuned request reader (service.kinds.tuned; docs/results-resolution.md, stops 57-58): about
 # 15 min on two CPU cores. The newest sets are scored, not trained on, so that
 # benchmarks/request_reader.py measures it on requests it never saw.
 request-reader: setup
