@@ -140,9 +140,22 @@ def reading(p_classes: np.ndarray, p_domain: np.ndarray, domains: list[str],
     ``with_domain`` is false: the request fixed its domain)."""
     chosen = [int(k) for k in np.flatnonzero(p_classes > 0.5)]
     d = int(p_domain.argmax())
-    confidence = float(np.prod(np.maximum(p_classes, 1.0 - p_classes)))
-    confidence *= float(p_domain[d]) if with_domain else 1.0
-    return chosen, (None if d == 0 else domains[d - 1]), confidence
+    domain = None if d == 0 else domains[d - 1]
+    return chosen, domain, chance(p_classes, p_domain, domains, chosen, domain, with_domain)
+
+
+def chance(p_classes: np.ndarray, p_domain: np.ndarray, domains: list[str], chosen: list[int],
+           domain: str | None, with_domain: bool = True) -> float:
+    """The chance of one reading (``chosen`` classes asked for, the others not, and
+    ``domain``), each call taken as independent: the product of p or 1 - p over the classes,
+    times the domain's probability (left out when ``with_domain`` is false). A text's own
+    reading (:func:`reading`) is the likeliest, so its chance is its confidence."""
+    asked = np.zeros(len(p_classes), dtype=bool)
+    asked[list(chosen)] = True
+    p = float(np.prod(np.where(asked, p_classes, 1.0 - p_classes)))
+    if not with_domain:
+        return p
+    return p * float(p_domain[0 if domain is None else 1 + domains.index(domain)])
 
 
 def save_reader(model: RequestModel, tokenizer: Any, folder: Path, max_length: int,

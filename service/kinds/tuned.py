@@ -95,17 +95,13 @@ class Tuned:
         """The reader's chance that ``chosen`` and ``domain`` are the request's reading
         (each class's call and the domain taken as independent, as in the confidence), or
         None when it cannot say or the reading is not one of its classes and domains."""
+        from model_store.request_model import chance
+
         known = domain is None or domain in self.reader.domains
         if not known or any(not 0 <= k < len(self.reader.classes) for k in chosen) or \
                 (got := self.probabilities(text)) is None:  # fmt: skip
             return None
-        pc, pd = got
-        asked = np.zeros(len(pc), dtype=bool)
-        asked[list(chosen)] = True
-        p = float(np.prod(np.where(asked, pc, 1.0 - pc)))
-        if domain_fixed:
-            return p
-        return p * float(pd[0 if domain is None else 1 + self.reader.domains.index(domain)])
+        return chance(*got, self.reader.domains, chosen, domain, with_domain=not domain_fixed)
 
     def probabilities(self, text: str) -> tuple[np.ndarray, np.ndarray] | None:
         """(P(class), P(domain)) of ``text``, or None: the text is longer than the reader

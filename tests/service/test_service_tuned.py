@@ -238,3 +238,12 @@ def test_the_api_asks_back_and_answers(run_live, make_settings, redis_server, tm
         "cat", "dog"] and body["rules_reading"]["classes"] == ["cat", "horse"]
     assert answered.status_code in (200, 201), answered.text
     assert any("tuned reader" in n for n in answered.json()["notes"])
+
+
+def test_the_settings_defaults_are_the_chosen_knobs():
+    from service.core.settings import Settings
+    from service.kinds.tuned import RESCUE, SECONDED, THRESHOLD, VETO
+
+    s = Settings()
+    assert (s.tuned_reader_threshold, s.tuned_reader_veto, s.tuned_reader_rescue,
+            s.tuned_reader_seconded) == (THRESHOLD, VETO, RESCUE, SECONDED)  # fmt: skip

@@ -207,3 +207,16 @@ def test_definitions_rows_become_one_request_each_in_varied_wordings(tmp_path):
     assert definition_rows([path]) == rows  # the wording is the row's, not the run's
     y, d = targets(rows, CLASSES, DOMAINS)
     assert y[1].tolist() == [1.0, 1.0, 1.0, 0.0] and d[1].item() == 2 and y[3].sum() == 0
+
+
+def test_a_readings_confidence_is_its_chance_and_any_other_reading_is_less_likely():
+    from model_store.request_model import chance
+
+    pc, pd = np.array([0.9, 0.8, 0.3, 0.5]), np.array([0.1, 0.7, 0.2])
+    chosen, domain, confidence = reading(pc, pd, DOMAINS)
+    assert (chosen, domain) == ([0, 1], "photo")
+    assert confidence == pytest.approx(0.9 * 0.8 * 0.7 * 0.5 * 0.7)
+    assert chance(pc, pd, DOMAINS, chosen, domain) == pytest.approx(confidence)
+    assert chance(pc, pd, DOMAINS, [0], None) == pytest.approx(0.9 * 0.2 * 0.7 * 0.5 * 0.1)
+    assert chance(pc, pd, DOMAINS, [0, 2], "sketch", with_domain=False) == pytest.approx(
+        0.9 * 0.2 * 0.3 * 0.5)  # fmt: skip

@@ -33,17 +33,20 @@ from model_store.request_model import HEADS, RequestModel, RequestReader, readin
 DATA = Path(__file__).resolve().parents[2] / "benchmarks" / "data"
 
 
+def _jsonl(paths: list[Path]):
+    """Every row of the JSON Lines files ``paths`` (blank lines skipped), with its file's stem
+    as ``split``."""
+    for path in paths:
+        for line in path.read_text().splitlines():
+            if line.strip():
+                yield {**json.loads(line), "split": path.stem}
+
+
 def natural_rows(paths: list[Path]) -> list[dict[str, Any]]:
     """The labelled natural requests of ``paths``: rows with a ``description`` and a
     ``domain`` field (``null`` for none). The hard negatives of ``resolution_hard.jsonl`` have
     no domain label, so they are not read: their "no domain" would be a guess."""
-    rows = []
-    for path in paths:
-        for line in path.read_text().splitlines():
-            row = json.loads(line) if line.strip() else {}
-            if "description" in row and "domain" in row:
-                rows.append({**row, "split": path.stem})
-    return rows
+    return [row for row in _jsonl(paths) if "description" in row and "domain" in row]
 
 
 # How a definitions row's phrases become one request: varied, so no one wording is learnt.
@@ -60,16 +63,14 @@ def definition_rows(paths: list[Path]) -> list[dict[str, Any]]:
     import zlib
 
     rows = []
-    for path in paths:
-        for line in path.read_text().splitlines():
-            row = json.loads(line) if line.strip() else {}
-            if row.get("kind") != "definitions" or not row.get("classes") or "domain" not in row:
-                continue
-            phrases = [str(c).strip().rstrip(".") for c in row["classes"]]
-            listed = phrases[0] if len(phrases) == 1 else \
-                ", ".join(phrases[:-1]) + " and " + phrases[-1]  # fmt: skip
-            join = JOINS[zlib.crc32(str(row.get("id")).encode()) % len(JOINS)]
-            rows.append({**row, "description": join.format(listed), "split": path.stem})
+    for row in _jsonl(paths):
+        if row.get("kind") != "definitions" or not row.get("classes") or "domain" not in row:
+            continue
+        phrases = [str(c).strip().rstrip(".") for c in row["classes"]]
+        listed = phrases[0] if len(phrases) == 1 else \
+            ", ".join(phrases[:-1]) + " and " + phrases[-1]  # fmt: skip
+        join = JOINS[zlib.crc32(str(row.get("id")).encode()) % len(JOINS)]
+        rows.append({**row, "description": join.format(listed)})
     return rows
 
 
