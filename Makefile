@@ -39,12 +39,12 @@ demo: setup
 	$(MAKE) .tailor/reader.safetensors
 	$(BIN)/tailor serve --host $(HOST) --port $(PORT) --print-examples
 
-# the tuned request reader (service.kinds.tuned; docs/results-resolution.md, stops 57-58): about
+# the tuned request reader (service.kinds.tuned; docs/results-resolution.md, stops 57-59): about
 # 15 min on two CPU cores. The newest sets are scored, not trained on, so that
 # benchmarks/request_reader.py measures it on requests it never saw.
 request-reader: setup
 	$(BIN)/tailor train request-reader --out .tailor/request-reader \
-	  --val $(wildcard benchmarks/data/resolution_outside9[4-7].jsonl)
+	  --val $(wildcard benchmarks/data/resolution_outside9[89].jsonl benchmarks/data/resolution_outside10[01].jsonl)
 
 # the learned reader of refused descriptions reads the rules' pass: refit when they change (~1 min)
 .tailor/reader.safetensors: $(wildcard service/kinds/*.py) model_store/text.py \

@@ -39,7 +39,7 @@ from benchmarks.resolution import OUTSIDE, load_rows, tailor_pacs_catalogue  # n
 
 # written after the stop-57 code by agents that saw only the brief: scored (counts only), never read
 # (docs/results-resolution.md, stop 58); 90-93, the stop-57 test, chose stop 58's settings
-TEST = {"94-95": ("outside94", "outside95"), "96-97": ("outside96", "outside97")}
+TEST = {"98-99": ("outside98", "outside99"), "100-101": ("outside100", "outside101")}
 ASK_BACK = (0.5, 0.7, 0.9)  # confidence from which an answer read otherwise is asked back
 RESCUE = (0.7, 0.9, 0.95)  # confidence from which a refusal read is answered
 SECONDED = (0.5, 0.7)  # … or read alike by the forest reader
