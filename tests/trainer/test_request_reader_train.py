@@ -50,7 +50,8 @@ def trained(tmp_path_factory):
     summary = reader_main(["--data", str(data), "--val", str(val), "--catalogue", str(catalogue),
                            "--base", str(make_tiny_encoder(tmp / "encoder")), "--epochs", "6",
                            "--lr", "2e-3", "--head-lr", "1e-2", "--batch-size", "8",
-                           "--device", "cpu", "--out", str(tmp / "out")])
+                           "--device", "cpu", "--out", str(tmp / "out"),
+                           "--counterfactuals", "0", "--foreign", "0"])
     return tmp, summary
 
 
@@ -168,7 +169,7 @@ def test_a_label_attention_reader_learns_saves_and_reads_alike_on_onnx(tmp_path)
         "--val", str(_write(tmp_path / "val.jsonl", ROWS, 100)), "--catalogue", str(catalogue),
         "--base", str(make_tiny_encoder(tmp_path / "enc")), "--epochs", "6", "--lr", "2e-3",
         "--head-lr", "1e-2", "--batch-size", "8", "--device", "cpu", "--out",
-        str(tmp_path / "out")])  # fmt: skip
+        str(tmp_path / "out"), "--counterfactuals", "0", "--foreign", "0"])  # fmt: skip
     assert summary["recipe"]["head"] == "label-attention"
     assert summary["epochs"][-1]["val_exact"] == 1.0
     reader = load_reader(tmp_path / "out")

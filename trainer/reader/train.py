@@ -8,8 +8,10 @@ after each epoch. The model (``model_store.request_model``) and its ``train.json
 score it on them. The recipe (AdamW, 5e-5 on the encoder and 1e-3 on the heads, a learning
 rate that rises over the first 6 % of steps while it decays linearly to zero over all of them,
 batch 16, 4 epochs) was chosen on sets 78-89 (docs/results-resolution.md, stop 57), the
-label-wise attention head on sets 90-93 (stop 58); on two CPU cores an epoch over ~5,500
-requests takes about four minutes.
+label-wise attention head on sets 90-93 (stop 58), and the counterfactual requests of
+``trainer.reader.augment`` (a class named and ruled out, something the catalogue lacks asked
+for) on sets 90-97 (stop 59); on two CPU cores an epoch over ~7,600 requests takes about five
+minutes.
 
     tailor train request-reader --out .tailor/request-reader --val <test sets>
 """
@@ -29,6 +31,7 @@ from tqdm import tqdm
 
 from model_store.device import pick_device
 from model_store.request_model import HEADS, RequestModel, RequestReader, reading, save_reader
+from trainer.reader.augment import counterfactuals, foreign
 
 DATA = Path(__file__).resolve().parents[2] / "benchmarks" / "data"
 
@@ -177,8 +180,8 @@ def _loss(c: torch.Tensor, d: torch.Tensor, y: torch.Tensor, yd: torch.Tensor) -
 
 
 def _parser() -> argparse.ArgumentParser:
-    """The command's options (the defaults are the recipe chosen at stop 57, and the head
-    chosen at stop 58)."""
+    """The command's options (the defaults are the recipe chosen at stop 57, the head chosen
+    at stop 58, and the counterfactual shares, set before training and kept at stop 59)."""
     p = argparse.ArgumentParser(prog="tailor train request-reader", description=__doc__.split(
         "\n")[0])
     p.add_argument("--data", type=Path, nargs="+", default=None,
@@ -197,6 +200,12 @@ def _parser() -> argparse.ArgumentParser:
                         "90-93 at stop 58), or mean pooling only (stop 57)")
     p.add_argument("--definitions", action="store_true",
                    help="also train on the definitions rows, each written as one request")
+    p.add_argument("--counterfactuals", type=float, default=0.3,
+                   help="share of the answerable requests also trained on with a clause that "
+                        "rules out a class (trainer.reader.augment)")
+    p.add_argument("--foreign", type=float, default=0.15,
+                   help="share of the answerable requests also trained on asking for something "
+                        "the catalogue lacks, labelled ask back (trainer.reader.augment)")
     p.add_argument("--epochs", type=int, default=4)
     p.add_argument("--lr", type=float, default=5e-5)
     p.add_argument("--head-lr", type=float, default=1e-3)
@@ -207,16 +216,17 @@ def _parser() -> argparse.ArgumentParser:
     return p
 
 
-def _catalogue(path: Path | None) -> tuple[list[str], list[str]]:
-    """(class names, domains) of a ``catalogue.json``, or of Tailor-PACS."""
+def _catalogue(path: Path | None) -> tuple[list[dict], list[str]]:
+    """(classes, each a dict with at least ``name``, and domains) of a ``catalogue.json``, or
+    of Tailor-PACS."""
     if path is None:
         from trainer.data.catalogue import catalogue_json
 
         catalogue = catalogue_json()
     else:
         catalogue = json.loads(path.read_text())
-    names = [c["name"] if isinstance(c, dict) else c for c in catalogue["classes"]]
-    return names, list(catalogue["domains"])
+    entries = [c if isinstance(c, dict) else {"name": c} for c in catalogue["classes"]]
+    return entries, list(catalogue["domains"])
 
 
 def training_files(data: list[Path] | None, held: list[Path]) -> list[Path]:
@@ -232,17 +242,21 @@ def training_files(data: list[Path] | None, held: list[Path]) -> list[Path]:
 def reader_main(argv: list[str] | None = None) -> dict:
     """Train, save and return the training summary."""
     args = _parser().parse_args(argv)
-    classes, domains = _catalogue(args.catalogue)
+    entries, domains = _catalogue(args.catalogue)
+    classes = [c["name"] for c in entries]
     paths = training_files(args.data, [*args.val, *args.hold_out])
     rows, val = natural_rows(paths), natural_rows(list(args.val))
     if args.definitions:
         rows += definition_rows(paths)
     if not rows:
         raise SystemExit("no natural requests in --data")
+    rows += counterfactuals(rows, entries, args.counterfactuals, args.seed) + \
+        foreign(rows, entries, args.foreign, args.seed)  # fmt: skip
     reader, log = fit(rows, classes, domains, args, val)
     summary = {"rows": len(rows), "files": [p.name for p in paths], "epochs": log,
                "seed": args.seed, "recipe": {k: getattr(args, k) for k in (
-                   "epochs", "lr", "head_lr", "batch_size", "max_length", "head", "definitions")}}
+                   "epochs", "lr", "head_lr", "batch_size", "max_length", "head", "definitions",
+                   "counterfactuals", "foreign")}}
     save_reader(reader.model, reader.tokenizer, args.out, args.max_length,
                 {"trained_on": f"{len(rows)} requests of {len(paths)} files",
                  "files": [p.name for p in paths]})
