@@ -99,13 +99,59 @@ def test_plurals(name, plural):
     assert _plural(name) == plural
 
 
-def test_surface_forms_include_aliases_and_numerals():
+def test_surface_forms_include_aliases_but_a_digit_is_never_a_bare_word():
     import random
 
     rng = random.Random(0)
-    seen = {surface({"name": "three", "aliases": ["trio"]}, rng) for _ in range(200)}
-    assert seen == {"three", "threes", "trio", "3", "3s"}
+    seen = {surface({"name": "cat", "aliases": ["kitty", "feline", "tabby", "moggy"]}, rng)
+            for _ in range(200)}  # fmt: skip
+    assert seen == {"cat", "cats", "kitty", "feline", "tabby"}  # the first three aliases
+    assert {surface({"name": "cat", "aliases": ["kitty"]}, rng, False) for _ in range(50)} == \
+        {"cat", "cats"}  # fmt: skip
+    seen = {surface({"name": "one", "aliases": ["single"]}, rng) for _ in range(200)}
+    assert seen == {"ones", "1", "1s", "the digit one"}  # not "No one though."
+    assert surface({"name": "cat", "aliases": None}, rng) in {"cat", "cats"}
     assert all("{c}" in t for t in EXCLUDE + DROP)
+
+
+def _tailor_pacs() -> tuple[list[dict], dict[str, set[str]], dict[str, set[str]]]:
+    """Tailor-PACS's classes, each one's plain forms (name, plural, numeral) and its aliases."""
+    from trainer.data.catalogue import catalogue_json
+
+    classes = catalogue_json()["classes"]
+    plain = {c["name"]: {c["name"], _plural(c["name"])} for c in classes}
+    for k, w in enumerate(("zero", "one", "two", "three", "four", "five", "six", "seven",
+                           "eight", "nine")):
+        plain[w] |= {str(k), f"{k}s"}
+    return classes, plain, {c["name"]: set(map(str.lower, c["aliases"])) for c in classes}
+
+
+def _says(text: str, forms: set[str]) -> bool:
+    padded = " " + re.sub(r"[^\w\s-]", " ", text.lower()) + " "
+    return any(f" {f} " in padded for f in forms)
+
+
+def test_no_foreign_thing_names_a_tailor_pacs_class_or_alias():
+    _, plain, aliases = _tailor_pacs()
+    for thing in [t for things in FOREIGN.values() for t in things]:
+        assert not [n for n in plain if _says(thing, plain[n] | aliases[n])], thing
+
+
+def test_on_tailor_pacs_a_drop_names_its_class_plainly_and_an_exclusion_one_other_class():
+    classes, plain, aliases = _tailor_pacs()
+    asks = [["cat", "dog", "horse"], ["shirt", "coat", "bag"], ["one", "two", "three"]]
+    rows = [{"id": f"r{i}", "description": "x", "domain": None, "expect": asks[i % 3]}
+            for i in range(300)]  # fmt: skip
+    made = counterfactuals(rows, classes, 1.0, seed=0)
+    assert len(made) == 300
+    for row in made:
+        clause, asked = row["description"][2:], set(rows[int(row["id"][1:-3])]["expect"])
+        named = {n for n in plain if _says(clause, plain[n] | aliases[n])}
+        if gone := asked - set(row["expect"]):  # by a plain form: an alias may be a narrower
+            (c,) = gone                        # kind, and "no pup" does not drop every dog
+            assert _says(clause, plain[c]) and not _says(clause, aliases[c] - plain[c]), clause
+        else:
+            assert len(named) == 1 and not named & asked, clause
 
 
 def test_the_trainer_adds_them_only_when_asked_and_records_the_share(tmp_path):
@@ -120,9 +166,11 @@ def test_the_trainer_adds_them_only_when_asked_and_records_the_share(tmp_path):
     plain = reader_main([*common, "--out", str(tmp_path / "plain"), "--counterfactuals", "0",
                          "--foreign", "0"])
     more = reader_main([*common, "--out", str(tmp_path / "more"), "--counterfactuals", "1",
-                        "--foreign", "1"])
-    assert plain["rows"] == 16 and more["rows"] == 16 + 8 + 8
+                        "--foreign", "1"])  # foreign: Tailor-PACS's things, not this catalogue's
+    assert plain["rows"] == 16 and (more["rows"], more["labelled"]) == (16 + 8, 16)
+    with pytest.raises(SystemExit, match="shares"):
+        reader_main([*common, "--out", str(tmp_path / "bad"), "--counterfactuals", "30"])
     assert [plain["recipe"][k] for k in ("counterfactuals", "foreign")] == [0.0, 0.0]
     assert [more["recipe"][k] for k in ("counterfactuals", "foreign")] == [1.0, 1.0]
-    defaults = _parser().parse_args([])  # the shares chosen on sets 90-97 (stop 59)
-    assert (defaults.counterfactuals, defaults.foreign) == (0.3, 0.15)
+    defaults = _parser().parse_args([])  # the shares of stop 59
+    assert (defaults.counterfactuals, defaults.foreign) == (0.3, 0.15)  # set, then kept

@@ -205,7 +205,8 @@ def _parser() -> argparse.ArgumentParser:
                         "rules out a class (trainer.reader.augment)")
     p.add_argument("--foreign", type=float, default=0.15,
                    help="share of the answerable requests also trained on asking for something "
-                        "the catalogue lacks, labelled ask back (trainer.reader.augment)")
+                        "Tailor-PACS lacks, labelled ask back (trainer.reader.augment; not "
+                        "with --catalogue)")
     p.add_argument("--epochs", type=int, default=4)
     p.add_argument("--lr", type=float, default=5e-5)
     p.add_argument("--head-lr", type=float, default=1e-3)
@@ -250,15 +251,21 @@ def reader_main(argv: list[str] | None = None) -> dict:
         rows += definition_rows(paths)
     if not rows:
         raise SystemExit("no natural requests in --data")
-    rows += counterfactuals(rows, entries, args.counterfactuals, args.seed) + \
-        foreign(rows, entries, args.foreign, args.seed)  # fmt: skip
+    if not (0 <= args.counterfactuals <= 1 and 0 <= args.foreign <= 1):
+        raise SystemExit("--counterfactuals and --foreign are shares, from 0 to 1")
+    made = counterfactuals(rows, entries, args.counterfactuals, args.seed)
+    # the foreign things are Tailor-PACS's: another catalogue may hold them
+    made += foreign(rows, entries, args.foreign, args.seed) if args.catalogue is None else []
+    labelled, rows = len(rows), rows + made
     reader, log = fit(rows, classes, domains, args, val)
-    summary = {"rows": len(rows), "files": [p.name for p in paths], "epochs": log,
+    summary = {"rows": len(rows), "labelled": labelled, "files": [p.name for p in paths],
+               "epochs": log,
                "seed": args.seed, "recipe": {k: getattr(args, k) for k in (
                    "epochs", "lr", "head_lr", "batch_size", "max_length", "head", "definitions",
                    "counterfactuals", "foreign")}}
     save_reader(reader.model, reader.tokenizer, args.out, args.max_length,
-                {"trained_on": f"{len(rows)} requests of {len(paths)} files",
+                {"trained_on": f"{labelled} requests of {len(paths)} files, and {len(made)} "
+                               f"counterfactual copies",
                  "files": [p.name for p in paths]})
     (args.out / "train.json").write_text(json.dumps(summary, indent=1))
     print(f"request reader: {args.out} ({len(rows)} requests, {len(log)} epochs)")
