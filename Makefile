@@ -40,7 +40,7 @@ demo: setup
 	$(BIN)/tailor serve --host $(HOST) --port $(PORT) --print-examples
 
 # the tuned request reader (service.kinds.tuned; docs/results-resolution.md, stops 57-59): about
-# 15 min on two CPU cores. The newest sets are scored, not trained on, so that
+# 23 min on two CPU cores. The newest sets are scored, not trained on, so that
 # benchmarks/request_reader.py measures it on requests it never saw.
 request-reader: setup
 	$(BIN)/tailor train request-reader --out .tailor/request-reader \
