@@ -94,7 +94,8 @@ def test_rows_naming_a_class_outside_the_catalogue_are_left_alone():
 
 
 @pytest.mark.parametrize("name,plural", [("dress", "dresses"), ("sheep", "sheep"),
-                                         ("ankle boot", "ankle boots"), ("dog", "dogs")])
+                                         ("ankle boot", "ankle boots"), ("dog", "dogs"),
+                                         ("butterfly", "butterflies"), ("jersey", "jerseys")])
 def test_plurals(name, plural):
     assert _plural(name) == plural
 

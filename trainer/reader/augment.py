@@ -62,6 +62,8 @@ def _plural(name: str) -> str:
     """English plural, enough for class names ("dresses", "sheep", "ankle boots")."""
     if name in ("sheep", "deer", "fish") or name.endswith("s") and not name.endswith("ss"):
         return name
+    if name.endswith("y") and name[-2:-1] not in tuple("aeiou"):
+        return name[:-1] + "ies"  # a user catalogue's "butterfly"
     return name + ("es" if name.endswith(("ss", "sh", "ch", "x")) else "s")
 
 
