@@ -36,15 +36,22 @@ demo: setup
 	$(BIN)/tailor data build
 	@$(BIN)/python -c "import os,sys; sys.exit(0 if os.path.exists(os.path.join(os.environ['TAILOR_STORE_DIR'],'taper','LATEST')) else 1)" \
 	  || $(BIN)/tailor train taper --config demo
-	$(MAKE) .tailor/reader.safetensors
+	$(MAKE) .tailor/reader.safetensors .tailor/phrase-reader.safetensors
 	$(BIN)/tailor serve --host $(HOST) --port $(PORT) --print-examples
 
 # the tuned request reader (service.kinds.tuned; docs/results-resolution.md, stops 57-59): about
 # 23 min on two CPU cores. The newest sets are scored, not trained on, so that
 # benchmarks/request_reader.py measures it on requests it never saw.
+TEST_SETS = $(wildcard benchmarks/data/resolution_outside10[2-5].jsonl)
 request-reader: setup
 	$(BIN)/tailor train request-reader --out .tailor/request-reader \
-	  --val $(wildcard benchmarks/data/resolution_outside9[89].jsonl benchmarks/data/resolution_outside10[01].jsonl)
+	  --val $(TEST_SETS)
+
+# the linear reader of refused class lists (service.kinds.phrases; docs/results-resolution.md,
+# stop 60): about a minute; the test sets are held out so benchmarks/phrase_reader.py scores it
+.tailor/phrase-reader.safetensors: trainer/reader/phrases.py model_store/phrase_model.py \
+		$(wildcard benchmarks/data/*.jsonl)
+	$(BIN)/tailor train phrase-reader --out $@ --hold-out $(TEST_SETS)
 
 # the learned reader of refused descriptions reads the rules' pass: refit when they change (~1 min)
 .tailor/reader.safetensors: $(wildcard service/kinds/*.py) model_store/text.py \

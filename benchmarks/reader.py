@@ -35,9 +35,9 @@ from tqdm import tqdm
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from benchmarks.resolution import OUTSIDE, load_rows, tailor_pacs_catalogue  # noqa: E402
 
-# written after the stop-57 code, by agents that saw only the brief (docs: stop 58); sets 90-93,
-# the test sets of stop 57, are training sets since stop 58 (78-89 since stop 57)
-TEST = ("outside98", "outside99", "outside100", "outside101")
+# written after the stop-59 code, by agents that saw only the brief (docs: stop 60); each stop's
+# test sets are training sets from the next (98-101 since stop 60)
+TEST = ("outside102", "outside103", "outside104", "outside105")
 # 0.5: the readings a 422 offers (service.kinds.reader.OFFERED); 0: every reading
 THRESHOLDS = (0.95, 0.9, 0.85, 0.8, 0.7, 0.6, 0.5, 0.0)
 OUT = Path(__file__).resolve().parent / "results" / "reader"

@@ -37,9 +37,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from benchmarks.reader import resolver_for  # noqa: E402
 from benchmarks.resolution import OUTSIDE, load_rows, tailor_pacs_catalogue  # noqa: E402
 
-# written after the stop-57 code by agents that saw only the brief: scored (counts only), never read
-# (docs/results-resolution.md, stop 58); 90-93, the stop-57 test, chose stop 58's settings
-TEST = {"98-99": ("outside98", "outside99"), "100-101": ("outside100", "outside101")}
+# written after the stop-59 code by agents that saw only the brief: scored (counts only), never read
+# (docs/results-resolution.md, stop 60); 98-101, the stop-59 test, validated stop 60's changes
+TEST = {"102-103": ("outside102", "outside103"), "104-105": ("outside104", "outside105")}
 ASK_BACK = (0.5, 0.7, 0.9)  # confidence from which an answer read otherwise is asked back
 RESCUE = (0.7, 0.9, 0.95)  # confidence from which a refusal read is answered
 SECONDED = (0.5, 0.7)  # … or read alike by the forest reader

@@ -116,6 +116,14 @@ def request_reader(ctx: typer.Context) -> None:
     reader_main(list(ctx.args))
 
 
+@train_app.command("phrase-reader", **_PASSTHROUGH)
+def phrase_reader(ctx: typer.Context) -> None:
+    """Fit the linear reader of class-list definitions (see `--help`; about a minute)."""
+    from trainer.reader.phrases import phrases_main
+
+    phrases_main(list(ctx.args))
+
+
 @train_app.command("federated-prepare", **_PASSTHROUGH)
 def federated_prepare(ctx: typer.Context) -> None:
     """Write per-machine folders for a Flower SuperLink/SuperNode deployment (see `--help`)."""

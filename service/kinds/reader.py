@@ -27,6 +27,7 @@ from typing import Any
 
 import numpy as np
 
+from model_store.phrase_model import encoder_key
 from service.kinds.forest import Forest
 from service.kinds.reader_features import VERSION, class_vectors, features, project, term_hits
 from service.kinds.tokens import words
@@ -51,10 +52,8 @@ def fitted_for(resolver: Any) -> str:
     """The catalogue's classes and the text encoder a reader reads with, as its file records
     them: the class vectors carry the encoder's view of these words, so a reader fitted for
     other classes or another encoder would read nonsense."""
-    encoder = resolver.encoder
-    name = Path(str(getattr(encoder, "path", type(encoder).__name__))).name
     classes = hashlib.sha256("|".join(resolver.names).encode()).hexdigest()[:16]
-    return f"{classes}/{name}/{getattr(encoder, 'dim', '?')}"
+    return f"{classes}/{encoder_key(resolver.encoder)}"
 
 
 _WARNED: set[tuple[str, str]] = set()
@@ -145,7 +144,7 @@ def configured(settings: Any) -> Reader | None:
 
 def resolve_or_read(resolver: Any, reader: Reader | None, accept: float, request: Any,
                     domains: list[str], ignored: list[str] | None = None,
-                    notes: list[str] | None = None, tuned: Any = None
+                    notes: list[str] | None = None, tuned: Any = None, phrases: Any = None
                     ) -> tuple[list[Any], str | None]:
     """:func:`service.kinds.task_request.resolve_request`, checked by the ``tuned`` request
     reader when one is loaded (:mod:`service.kinds.tuned`: an answer it reads otherwise is asked
@@ -154,8 +153,10 @@ def resolve_or_read(resolver: Any, reader: Reader | None, accept: float, request
     ``seconded_from`` confidence when this forest ``reader`` reads the same classes). When the
     rules refuse a description (:data:`READ_AGAIN`) and a reader is loaded, the reader's
     classes (two or more, request order) are the answer if its confidence reaches ``accept``;
-    else the 422 carries them as ``reading`` when its confidence is at least :data:`OFFERED`."""
+    else the 422 carries them as ``reading`` when its confidence is at least :data:`OFFERED`.
+    A refused class list is read by the ``phrases`` reader (:mod:`service.kinds.phrases`)."""
     from service.core.problems import Problem
+    from service.kinds import phrases as listed
     from service.kinds import tuned as second
     from service.kinds.task_request import resolve_request
 
@@ -167,6 +168,9 @@ def resolve_or_read(resolver: Any, reader: Reader | None, accept: float, request
     except Problem as problem:
         if problem.slug not in READ_AGAIN or "marks" not in trace:
             raise
+        if read := listed.rescue(phrases, resolver, request, trace, problem.slug):
+            return _answer(resolver, read[1], read[2], problem.detail, trace["domain"], before,
+                           ignored, notes, "phrase", read[0])
         forest = None
         if reader is not None and request.description is not None and _fits(reader, resolver):
             forest = _once(lambda refusal=problem: _forest_reading(resolver, reader, request,
@@ -233,10 +237,11 @@ def _read_again(resolver: Any, forest: Callable[[], tuple[list[int], float] | No
 
 def _answer(resolver: Any, chosen: list[int], confidence: float, refusal: str,
             domain: str | None, before: tuple[list[str], list[str]],
-            ignored: list[str] | None, notes: list[str] | None, by: str = "learned"
-            ) -> tuple[list[Any], str | None]:
+            ignored: list[str] | None, notes: list[str] | None, by: str = "learned",
+            said: list[str] | None = None) -> tuple[list[Any], str | None]:
     """The reading as the answer: the refused pass's notes and context are dropped (they
-    describe a reading that is not the answer), the reader's note is added."""
+    describe a reading that is not the answer), the reader's note is added. ``said``: the
+    request's phrase for each class (default: the class's name)."""
     from service.kinds.resolution import Match
 
     if ignored is not None:
@@ -244,5 +249,6 @@ def _answer(resolver: Any, chosen: list[int], confidence: float, refusal: str,
     if notes is not None:
         notes[:] = [*before[1], f"read by the {by} reader (confidence {confidence:.2f}); "
                                 f"the rules alone answered: {refusal}"]
-    return [Match(resolver.names[k], resolver.names[k], k, round(confidence, 4))
-            for k in chosen], domain  # fmt: skip
+    said = said or [resolver.names[k] for k in chosen]
+    return [Match(phrase, resolver.names[k], k, round(confidence, 4))
+            for phrase, k in zip(said, chosen, strict=True)], domain  # fmt: skip

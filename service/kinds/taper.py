@@ -35,6 +35,8 @@ from service.core.settings import Settings
 from service.kinds import senses
 from service.kinds.base import Draft, ModelKind
 from service.kinds.lazy import LazyModule, build_module
+from service.kinds.phrases import Phrases
+from service.kinds.phrases import configured as phrases_configured
 from service.kinds.reader import Reader, configured, resolve_or_read
 from service.kinds.resolution import ClassResolver
 from service.kinds.tuned import Tuned
@@ -87,6 +89,7 @@ class TaperKind(ModelKind):
         self.reader: Reader | None = None  # reads a refused description again (reader.py)
         self.reader_accept = 1.01  # from settings when loaded: above 1 it only suggests
         self.tuned: Tuned | None = None  # checks the rules' reading of descriptions (tuned.py)
+        self.phrases: Phrases | None = None  # reads refused class lists (phrases.py)
         self.class_names: list[str] = bundle.class_names
         self.image_size = int(bundle.config.get("image_size", 32))  # trained at this size
         self._generic: nn.Module | None = None
@@ -112,6 +115,7 @@ class TaperKind(ModelKind):
         if resolver:
             kind.reader, kind.reader_accept = configured(settings), settings.reader_accept
             kind.tuned = tuned_configured(settings)
+            kind.phrases = phrases_configured(settings)
         return kind
 
     # ---- the artifact's own evaluation ----------------------------------------------------
@@ -144,7 +148,8 @@ class TaperKind(ModelKind):
         ignored: list[str] = []
         merged: list[str] = []
         matches, domain = resolve_or_read(self.resolver, self.reader, self.reader_accept,
-                                          request, self.domains, ignored, merged, self.tuned)
+                                          request, self.domains, ignored, merged, self.tuned,
+                                          self.phrases)
         method = request.method or self.default_method
         recipe = self.recipe([m.index for m in matches], domain=domain, method=method)
         mixers = self.mixers(recipe)

@@ -37,8 +37,9 @@ def make_settings(taper_store):
             "device": "cpu", "max_body_bytes": 2 * 1024 * 1024, "max_batch": 64,
             "max_image_pixels": 512 * 512, "redis_retry_s": 0.2, "redis_timeout_s": 0.5,
             "reader_path": None,  # a reader fitted by make demo would change which requests
-            "tuned_reader_path": None,  # answer 422; test_service_reader.py and
-        }  # fmt: skip  # test_service_tuned.py make their own
+            "tuned_reader_path": None,  # answer 422; test_service_reader.py,
+            "phrase_reader_path": None,  # test_service_tuned.py and test_service_phrases.py
+        }  # fmt: skip  # make their own
         values.update(overrides)
         return Settings(**values)
 

@@ -1,0 +1,139 @@
+"""The phrase reader of refused class lists: its reading, its guards, its place in a request.
+
+A real phrase reader is fitted (scikit-learn, seconds) on the definitions of the development
+set and sets 40-45 with the bundled MiniLM and the Tailor-PACS catalogue; every request below
+is one the rules alone refuse. The API test uses a reader made here for the tiny store's
+classes whose bias names one class, so the path it takes is the service's own.
+"""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from model_store.phrase_model import PhraseModel, encoder_key
+from service.core.problems import Problem
+from service.core.schemas import PersonalizeCreate
+from service.kinds.phrases import ACCEPT, Phrases, configured
+from service.kinds.reader import resolve_or_read
+from trainer.reader.phrases import fit, phrase_rows
+
+DOMAINS = ["photo", "art_painting", "cartoon", "sketch"]
+DATA = Path(__file__).resolve().parents[2] / "benchmarks" / "data"
+DESCRIBED = ["a large gray animal with a trunk", "the animal jockeys ride at the racetrack"]
+
+
+@pytest.fixture(scope="module")
+def model(pacs) -> PhraseModel:
+    files = [DATA / "resolution_dev.jsonl", *(DATA / f"resolution_outside{n}.jsonl"
+                                              for n in range(40, 46))]  # fmt: skip
+    phrases, labels = phrase_rows(files)
+    weight, bias = fit(pacs.encoder.encode(phrases), labels, pacs.names)
+    return PhraseModel(pacs.names, weight, bias, encoder_key(pacs.encoder))
+
+
+def _resolve(resolver, classes, phrases, notes=None):
+    return resolve_or_read(resolver, None, 1.01, PersonalizeCreate(classes=classes), DOMAINS,
+                           [], notes, None, phrases)
+
+
+def test_a_refused_list_of_definitions_is_answered(pacs, model):
+    with pytest.raises(Problem) as refused:
+        _resolve(pacs, DESCRIBED, None)
+    assert refused.value.slug == "unknown-classes"
+    notes: list[str] = []
+    matches, domain = _resolve(pacs, DESCRIBED, Phrases(model), notes)
+    assert [(m.phrase, m.name) for m in matches] == [(DESCRIBED[0], "elephant"),
+                                                     (DESCRIBED[1], "horse")]
+    assert domain is None and all(m.score >= ACCEPT for m in matches)
+    assert any("phrase reader" in n and "no catalogue class matches" in n for n in notes)
+
+
+def test_a_phrase_the_rules_placed_keeps_its_class(pacs, model):
+    matches, _ = _resolve(pacs, ["cat", DESCRIBED[1]], Phrases(model))
+    assert [m.name for m in matches] == ["cat", "horse"]
+
+
+def test_an_unsure_reading_stays_a_422(pacs, model):
+    """A thing the catalogue lacks ("a small rodent") is read as some class without
+    confidence; at the chosen probability the rules' 422 stands, below it the reading wins."""
+    rodent = ["a small rodent that squeaks", "a farm animal you can ride"]
+    with pytest.raises(Problem) as asked:
+        _resolve(pacs, rodent, Phrases(model))
+    assert asked.value.slug == "unknown-classes"
+    assert len(_resolve(pacs, rodent, Phrases(model, accept=0.0))[0]) == 2
+    with pytest.raises(Problem):
+        _resolve(pacs, DESCRIBED, Phrases(model, accept=0.999))
+
+
+@pytest.mark.parametrize("classes", [["kitten", "cat"], ["the animal that says moo",
+                                                         "the animal that goes moo"]])
+def test_one_class_said_twice_is_not_spread_over_two(pacs, model, classes):
+    """Two phrases of one class are asked back (ambiguous, or too few classes): the
+    assignment must not hand the second phrase another class."""
+    with pytest.raises(Problem) as asked:
+        _resolve(pacs, classes, Phrases(model, accept=0.0))
+    assert asked.value.slug in ("ambiguous-classes", "too-few-classes")
+
+
+def test_a_description_is_not_read_by_it(pacs, model):
+    with pytest.raises(Problem) as refused:  # the rules: no catalogue class matches 'mice'
+        resolve_or_read(pacs, None, 1.01, PersonalizeCreate(
+            description="mice and dogs and cats"), DOMAINS, [], [], None,
+            Phrases(model, accept=0.0))  # fmt: skip
+    assert refused.value.slug == "unknown-classes"
+
+
+def test_a_reader_for_other_classes_is_not_used(pacs, model, caplog):
+    other = PhraseModel(list(reversed(pacs.names)), model.weight, model.bias, model.encoder)
+    elsewhere = PhraseModel(pacs.names, model.weight, model.bias, "another-encoder/384")
+    for foreign in (other, elsewhere):
+        with caplog.at_level(logging.WARNING), pytest.raises(Problem):
+            _resolve(pacs, DESCRIBED, Phrases(foreign, accept=0.0))
+    assert caplog.text.count("phrase reader was fitted for other classes") == 2
+
+
+def test_configured_loads_a_file_and_leaves_a_damaged_one(model, tmp_path, caplog):
+    from service.core.settings import Settings
+
+    path = tmp_path / "phrases.safetensors"
+    assert configured(Settings(phrase_reader_path=path)) is None
+    model.save(path)
+    loaded = configured(Settings(phrase_reader_path=path, phrase_reader_accept=0.8))
+    assert loaded is not None and loaded.accept == 0.8
+    assert np.allclose(loaded.model.weight, model.weight)
+    assert configured(Settings(phrase_reader_path=path, phrase_reader_accept=1.01)) is None
+    assert Settings().phrase_reader_accept == ACCEPT
+    path.write_bytes(b"not safetensors")
+    assert configured(Settings(phrase_reader_path=path)) is None
+    assert "not loading the phrase reader" in caplog.text
+
+
+def test_the_api_answers_a_refused_list(run_live, make_settings, redis_server, tmp_path, pacs):
+    """Over HTTP, on the tiny store's catalogue: a list with a phrase no class matches is a
+    422 without the reader and a 200 with its note with it (a reader whose bias says dog)."""
+    from service_testkit import NUM_CLASSES
+
+    from model_store.testing import tiny_catalogue
+
+    names = [c["name"] for c in tiny_catalogue(NUM_CLASSES)["classes"]]
+    bias = np.where(np.array(names) == "dog", 20.0, 0.0)
+    path = tmp_path / "phrases.safetensors"
+    PhraseModel(names, np.zeros((len(names), pacs.encoder.dim)), bias,
+                encoder_key(pacs.encoder)).save(path)
+    request = {"classes": ["cat", "the qwxz blorp"]}
+    answers = []
+    for reader in (None, path):
+        settings = make_settings(f"sqlite:///{tmp_path / f'{reader is None}.db'}",
+                                 redis_url=redis_server.url, phrase_reader_path=reader)
+        with run_live(settings) as live:
+            answers.append(live.http.post("/v1/personalize", json=request))
+    assert answers[0].status_code == 422, answers[0].text
+    assert answers[0].headers["content-type"].startswith("application/problem+json")
+    assert answers[1].status_code in (200, 201), answers[1].text
+    body = answers[1].json()
+    assert [r["name"] for r in body["resolution"]] == ["cat", "dog"]
+    assert any("phrase reader" in n for n in body["notes"])

@@ -1,0 +1,82 @@
+"""``tailor train phrase-reader`` on a small file written here, with the real bundled MiniLM:
+what it reads, what it refuses, and that the saved model learnt its phrases."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from model_store.phrase_model import PhraseModel
+from trainer.reader.phrases import UNSEEN, phrase_rows, phrases_main
+
+ROWS = [
+    {"kind": "definitions", "classes": ["the animal that says moo", "a pet that barks"],
+     "expect": ["cow", "dog"], "domain": None},
+    {"kind": "definitions", "classes": ["a dairy animal with udders", "a small pet that meows"],
+     "expect": ["cow", "cat"], "domain": None},
+    {"kind": "definitions", "classes": ["man's best friend", "a kitten grown up"],
+     "expect": ["dog", "cat"], "domain": None},
+    {"kind": "definitions", "classes": ["a black-and-white grazing animal on a farm",
+                                        "a loyal hound"], "expect": ["cow", "dog"],
+     "domain": None},
+    {"kind": "definitions", "classes": ["a whiskered house pet", "a cattle beast"],
+     "expect": ["cat", "cow"], "domain": None},
+    {"kind": "definitions", "classes": ["a unicorn", "a pet that barks"], "expect": None,
+     "domain": None},  # a refusal names no phrase's class
+    {"kind": "definitions", "classes": ["one phrase"], "expect": ["cow", "dog"],
+     "domain": None},  # lengths differ: not read
+    {"kind": "natural", "description": "cats and dogs", "expect": ["cat", "dog"],
+     "domain": None},
+]
+
+
+@pytest.fixture
+def data(tmp_path):
+    path = tmp_path / "resolution_small.jsonl"
+    path.write_text("\n".join(json.dumps(r) for r in ROWS) + "\n")
+    return path
+
+
+def test_only_answerable_definitions_with_one_class_per_phrase_are_read(data):
+    phrases, labels = phrase_rows([data])
+    assert len(phrases) == len(labels) == 10 and "a unicorn" not in phrases
+    assert labels[:2] == ["cow", "dog"]
+
+
+def test_the_saved_model_reads_its_phrases_and_never_picks_an_unseen_class(data, tmp_path):
+    out = tmp_path / "p.safetensors"
+    summary = phrases_main(["--data", str(data), "--out", str(out)])
+    assert summary["phrases"] == 10 and summary["files"] == ["resolution_small.jsonl"]
+    model = PhraseModel.load(out)
+    assert len(model.classes) == 30 and model.encoder.endswith("/384")
+    seen = [model.classes.index(c) for c in ("cat", "cow", "dog")]
+    unseen = [k for k in range(30) if k not in seen]
+    assert np.all(model.bias[unseen] == UNSEEN) and not model.weight[unseen].any()
+    from model_store.text import TextEncoder
+
+    phrases, labels = phrase_rows([data])
+    p = model.probabilities(TextEncoder(None, device="cpu").encode(phrases))
+    assert [model.classes[k] for k in p.argmax(1)] == labels
+
+
+@pytest.mark.parametrize("extra, message", [
+    (["--C", "0"], "--C must be positive"),
+    (["--hold-out", "{data}"], "kept out of training"),
+])
+def test_bad_options_are_refused(data, tmp_path, extra, message):
+    args = ["--data", str(data), "--out", str(tmp_path / "p.safetensors")]
+    with pytest.raises(SystemExit, match=message):
+        phrases_main(args + [e.format(data=data) for e in extra])
+
+
+def test_files_without_usable_rows_or_with_foreign_labels_are_refused(tmp_path):
+    empty = tmp_path / "natural.jsonl"
+    empty.write_text(json.dumps(ROWS[-1]) + "\n")
+    with pytest.raises(SystemExit, match="no labelled definitions"):
+        phrases_main(["--data", str(empty), "--out", str(tmp_path / "p.safetensors")])
+    odd = tmp_path / "odd.jsonl"
+    odd.write_text(json.dumps({**ROWS[0], "expect": ["cow", "unicorn"]}) + "\n")
+    with pytest.raises(SystemExit, match="the catalogue lacks"):
+        phrases_main(["--data", str(odd), "--out", str(tmp_path / "p.safetensors")])
