@@ -87,7 +87,7 @@ def rescue(phrases: Phrases | None, resolver: Any, request: Any, trace: dict[str
         log.exception("the phrase reader failed; the rules' 422 stands")
         return None
     chosen, confidence = got
-    if confidence < phrases.accept:
+    if not chosen or confidence < phrases.accept:  # more phrases than classes left: none
         return None
     classes = dict(fixed) | dict(zip(free, chosen, strict=True))
     return said, [classes[j] for j in range(len(said))], confidence

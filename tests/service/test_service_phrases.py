@@ -79,6 +79,15 @@ def test_one_class_said_twice_is_not_spread_over_two(pacs, model, classes):
     assert asked.value.slug in ("ambiguous-classes", "too-few-classes")
 
 
+def test_more_unknown_phrases_than_classes_stay_a_422(pacs, model):
+    """31 phrases the rules cannot place, 30 classes: no assignment gives each its own class,
+    so the 422 stands even when any reading would be accepted."""
+    phrases = [f"the {i}th qwxz blorp" for i in range(31)]
+    with pytest.raises(Problem) as refused:
+        _resolve(pacs, phrases, Phrases(model, accept=0.0))
+    assert refused.value.slug == "unknown-classes"
+
+
 def test_a_description_is_not_read_by_it(pacs, model):
     with pytest.raises(Problem) as refused:  # the rules: no catalogue class matches 'mice'
         resolve_or_read(pacs, None, 1.01, PersonalizeCreate(
