@@ -4,9 +4,11 @@
 the code's word lists): natural descriptions (``description``, expected classes and domain, or
 ``expect: null`` where the right answer is a 422: negations, injection-like strings, classes the
 catalogue lacks, ambiguous mentions) and definition-only requests (``classes`` given as three
-free-language definitions without the class names). Each row is resolved exactly as
-``POST /v1/personalize`` resolves it (``service.kinds.resolution.resolve_request`` with the
-bundled MiniLM over the Tailor-PACS catalogue), outcome 200 (classes, domain) or 422.
+free-language definitions without the class names). Each row is resolved exactly as the
+rules of ``POST /v1/personalize`` resolve it (``service.kinds.resolution.resolve_request`` with
+the bundled MiniLM over the Tailor-PACS catalogue), outcome 200 (classes, domain) or 422; the
+learned readers beside the rules are measured by ``benchmarks/request_reader.py`` (descriptions)
+and ``benchmarks/phrase_reader.py`` (class lists).
 
 The rows are split in two by a hash of their id: *tune* and *report*. Names and short phrases
 are matched at the service's own threshold and margin (chosen on the tune split at stop 24);

@@ -13,8 +13,9 @@ code, a base worktree and a harness) wrote to break stop 33's first rules:
 
 Unlike the outside sets of ``benchmarks/resolution.py`` these are not requests as people write
 them: most rows sit next to a rule's edge, so the shares here measure guards, not accuracy.
-Each row is resolved as ``POST /v1/personalize`` resolves it, at the service's thresholds and
-at any ``--described`` pairs given:
+Each row is resolved as the rules of ``POST /v1/personalize`` resolve it (no learned reader;
+``benchmarks/phrase_reader.py`` scores the definition pairs with the phrase reader), at the
+service's thresholds and at any ``--described`` pairs given:
 
     .venv/bin/python benchmarks/resolution_hard.py [--described 0.60/0.04 ...]
 

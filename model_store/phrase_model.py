@@ -10,9 +10,14 @@ regression over the same encoder's embedding of the phrase. Why a linear model o
 embeddings and not a fine-tuned encoder: it fits in seconds, its probabilities are
 calibrated enough to act on, and it reads with the embeddings the service computes anyway.
 
+A softmax over the catalogue alone has no way to say "none of these": an outside review found
+it reading "a pet hamster" as cat at 0.91. So the model has one more output, *none*, learnt
+from definitions of things the catalogue lacks (the hard negatives of
+``resolution_hard.jsonl``); its mass lowers every class's probability.
+
 Trained by ``tailor train phrase-reader`` (``trainer.reader.phrases``), read by
-``service.kinds.phrases``. One ``.safetensors`` file: ``weight`` (classes x dim) and ``bias``,
-with the classes, the encoder and the files it learnt from in its metadata.
+``service.kinds.phrases``. One ``.safetensors`` file: ``weight`` ((classes + 1) x dim, *none*
+last) and ``bias``, with the classes, the encoder and the files it learnt from in its metadata.
 """
 
 from __future__ import annotations
@@ -36,12 +41,12 @@ def encoder_key(encoder: Any) -> str:
 
 @dataclass
 class PhraseModel:
-    """Softmax(weight · embedding + bias) over ``classes`` (catalogue order).
+    """Softmax(weight · embedding + bias) over ``classes`` (catalogue order) and *none*.
 
     Args:
         classes: the class names, in the catalogue's order.
-        weight: float32 (len(classes), dim).
-        bias: float32 (len(classes),).
+        weight: float32 (len(classes) + 1, dim); the last row is *none of these*.
+        bias: float32 (len(classes) + 1,).
         encoder: :func:`encoder_key` of the encoder it was fitted on.
         fitted_on: free-form facts about the fit (files, rows, regularisation).
     """
@@ -55,14 +60,15 @@ class PhraseModel:
     def __post_init__(self) -> None:
         self.weight = np.asarray(self.weight, dtype=np.float32)
         self.bias = np.asarray(self.bias, dtype=np.float32)
-        if self.weight.ndim != 2 or self.weight.shape[0] != len(self.classes) \
-                or self.bias.shape != (len(self.classes),):  # fmt: skip
+        k = len(self.classes) + 1
+        if self.weight.ndim != 2 or self.weight.shape[0] != k or self.bias.shape != (k,):
             raise ValueError(f"a phrase reader for {len(self.classes)} classes needs weight "
-                             f"({len(self.classes)}, dim) and bias ({len(self.classes)},), not "
+                             f"({k}, dim) and bias ({k},) (the last: none of these), not "
                              f"{self.weight.shape} and {self.bias.shape}")
 
     def probabilities(self, embeddings: np.ndarray) -> np.ndarray:
-        """P(class | phrase) for each row of ``embeddings`` (n, dim) -> (n, classes)."""
+        """P(class | phrase) for each row of ``embeddings`` (n, dim) -> (n, classes + 1), the
+        last column *none of these*."""
         logits = np.asarray(embeddings, dtype=np.float32) @ self.weight.T + self.bias
         logits -= logits.max(axis=1, keepdims=True)
         p = np.exp(logits)

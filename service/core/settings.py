@@ -77,7 +77,8 @@ class Settings(BaseSettings):
             phrase-reader``); none there: the rules alone read class lists
             (:mod:`service.kinds.phrases`).
         phrase_reader_accept: the probability from which its class for each phrase the rules
-            left unknown answers the list; above 1: never (not loaded).
+            left unknown answers the list (at least 0.5: then it is each phrase's likeliest);
+            above 1: never (not loaded).
         fedclip_version: which FedCLIP adapter artifact serves client-ID personalization
             (``latest`` follows ``LATEST``; when the store has none, client IDs get a 404/409).
         anytime_version: which ``anytime`` artifact (early-exit models per federated client)
@@ -135,7 +136,7 @@ class Settings(BaseSettings):
     tuned_reader_rescue: float = Field(default=0.9, ge=0, le=1.01)  # sets 90-93 (stop 58)
     tuned_reader_seconded: float = Field(default=0.7, ge=0, le=1.01)  # sets 90-93 (stop 58)
     phrase_reader_path: Path | None = Path("./.tailor/phrase-reader.safetensors")
-    phrase_reader_accept: float = Field(default=0.9, ge=0, le=1.01)  # sets 90-101 (stop 60)
+    phrase_reader_accept: float = Field(default=0.9, ge=0.5, le=1.01)  # sets 90-101 (stop 60)
     public_url: str = ""
     fedclip_version: str = "latest"
     anytime_version: str = "latest"

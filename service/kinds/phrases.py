@@ -8,10 +8,13 @@ phrases the rules placed keep their classes, the others get the classes the read
 likeliest, one class per phrase (an assignment: two phrases never take one class), and that
 is the answer, with a note, when each of those phrases' probability reaches ``accept``.
 
-Why: on the definitions rows of sets 90-101 the rules refused 91 of 360 requests; with the
-reader fitted on dev + 1-89, rescues from 0.9 answered 29 of them right and 1 wrong, where
-0.8 answered 33 right and 5 wrong (docs/results-resolution.md, stop 60). A reader fitted for
-other classes or another encoder is not used (logged once); one that fails leaves the 422.
+Why: on the definitions rows of sets 90-101 the rules answered 307 of 360 right and refused
+47 answerable ones; with the reader fitted on dev + 1-89, from 0.9 the service answered 327
+right with no more wrong 200s (6), and of the outside reviews' hard pairs it answered 7 more
+catalogue probes right and 1 more probe of a thing the catalogue lacks (of 193) wrongly; 0.8
+and below made more wrong 200s than the 5-to-1 rule allows (docs/results-resolution.md, stop
+60). A reader fitted for other classes or another encoder is not used (logged once); one
+that fails leaves the 422.
 """
 
 from __future__ import annotations
@@ -66,44 +69,46 @@ def configured(settings: Any) -> Phrases | None:
 
 
 def rescue(phrases: Phrases | None, resolver: Any, request: Any, trace: dict[str, Any],
-           slug: str) -> tuple[list[str], list[int], float] | None:
-    """(phrases, class indices, confidence) for a class list the rules refused as naming an
-    unknown class (``slug``), when the reader answers it: two or more distinct classes, each
-    unknown phrase's at ``accept`` or more. ``trace`` is the rules' pass (their ``matches``: a
-    placed phrase keeps its class). Other refusals stand: two phrases of one class
-    ("ambiguous-classes") must be asked back, not spread over two classes."""
+           slug: str) -> list[Any] | None:
+    """The answer (one ``Match`` per phrase, request order) to a class list the rules refused
+    as naming an unknown class (``slug``), when the reader gives each unknown phrase a class
+    of its own with at least ``accept``; the rules' matches (``trace``) stand as they were.
+    Other refusals stand: two phrases of one class ("ambiguous-classes") are asked back."""
     if phrases is None or slug != "unknown-classes" or request.classes is None \
             or request.description is not None or not phrases.fits(resolver):  # fmt: skip
         return None
-    matches = trace.get("matches") or []
-    said = [m.phrase for m in matches]
-    fixed = {j: m.index for j, m in enumerate(matches) if m.name is not None}
-    free = [j for j in range(len(said)) if j not in fixed]
-    if not free or len(said) < 2 or len(set(fixed.values())) < len(fixed):
+    matches = list(trace.get("matches") or [])
+    free = [j for j, m in enumerate(matches) if m.name is None]
+    if not free or len(matches) < 2:
         return None
     try:
-        got = _assign(phrases.model, resolver, [said[j] for j in free], set(fixed.values()))
+        chosen, least = _assign(phrases.model, resolver, [matches[j].phrase for j in free],
+                                {m.index for m in matches if m.name is not None})
     except Exception:
         log.exception("the phrase reader failed; the rules' 422 stands")
         return None
-    chosen, confidence = got
-    if not chosen or confidence < phrases.accept:  # more phrases than classes left: none
+    if not chosen or least < phrases.accept:  # more phrases than classes left: none
         return None
-    classes = dict(fixed) | dict(zip(free, chosen, strict=True))
-    return said, [classes[j] for j in range(len(said))], confidence
+    from service.kinds.resolution import Match
+
+    for j, (k, p) in zip(free, chosen, strict=True):
+        matches[j] = Match(matches[j].phrase, resolver.names[k], k, round(p, 4))
+    return matches
 
 
 def _assign(model: PhraseModel, resolver: Any, texts: list[str], taken: set[int]
-            ) -> tuple[list[int], float]:
-    """The classes (not in ``taken``) the model reads for ``texts``, one each and none twice
-    (the assignment of most joint log-probability), and the least of their probabilities."""
+            ) -> tuple[list[tuple[int, float]], float]:
+    """(class, probability) per text, classes not in ``taken``, one each and none twice (the
+    assignment of most joint log-probability; *none of these* keeps its share of each
+    phrase's probability), and the least of those probabilities."""
     from scipy.optimize import linear_sum_assignment
 
-    p = model.probabilities(resolver.encoder.encode(texts))
+    p = model.probabilities(resolver.encoder.encode(texts))[:, :len(model.classes)]
     left = [k for k in range(p.shape[1]) if k not in taken]
     if len(left) < len(texts):
         return [], 0.0
     sub = p[:, left]
     rows, cols = linear_sum_assignment(-np.log(np.clip(sub, 1e-12, None)))
-    chosen = [left[c] for c in cols[np.argsort(rows)]]
-    return chosen, float(sub[rows, cols].min())
+    order = np.argsort(rows)
+    chosen = [(left[c], float(sub[r, c])) for r, c in zip(rows[order], cols[order], strict=True)]
+    return chosen, min(q for _, q in chosen)

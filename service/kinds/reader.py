@@ -168,9 +168,12 @@ def resolve_or_read(resolver: Any, reader: Reader | None, accept: float, request
     except Problem as problem:
         if problem.slug not in READ_AGAIN or "marks" not in trace:
             raise
-        if read := listed.rescue(phrases, resolver, request, trace, problem.slug):
-            return _answer(resolver, read[1], read[2], problem.detail, trace["domain"], before,
-                           ignored, notes, "phrase", read[0])
+        if (read := listed.rescue(phrases, resolver, request, trace, problem.slug)) is not None:
+            if notes is not None:  # the rules' placements stand, and their notes with them
+                notes.append("the phrases no class matched were read by the phrase reader "
+                             f"(least probability {min(m.score for m in read):.2f}); the "
+                             f"rules alone answered: {problem.detail}")
+            return read, trace["domain"]
         forest = None
         if reader is not None and request.description is not None and _fits(reader, resolver):
             forest = _once(lambda refusal=problem: _forest_reading(resolver, reader, request,
@@ -237,11 +240,10 @@ def _read_again(resolver: Any, forest: Callable[[], tuple[list[int], float] | No
 
 def _answer(resolver: Any, chosen: list[int], confidence: float, refusal: str,
             domain: str | None, before: tuple[list[str], list[str]],
-            ignored: list[str] | None, notes: list[str] | None, by: str = "learned",
-            said: list[str] | None = None) -> tuple[list[Any], str | None]:
+            ignored: list[str] | None, notes: list[str] | None, by: str = "learned"
+            ) -> tuple[list[Any], str | None]:
     """The reading as the answer: the refused pass's notes and context are dropped (they
-    describe a reading that is not the answer), the reader's note is added. ``said``: the
-    request's phrase for each class (default: the class's name)."""
+    describe a reading that is not the answer), the reader's note is added."""
     from service.kinds.resolution import Match
 
     if ignored is not None:
@@ -249,6 +251,5 @@ def _answer(resolver: Any, chosen: list[int], confidence: float, refusal: str,
     if notes is not None:
         notes[:] = [*before[1], f"read by the {by} reader (confidence {confidence:.2f}); "
                                 f"the rules alone answered: {refusal}"]
-    said = said or [resolver.names[k] for k in chosen]
-    return [Match(phrase, resolver.names[k], k, round(confidence, 4))
-            for phrase, k in zip(said, chosen, strict=True)], domain  # fmt: skip
+    return [Match(resolver.names[k], resolver.names[k], k, round(confidence, 4))
+            for k in chosen], domain  # fmt: skip

@@ -11,8 +11,8 @@ from model_store.phrase_model import PhraseModel, encoder_key
 
 def _model(k: int = 3, dim: int = 4) -> PhraseModel:
     rng = np.random.default_rng(0)
-    return PhraseModel([f"c{i}" for i in range(k)], rng.normal(size=(k, dim)),
-                       rng.normal(size=k), "enc/4", {"phrases": 7})
+    return PhraseModel([f"c{i}" for i in range(k)], rng.normal(size=(k + 1, dim)),
+                       rng.normal(size=k + 1), "enc/4", {"phrases": 7})
 
 
 def test_probabilities_are_a_softmax_per_phrase():
@@ -20,7 +20,7 @@ def test_probabilities_are_a_softmax_per_phrase():
     x = np.random.default_rng(1).normal(size=(5, 4))
     p = model.probabilities(x)
     logits = x @ model.weight.T + model.bias
-    assert p.shape == (5, 3) and np.allclose(p.sum(1), 1)
+    assert p.shape == (5, 4) and np.allclose(p.sum(1), 1)  # three classes and none
     assert (p.argmax(1) == logits.argmax(1)).all()
     assert np.isfinite(model.probabilities(1e4 * x)).all()  # large logits do not overflow
 
@@ -34,12 +34,12 @@ def test_a_saved_model_loads_back(tmp_path):
 
 
 def test_wrong_shapes_and_versions_are_refused(tmp_path):
+    with pytest.raises(ValueError, match="needs weight"):  # no row for none of these
+        PhraseModel(["a", "b"], np.zeros((2, 4)), np.zeros(2), "enc/4")
     with pytest.raises(ValueError, match="needs weight"):
         PhraseModel(["a", "b"], np.zeros((3, 4)), np.zeros(2), "enc/4")
-    with pytest.raises(ValueError, match="needs weight"):
-        PhraseModel(["a", "b"], np.zeros((2, 4)), np.zeros(3), "enc/4")
     path = tmp_path / "old.safetensors"
-    save_file({"weight": np.zeros((2, 4), np.float32), "bias": np.zeros(2, np.float32)},
+    save_file({"weight": np.zeros((3, 4), np.float32), "bias": np.zeros(3, np.float32)},
               str(path), metadata={"version": "phrase-reader-0", "classes": '["a", "b"]'})
     with pytest.raises(ValueError, match="fit it again"):
         PhraseModel.load(path)

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from model_store.phrase_model import PhraseModel
-from trainer.reader.phrases import UNSEEN, phrase_rows, phrases_main
+from trainer.reader.phrases import UNSEEN, fitted_negative, phrase_rows, phrases_main
 
 ROWS = [
     {"kind": "definitions", "classes": ["the animal that says moo", "a pet that barks"],
@@ -29,6 +29,14 @@ ROWS = [
      "domain": None},  # lengths differ: not read
     {"kind": "natural", "description": "cats and dogs", "expect": ["cat", "dog"],
      "domain": None},
+    # hard pairs: a thing the catalogue lacks beside a catalogue class ("c" is in the fitted
+    # half, "a" is not: the test below checks), and a catalogue probe, never fitted on
+    {"kind": "definitions", "classes": ["a pet hamster in a cage", "a pet that barks"],
+     "accept": [], "partner": "dog", "note": "c"},
+    {"kind": "definitions", "classes": ["a small rodent that squeaks", "a pet that barks"],
+     "accept": [], "partner": "dog", "note": "a"},
+    {"kind": "definitions", "classes": ["a milk cow", "a pet that barks"], "accept": ["cow"],
+     "partner": "dog", "note": ""},
 ]
 
 
@@ -39,26 +47,29 @@ def data(tmp_path):
     return path
 
 
-def test_only_answerable_definitions_with_one_class_per_phrase_are_read(data):
+def test_only_answerable_definitions_and_fitted_negatives_are_read(data):
+    assert fitted_negative(ROWS[-3]) and not fitted_negative(ROWS[-2])
     phrases, labels = phrase_rows([data])
-    assert len(phrases) == len(labels) == 10 and "a unicorn" not in phrases
-    assert labels[:2] == ["cow", "dog"]
+    assert len(phrases) == len(labels) == 11 and "a unicorn" not in phrases
+    assert labels[:2] == ["cow", "dog"] and labels[-1] is None
+    assert phrases[-1] == "a pet hamster in a cage" and "a milk cow" not in phrases
 
 
 def test_the_saved_model_reads_its_phrases_and_never_picks_an_unseen_class(data, tmp_path):
     out = tmp_path / "p.safetensors"
     summary = phrases_main(["--data", str(data), "--out", str(out)])
-    assert summary["phrases"] == 10 and summary["files"] == ["resolution_small.jsonl"]
+    assert summary["phrases"] == 11 and summary["none"] == 1
+    assert summary["files"] == ["resolution_small.jsonl"]
     model = PhraseModel.load(out)
     assert len(model.classes) == 30 and model.encoder.endswith("/384")
-    seen = [model.classes.index(c) for c in ("cat", "cow", "dog")]
-    unseen = [k for k in range(30) if k not in seen]
+    seen = [model.classes.index(c) for c in ("cat", "cow", "dog")] + [30]  # 30: none
+    unseen = [k for k in range(31) if k not in seen]
     assert np.all(model.bias[unseen] == UNSEEN) and not model.weight[unseen].any()
     from model_store.text import TextEncoder
 
     phrases, labels = phrase_rows([data])
     p = model.probabilities(TextEncoder(None, device="cpu").encode(phrases))
-    assert [model.classes[k] for k in p.argmax(1)] == labels
+    assert [([*model.classes, None])[k] for k in p.argmax(1)] == labels
 
 
 @pytest.mark.parametrize("extra, message", [

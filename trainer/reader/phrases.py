@@ -3,11 +3,15 @@
 Rows are the resolution sets' definitions rows (``benchmarks/data/resolution_*.jsonl``: a
 ``classes`` list of phrases that describe classes without naming them, and their ``expect``
 classes in the same order; rows to refuse, ``expect: null``, say no phrase's class and are
-skipped). Each phrase is embedded by the service's text encoder and a multinomial logistic
-regression learns its class (``model_store.phrase_model``). The inverse regularisation
-``C = 16`` was chosen on the definitions of sets 90-101 with the model fitted on dev + 1-89
-(1, 4, 16 and 64 tried; docs/results-resolution.md, stop 60). About a minute on two CPU cores,
-most of it embedding.
+skipped). The *none of these* output learns from the hard negatives (``accept: []``: the
+first phrase describes a thing the catalogue lacks) whose ``note`` falls in the fitted half
+(:func:`fitted_negative`; ``benchmarks/phrase_reader.py`` scores the other half). Each phrase
+is embedded by the service's text encoder and a multinomial logistic regression learns its
+class (``model_store.phrase_model``). The inverse regularisation
+``C = 4`` was chosen with the service's probability (0.9) on the definitions of sets 90-101
+and the scored half of the hard pairs, with the model fitted on dev + 1-89 (4 and 16 tried
+with *none*; 1, 4, 16 and 64 without it; docs/results-resolution.md, stop 60). About a minute
+on two CPU cores, most of it embedding.
 
     tailor train phrase-reader --out .tailor/phrase-reader.safetensors --hold-out <test sets>
 """
@@ -15,6 +19,7 @@ most of it embedding.
 from __future__ import annotations
 
 import argparse
+import hashlib
 from pathlib import Path
 
 import numpy as np
@@ -23,19 +28,31 @@ from tqdm import tqdm
 from model_store.phrase_model import PhraseModel, encoder_key
 from trainer.reader.train import _catalogue, _jsonl, training_files
 
-C = 16.0
+C = 4.0
 UNSEEN = -30.0  # the bias of a class no phrase was labelled with: never the likeliest
 
 
-def phrase_rows(paths: list[Path]) -> tuple[list[str], list[str]]:
-    """(phrases, their classes) of the answerable definitions rows of ``paths``."""
+def fitted_negative(row: dict) -> bool:
+    """Whether a hard negative (``accept: []``) is fitted on: half of the things the catalogue
+    lacks, split by the thing (its ``note``), so no variant of a scored one is learnt."""
+    return int(hashlib.sha256(str(row.get("note")).encode()).hexdigest(), 16) % 2 == 0
+
+
+def phrase_rows(paths: list[Path]) -> tuple[list[str], list[str | None]]:
+    """(phrases, their classes) of the answerable definitions rows of ``paths``, and the
+    first phrase of each fitted hard negative, labelled None (none of these)."""
     phrases: list[str] = []
-    labels: list[str] = []
+    labels: list[str | None] = []
     for row in _jsonl(paths):
         said, want = row.get("classes"), row.get("expect")
-        if row.get("kind") == "definitions" and said and want and len(said) == len(want):
+        if row.get("kind") != "definitions" or not said:
+            continue
+        if want and len(said) == len(want):
             phrases += said
             labels += want
+        elif row.get("accept") == [] and fitted_negative(row):
+            phrases.append(said[0])
+            labels.append(None)
     return phrases, labels
 
 
@@ -46,21 +63,22 @@ def embed(encoder, phrases: list[str], chunk: int = 512) -> np.ndarray:
     return np.concatenate(parts) if parts else np.zeros((0, encoder.dim), np.float32)
 
 
-def fit(embeddings: np.ndarray, labels: list[str], classes: list[str], c: float = C
+def fit(embeddings: np.ndarray, labels: list[str | None], classes: list[str], c: float = C
         ) -> tuple[np.ndarray, np.ndarray]:
-    """(weight, bias) over every class of ``classes``; a class with no labelled phrase gets a
-    zero weight and a bias of :data:`UNSEEN`. Why scikit-learn's solver: a softmax regression
-    is what it does well (L-BFGS, regularised), and the service reads only the two arrays."""
+    """(weight, bias) over every class of ``classes`` and *none* (label None, last); an
+    output no phrase is labelled with gets a zero weight and a bias of :data:`UNSEEN`. Why
+    scikit-learn's solver: a softmax regression is what it does well (L-BFGS, regularised),
+    and the service reads only the two arrays."""
     from sklearn.linear_model import LogisticRegression
 
-    if unknown := sorted(set(labels) - set(classes)):
+    if unknown := sorted({n for n in labels if n is not None} - set(classes)):
         raise SystemExit(f"definitions label classes the catalogue lacks: {unknown}")
     if len(set(labels)) < 2:
         raise SystemExit("the definitions rows name fewer than two classes: nothing to learn")
-    y = np.array([classes.index(name) for name in labels])
+    y = np.array([len(classes) if name is None else classes.index(name) for name in labels])
     model = LogisticRegression(C=c, max_iter=3000).fit(embeddings, y)
-    weight = np.zeros((len(classes), embeddings.shape[1]), np.float32)
-    bias = np.full(len(classes), UNSEEN, np.float32)
+    weight = np.zeros((len(classes) + 1, embeddings.shape[1]), np.float32)
+    bias = np.full(len(classes) + 1, UNSEEN, np.float32)
     weight[model.classes_], bias[model.classes_] = model.coef_, model.intercept_
     return weight, bias
 
@@ -97,7 +115,8 @@ def phrases_main(argv: list[str] | None = None) -> dict:
         raise SystemExit("no labelled definitions rows in --data")
     encoder = TextEncoder(args.encoder, device="cpu")
     weight, bias = fit(embed(encoder, phrases), labels, classes, args.C)
-    summary = {"phrases": len(phrases), "C": args.C, "files": [p.name for p in paths]}
+    summary = {"phrases": len(phrases), "none": labels.count(None), "C": args.C,
+               "files": [p.name for p in paths]}
     PhraseModel(classes, weight, bias, encoder_key(encoder), summary).save(args.out)
     print(f"phrase reader: {args.out} ({len(phrases)} phrases of {len(paths)} files)")
     return summary
