@@ -31,6 +31,7 @@ from tqdm import tqdm
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from benchmarks.reader import resolver_for  # noqa: E402
+from benchmarks.request_reader import counts_table  # noqa: E402
 from benchmarks.resolution import OUTSIDE, load_rows, tailor_pacs_catalogue  # noqa: E402
 
 # the test sets: written after the stop-59 code, scored (counts only) and never read
@@ -80,12 +81,7 @@ def measure(resolver, catalogue: dict, model, rows: list[dict], accepts) -> dict
 def table(name: str, result: dict) -> None:
     """Print one set group's counts per configuration as a Markdown table."""
     n = result["rows"]
-    print(f"\n{name}: {n} definitions-only requests")
-    print("| configuration | right | wrong 200 | asked back | p50 ms |")
-    print("|---|---|---|---|---|")
-    for label, c in result["configurations"].items():
-        print(f"| {label} | {c['right']} ({100 * c['right'] / n:.1f} %) | {c['wrong']} "
-              f"({100 * c['wrong'] / n:.1f} %) | {c['asked']} | {c['p50_ms']:.1f} |")
+    counts_table(f"{name}: {n} definitions-only requests", n, result["configurations"])
 
 
 def plot(results: dict, out: Path) -> None:
@@ -143,6 +139,7 @@ def main(argv: list[str] | None = None) -> dict:
     p.add_argument("--sets", nargs="*", default=None,
                    help="name=set,set groups to score (default: the test sets)")
     p.add_argument("--accept", type=float, nargs="+", default=list(ACCEPT))
+    p.add_argument("--no-hard", action="store_true", help="skip the outside reviews' pairs")
     p.add_argument("--out", type=Path, default=OUT)
     args = p.parse_args(argv)
     if bad := [g for g in args.sets or [] if "=" not in g]:
@@ -160,11 +157,12 @@ def main(argv: list[str] | None = None) -> dict:
                 if r["kind"] == "definitions" and r["split"] in sets]  # fmt: skip
         results[name] = measure(resolver, catalogue, model, rows, args.accept)
         table(name, results[name])
-    hard = hard_rows()
+    hard = [] if args.no_hard else hard_rows()
     for name, rows in (("hard: lacking", [r for r in hard if not r["accept"]]),
                        ("hard: catalogue", [r for r in hard if r["accept"]])):
-        results[name] = measure(resolver, catalogue, model, rows, args.accept)
-        table(f"{name} (the outside reviews' pairs)", results[name])
+        if rows:
+            results[name] = measure(resolver, catalogue, model, rows, args.accept)
+            table(f"{name} (the outside reviews' pairs)", results[name])
     args.out.mkdir(parents=True, exist_ok=True)
     (args.out / "phrase_reader.json").write_text(json.dumps(
         {"model": str(args.model), "fitted_on": model.fitted_on, "results": results}, indent=1))

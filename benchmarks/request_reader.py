@@ -96,15 +96,21 @@ def measure(resolver, catalogue: dict, reader, rows: list[dict], veto: float,
     return out
 
 
+def counts_table(title: str, n: int, configurations: dict) -> None:
+    """Print right / wrong 200 / asked back / p50 per configuration (of ``n`` rows) as a
+    Markdown table under ``title`` (also ``benchmarks/phrase_reader.py``'s)."""
+    print(f"\n{title}")
+    print("| configuration | right | wrong 200 | asked back | p50 ms |")
+    print("|---|---|---|---|---|")
+    for label, c in configurations.items():
+        print(f"| {label} | {c['right']} ({100 * c['right'] / n:.1f} %) | {c['wrong']} "
+              f"({100 * c['wrong'] / n:.1f} %) | {c['asked']} | {c['p50_ms']:.1f} |")
+
+
 def table(name: str, result: dict) -> None:
     """Print one set group's counts per configuration as a Markdown table."""
     n = result["requests"]
-    print(f"\n{name}: {n} natural requests")
-    print("| configuration | right | wrong 200 | asked back | p50 ms |")
-    print("|---|---|---|---|---|")
-    for label, c in result["configurations"].items():
-        print(f"| {label} | {c['right']} ({100 * c['right'] / n:.1f} %) | {c['wrong']} "
-              f"({100 * c['wrong'] / n:.1f} %) | {c['asked']} | {c['p50_ms']:.1f} |")
+    counts_table(f"{name}: {n} natural requests", n, result["configurations"])
     a = result["alone"]
     print(f"| the reader alone | {a['right']} ({100 * a['right'] / n:.1f} %) | {a['wrong']} "
           f"({100 * a['wrong'] / n:.1f} %) | {a['asked']} | |")
