@@ -49,8 +49,9 @@ request-reader: setup
 
 # the linear reader of refused class lists (service.kinds.phrases; docs/results-resolution.md,
 # stop 60): about a minute; the test sets are held out so benchmarks/phrase_reader.py scores it
-.tailor/phrase-reader.safetensors: trainer/reader/phrases.py model_store/phrase_model.py \
-		model_store/text.py trainer/data/catalogue.py $(wildcard benchmarks/data/*.jsonl)
+.tailor/phrase-reader.safetensors: trainer/reader/phrases.py trainer/reader/train.py \
+		model_store/phrase_model.py model_store/text.py trainer/data/catalogue.py \
+		$(wildcard benchmarks/data/*.jsonl)
 	$(BIN)/tailor train phrase-reader --out $@ --hold-out $(TEST_SETS)
 
 # the learned reader of refused descriptions reads the rules' pass: refit when they change (~1 min)

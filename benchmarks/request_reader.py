@@ -17,7 +17,7 @@ the rules alone included, also pays for the forest's reading of a refusal (it of
 Train the reader with the test sets held out first, then measure (docs/results-resolution.md,
 stop 58):
 
-    tailor train request-reader --val benchmarks/data/resolution_outside9[4-7].jsonl
+    make request-reader  # the test sets (TEST) are scored, not trained on
     python benchmarks/request_reader.py --reader .tailor/request-reader \
         --forest .tailor/reader.safetensors
 """

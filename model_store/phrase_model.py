@@ -3,9 +3,9 @@
 The rules match a phrase that describes a class without naming it ("the animal that says
 moo") by its text-encoder similarity to each class's names, prompts and definition; where no
 class is near enough they answer 422. On the definitions rows of sets 90-101 the rules refused
-91 of 360 requests, and in most of them the nearest class was right but not by the margin
+47 answerable lists of 360, often where the nearest class was right but not by the margin
 they ask for (docs/results-resolution.md, stop 60). This model learns the reading instead
-from the ~6,000 labelled definition phrases of the resolution sets: a multinomial logistic
+from the ~7,000 labelled definition phrases of the resolution sets: a multinomial logistic
 regression over the same encoder's embedding of the phrase. Why a linear model over frozen
 embeddings and not a fine-tuned encoder: it fits in seconds, its probabilities are
 calibrated enough to act on, and it reads with the embeddings the service computes anyway.

@@ -9,12 +9,12 @@ likeliest, one class per phrase (an assignment: two phrases never take one class
 is the answer, with a note, when each of those phrases' probability reaches ``accept``.
 
 Why: on the definitions rows of sets 90-101 the rules answered 307 of 360 right and refused
-47 answerable ones; with the reader fitted on dev + 1-89, from 0.9 the service answered 327
-right with no more wrong 200s (6), and of the outside reviews' hard pairs it answered 7 more
+47 answerable ones; with the reader fitted on dev + 1-89, from 0.9 the service answered 323
+right with no more wrong 200s (6), and of the outside reviews' hard pairs it answered 6 more
 catalogue probes right and 1 more probe of a thing the catalogue lacks (of 193) wrongly; 0.8
 and below made more wrong 200s than the 5-to-1 rule allows (docs/results-resolution.md, stop
-60). A reader fitted for other classes or another encoder is not used (logged once); one
-that fails leaves the 422.
+60; the foil guard below cost 4 of those lists and a probe). A reader fitted for other
+classes or another encoder is not used (logged once); one that fails leaves the 422.
 """
 
 from __future__ import annotations
@@ -69,17 +69,19 @@ def configured(settings: Any) -> Phrases | None:
 
 
 def rescue(phrases: Phrases | None, resolver: Any, request: Any, trace: dict[str, Any],
-           slug: str) -> list[Any] | None:
+           problem: Any, notes: list[str] | None = None) -> list[Any] | None:
     """The answer (one ``Match`` per phrase, request order) to a class list the rules refused
-    as naming an unknown class (``slug``), when the reader gives each unknown phrase a class
-    of its own with at least ``accept``; the rules' matches (``trace``) stand as they were.
-    Other refusals stand: two phrases of one class ("ambiguous-classes") are asked back."""
-    if phrases is None or slug != "unknown-classes" or request.classes is None \
+    as naming an unknown class, when the reader gives each unknown phrase a class of its own
+    with at least ``accept``; the rules' matches (``trace``) stand, and ``notes`` gets the
+    reader's. Other refusals stand: two phrases of one class ("ambiguous-classes") are asked
+    back, and so is a phrase the rules found nearer a thing the catalogue lacks (a foil:
+    "the number of fingers and toes" is twenty, not five)."""
+    if phrases is None or problem.slug != "unknown-classes" or request.classes is None \
             or request.description is not None or not phrases.fits(resolver):  # fmt: skip
         return None
     matches = list(trace.get("matches") or [])
     free = [j for j, m in enumerate(matches) if m.name is None]
-    if not free or len(matches) < 2:
+    if not free or len(matches) < 2 or any(matches[j].looks_like for j in free):
         return None
     try:
         chosen, least = _assign(phrases.model, resolver, [matches[j].phrase for j in free],
@@ -87,12 +89,15 @@ def rescue(phrases: Phrases | None, resolver: Any, request: Any, trace: dict[str
     except Exception:
         log.exception("the phrase reader failed; the rules' 422 stands")
         return None
-    if not chosen or least < phrases.accept:  # more phrases than classes left: none
+    if not chosen or least < phrases.accept:
         return None
     from service.kinds.resolution import Match
 
     for j, (k, p) in zip(free, chosen, strict=True):
         matches[j] = Match(matches[j].phrase, resolver.names[k], k, round(p, 4))
+    if notes is not None:  # the rules' placements stand, and their notes with them
+        notes.append(f"the phrases no class matched were read by the phrase reader (least "
+                     f"probability {least:.2f}); the rules alone answered: {problem.detail}")
     return matches
 
 
@@ -100,15 +105,15 @@ def _assign(model: PhraseModel, resolver: Any, texts: list[str], taken: set[int]
             ) -> tuple[list[tuple[int, float]], float]:
     """(class, probability) per text, classes not in ``taken``, one each and none twice (the
     assignment of most joint log-probability; *none of these* keeps its share of each
-    phrase's probability), and the least of those probabilities."""
+    phrase's probability), and the least of those probabilities; nothing when fewer classes
+    are left than texts."""
     from scipy.optimize import linear_sum_assignment
 
-    p = model.probabilities(resolver.encoder.encode(texts))[:, :len(model.classes)]
-    left = [k for k in range(p.shape[1]) if k not in taken]
+    left = [k for k in range(len(model.classes)) if k not in taken]
     if len(left) < len(texts):
         return [], 0.0
-    sub = p[:, left]
-    rows, cols = linear_sum_assignment(-np.log(np.clip(sub, 1e-12, None)))
+    p = model.probabilities(resolver.encoder.encode(texts))[:, left]
+    rows, cols = linear_sum_assignment(-np.log(np.clip(p, 1e-12, None)))
     order = np.argsort(rows)
-    chosen = [(left[c], float(sub[r, c])) for r, c in zip(rows[order], cols[order], strict=True)]
+    chosen = [(left[c], float(p[r, c])) for r, c in zip(rows[order], cols[order], strict=True)]
     return chosen, min(q for _, q in chosen)

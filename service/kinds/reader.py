@@ -168,11 +168,7 @@ def resolve_or_read(resolver: Any, reader: Reader | None, accept: float, request
     except Problem as problem:
         if problem.slug not in READ_AGAIN or "marks" not in trace:
             raise
-        if (read := listed.rescue(phrases, resolver, request, trace, problem.slug)) is not None:
-            if notes is not None:  # the rules' placements stand, and their notes with them
-                notes.append("the phrases no class matched were read by the phrase reader "
-                             f"(least probability {min(m.score for m in read):.2f}); the "
-                             f"rules alone answered: {problem.detail}")
+        if (read := listed.rescue(phrases, resolver, request, trace, problem, notes)):
             return read, trace["domain"]
         forest = None
         if reader is not None and request.description is not None and _fits(reader, resolver):

@@ -63,10 +63,11 @@ def test_a_reader_fitted_on_a_scored_set_or_saying_nothing_is_refused(pacs, tiny
         bench.main(["--model", str(model), "--sets", "tiny=tiny", "--no-hard"])
 
 
-def test_unknown_sets_are_refused(pacs, tiny):
+def test_unknown_sets_are_refused(pacs, tiny, capsys):
     model = _horse(pacs, tiny / "any.safetensors", [])
     with pytest.raises(SystemExit):
         bench.main(["--model", str(model), "--sets", "g=no-such-set", "--no-hard"])
+    assert "no outside-written sets named ['no-such-set']" in capsys.readouterr().err
 
 
 def test_the_hard_pairs_scored_are_never_the_fitted_ones():

@@ -51,7 +51,9 @@ def test_a_refused_list_of_definitions_is_answered(pacs, model):
     assert [(m.phrase, m.name) for m in matches] == [(DESCRIBED[0], "elephant"),
                                                      (DESCRIBED[1], "horse")]
     assert domain is None and matches[1].score >= ACCEPT
-    assert any("phrase reader" in n and "no catalogue class matches" in n for n in notes)
+    assert matches[0].score < matches[1].score  # the rules' own similarity, kept
+    assert any(f"phrase reader (least probability {matches[1].score:.2f})" in n
+               and "no catalogue class matches" in n for n in notes)
 
 
 def test_a_phrase_the_rules_placed_keeps_their_match(pacs, model):
@@ -86,31 +88,41 @@ def test_a_phrase_whose_class_is_taken_is_not_handed_another(pacs, model):
         _resolve(pacs, DESCRIBED, Phrases(model, accept=0.9999))
 
 
-@pytest.mark.parametrize("classes", [["kitten", "cat"], ["the animal that says moo",
-                                                         "the animal that goes moo"]])
-def test_one_class_said_twice_is_asked_back(pacs, model, classes):
-    """Two phrases of one class are refused before any phrase is unknown (ambiguous, or too
-    few classes): the phrase reader only reads unknown-classes refusals."""
-    with pytest.raises(Problem) as asked:
-        _resolve(pacs, classes, Phrases(model, accept=0.5))
-    assert asked.value.slug in ("ambiguous-classes", "too-few-classes")
+def _one_class(pacs, name: str) -> PhraseModel:
+    """A reader that reads every phrase as ``name`` (its bias) and knows no other."""
+    bias = np.where(np.array([*pacs.names, "none"]) == name, 20.0, 0.0)
+    return PhraseModel(pacs.names, np.zeros((len(pacs.names) + 1, pacs.encoder.dim)), bias,
+                       encoder_key(pacs.encoder))
 
 
-def test_more_unknown_phrases_than_classes_stay_a_422(pacs, model):
-    """31 phrases the rules cannot place, 30 classes: no assignment gives each its own class,
-    so the 422 stands even when any reading would be accepted."""
-    phrases = [f"the {i}th qwxz blorp" for i in range(31)]
+def test_a_phrase_nearer_a_thing_the_catalogue_lacks_stays_a_422(pacs):
+    """The rules find the phrase nearer twenty (a foil) than any class: a reader sure it is
+    five is not asked."""
+    listed = ["the number of fingers and toes a person has altogether", "dog"]
     with pytest.raises(Problem) as refused:
-        _resolve(pacs, phrases, Phrases(model, accept=0.5))
-    assert refused.value.slug == "unknown-classes"
+        _resolve(pacs, listed, Phrases(_one_class(pacs, "five"), accept=0.5))
+    assert refused.value.extra["unknown"][0].get("looks_like")
 
 
-def test_a_description_is_not_read_by_it(pacs, model):
+def test_a_single_phrase_or_a_description_is_not_read(pacs):
+    """One phrase is too few classes, and a description is the tuned reader's, however sure
+    this reader is."""
+    horse = Phrases(_one_class(pacs, "horse"), accept=0.5)
+    with pytest.raises(Problem):
+        _resolve(pacs, ["the qwxz blorp"], horse)
     with pytest.raises(Problem) as refused:  # the rules: no catalogue class matches 'mice'
-        resolve_or_read(pacs, None, 1.01, PersonalizeCreate(
-            description="mice and dogs and cats"), DOMAINS, [], [], None,
-            Phrases(model, accept=0.5))  # fmt: skip
+        resolve_or_read(pacs, None, 1.01, PersonalizeCreate(description="mice and dogs and cats"),
+                        DOMAINS, [], [], None, horse)
     assert refused.value.slug == "unknown-classes"
+
+
+def test_no_assignment_when_fewer_classes_are_left_than_phrases(pacs, model):
+    from service.kinds.phrases import _assign
+
+    left_one = set(range(len(pacs.names))) - {pacs.names.index("horse")}
+    assert _assign(model, pacs, [DESCRIBED[1], DESCRIBED[1]], left_one) == ([], 0.0)
+    chosen, least = _assign(model, pacs, [DESCRIBED[1]], left_one)
+    assert chosen == [(pacs.names.index("horse"), least)] and least > 0.5
 
 
 def test_a_reader_for_other_classes_is_not_used(pacs, model, caplog):

@@ -91,3 +91,18 @@ def test_files_without_usable_rows_or_with_foreign_labels_are_refused(tmp_path):
     odd.write_text(json.dumps({**ROWS[0], "expect": ["cow", "unicorn"]}) + "\n")
     with pytest.raises(SystemExit, match="the catalogue lacks"):
         phrases_main(["--data", str(odd), "--out", str(tmp_path / "p.safetensors")])
+
+
+def test_two_labels_make_a_reader_of_both(data, tmp_path):
+    """scikit-learn fits two labels as one row of log-odds; both outputs must read it."""
+    two = tmp_path / "two.jsonl"
+    two.write_text("".join(json.dumps(r) + "\n" for r in ROWS if r.get("expect") and set(
+        r["expect"]) == {"cow", "dog"} and len(r["classes"]) == 2))
+    out = tmp_path / "p.safetensors"
+    phrases_main(["--data", str(two), "--out", str(out)])
+    model = PhraseModel.load(out)
+    from model_store.text import TextEncoder
+
+    phrases, labels = phrase_rows([two])
+    p = model.probabilities(TextEncoder(None, device="cpu").encode(phrases))
+    assert [model.classes[k] for k in p.argmax(1)] == labels and p.max(1).min() > 0.5

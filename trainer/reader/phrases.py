@@ -79,7 +79,11 @@ def fit(embeddings: np.ndarray, labels: list[str | None], classes: list[str], c:
     model = LogisticRegression(C=c, max_iter=3000).fit(embeddings, y)
     weight = np.zeros((len(classes) + 1, embeddings.shape[1]), np.float32)
     bias = np.full(len(classes) + 1, UNSEEN, np.float32)
-    weight[model.classes_], bias[model.classes_] = model.coef_, model.intercept_
+    if len(model.classes_) == 2:  # scikit-learn's binary case: one row, the second's log-odds
+        weight[model.classes_[1]], bias[model.classes_[1]] = model.coef_[0], model.intercept_[0]
+        weight[model.classes_[0]], bias[model.classes_[0]] = 0.0, 0.0
+    else:
+        weight[model.classes_], bias[model.classes_] = model.coef_, model.intercept_
     return weight, bias
 
 
