@@ -77,7 +77,7 @@ def rescue(phrases: Phrases | None, resolver: Any, request: Any, trace: dict[str
     back, and so is a phrase the rules found nearer a thing the catalogue lacks (a foil:
     "the number of fingers and toes" is twenty, not five)."""
     if phrases is None or problem.slug != "unknown-classes" or request.classes is None \
-            or request.description is not None or not phrases.fits(resolver):  # fmt: skip
+            or not phrases.fits(resolver):  # a request is a list or a description, not both
         return None
     matches = list(trace.get("matches") or [])
     free = [j for j, m in enumerate(matches) if m.name is None]

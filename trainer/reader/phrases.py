@@ -34,7 +34,8 @@ UNSEEN = -30.0  # the bias of a class no phrase was labelled with: never the lik
 
 def fitted_negative(row: dict) -> bool:
     """Whether a hard negative (``accept: []``) is fitted on: half of the things the catalogue
-    lacks, split by the thing (its ``note``), so no variant of a scored one is learnt."""
+    lacks, split by the thing (its ``note`` as written), so the phrasings of one thing fall
+    on one side. Notes that differ only in form split apart ("clog", "clogs": one pair)."""
     return int(hashlib.sha256(str(row.get("note")).encode()).hexdigest(), 16) % 2 == 0
 
 
