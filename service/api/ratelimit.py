@@ -115,8 +115,8 @@ class RedisLimiter:
             key, args = self.prefix + bucket, [self.interval, self.burst]
             allowed, retry = self.script(keys=[key], args=args)
         except redis.RedisError as exc:
-            self.metrics.ratelimit_errors.inc()
             self.link.failed("rate limit (limiting per worker meanwhile)", exc)
+            self.metrics.ratelimit_errors.inc()  # after: a scrape seeing it sees redis_up 0
             return self.local.check(bucket)
         self.link.ok()
         return Decision(bool(int(allowed)), float(retry))

@@ -51,8 +51,10 @@ class RedisWeightCache:
         return self.link.available
 
     def _failed(self, op: str, exc: Exception) -> None:
-        self.metrics.cache_errors.labels(self.TIER).inc()
+        # The link goes down before the error is counted, so a scrape that sees the count
+        # also sees tailor_redis_up at 0.
         self.link.failed(f"weight cache {op}", exc)
+        self.metrics.cache_errors.labels(self.TIER).inc()
 
     def get(self, recipe_key: str) -> bytes | None:
         """Verified payload, or None on miss, corruption, or Redis failure."""
