@@ -43,7 +43,7 @@ from scipy.optimize import linear_sum_assignment
 from model_store.domains import DOMAIN_DESCRIPTIONS
 from service.kinds import senses
 from service.kinds.chunks import Known
-from service.kinds.domains import domain_of
+from service.kinds.domains import described_words, domain_of
 from service.kinds.foils import Foils
 from service.kinds.lexical import Lexical
 from service.kinds.lexicon import Lexicon
@@ -124,6 +124,7 @@ class ClassResolver(Lexicon):
         described = {**DOMAIN_DESCRIPTIONS, **catalogue.get("domain_descriptions", {})}
         texts = [f"{d.replace('_', ' ')}: {described.get(d, d)}" for d in self.domains]
         self._domain_emb = encoder.encode(texts) if texts else None
+        self._domain_words = described_words({d: described.get(d, d) for d in self.domains})
         plurals = {w + ("es" if w.endswith(("s", "x", "ch", "sh")) else "s") for w in self._words}
         self.spell = Speller(self._words | plurals, getattr(encoder, "known_words", tuple)())
         self.known = self._known(classes, catalogue.get("subgroups") or {})
@@ -285,7 +286,8 @@ class ClassResolver(Lexicon):
         if self._domain_emb is None:
             return None
         return domain_of(style, self.domains,
-                         lambda text: _dot(self.encoder.encode([text]), self._domain_emb))
+                         lambda text: _dot(self.encoder.encode([text]), self._domain_emb),
+                         self._domain_words)
 
 
 def _dot(queries: np.ndarray, views: np.ndarray) -> np.ndarray:

