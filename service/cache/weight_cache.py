@@ -51,8 +51,8 @@ class RedisWeightCache:
         return self.link.available
 
     def _failed(self, op: str, exc: Exception) -> None:
-        # The link goes down before the error is counted, so a scrape that sees the count
-        # also sees tailor_redis_up at 0.
+        # The link goes down before the error is counted: a scrape that sees the count sees
+        # tailor_redis_up at 0, unless another request's success has since set it back.
         self.link.failed(f"weight cache {op}", exc)
         self.metrics.cache_errors.labels(self.TIER).inc()
 

@@ -246,7 +246,8 @@ _WRITING = {"write", "writes", "wrote", "draw", "draws", "drew", "scribble", "sc
 
 
 # "that's" unspelt is no plural: "numbers one … five thats all" dropped five (set 78, at 200)
-_CONTRACTED = frozenset({"thats", "whats", "theres", "heres", "lets", "hes", "shes", "wheres"})
+_CONTRACTED = frozenset({"thats", "whats", "theres", "heres", "lets", "hes", "shes", "wheres",
+                         "pls", "thx", "thanks"})  # "3, 5 and 8 pls" (set 101: lost the 8)
 
 
 def drop_numbers(tokens: list[str], known: Known) -> list[str]:
@@ -261,6 +262,8 @@ def drop_numbers(tokens: list[str], known: Known) -> list[str]:
         ranged = before in _RANGE_WORDS and i > 1 and is_number(tokens[i - 2])  # "1 to 3"
         if ranged or before in _BOUNDS or after in _RANGE_WORDS or after in _COUNTED:
             return True
+        if before is not None and is_number(before) and after is not None and is_style(after):
+            return False  # a list's last digit before its style: "0 2 4 6 8 photos"
         if after in MADE_ON and not (i + 2 < len(tokens) and (known.class_word(tokens[i + 2])
                                                           or plural(tokens[i + 2]))):
             return False  # "the digits 3, 5 and 9 drawn in a comic book style" (set 71); not

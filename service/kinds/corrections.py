@@ -21,7 +21,9 @@ from service.kinds.tokens import singular_forms, words
 from service.kinds.vocabulary import FILLER
 
 _MARKER = re.compile(r"\bno,?\s+wait\b,?|\bwait,?\s+no\b,?|\bsorry,?\s+i\s+mean(?:t)?\b|"
-                     r"\bno\s+sorry\b|\bscra(?:tch|p)\s+that\b|\bcorrection\s*[:,]|\bi\s+meant\b|"
+                     r"\bno\s+sorry\b|\b(?:scra(?:tch|p)|strike)\s+that\b|\bcorrection\s*:|\bi\s+meant\b|"
+                     r"(?:^|(?<=[.!?;]\s))correction\s*,|"  # "Targets: horse, dog. Correction,
+                     # horse, dog, bird." (set 105); not "no colour correction, please"
                      r"(?:,|\ber\b|\bum\b|\buh\b),?\s*i\s+mean\b|"
                      r"\bno,\s+(?=(?:just|only|actually|instead)\b)|"  # "? no, just the even"
                      r"\b(?:actually|no|sorry|wait|oops),?\s+make\s+(?:that|it)\b,?|"  # not
@@ -52,8 +54,7 @@ _SENTENCE_END = re.compile(r"[.!?]+\s+|\n")
 _ADDING = {"also", "too", "plus", "add", "additionally", "another", "more"}
 RETRACTING = {"drop", "skip", "scrap", "scratch", "forget", "remove", "omit", "cancel", "minus",
               "nvm", "nevermind",  # Slack's "edit 2: nvm dresses"
-              "ditch", "lose", "ignore", "disregard",
-              "strike"}  # fmt: skip  # "Strike trousers, those were recovered dry" (set 102)
+              "ditch", "lose", "ignore", "disregard"}  # fmt: skip
 # "ignore any animal that isn't one of these", "drop everything else": a filter, not a class
 _UNNAMED = {"any", "anything", "everything", "other", "others", "else", "rest", "all"}
 LEADING = {"please", "pls", "so", "but", "and", "just", "then", "i", "we", "you", "d", "ll"}

@@ -34,10 +34,18 @@ def taking_pictures(text: str) -> bool:
     return _TAKING_PICTURES.search(text) is not None
 
 
+_NEGATED = re.compile(r"\b(?:not|no|never|without|except|excluding)\b")
+
+
 def described_words(texts: dict[str, str]) -> dict[str, frozenset[str]]:
-    """Each domain's words, as its name and description say them (for :func:`domain_of`)."""
-    return {d: frozenset(w for w in re.findall(r"[a-z]+", f"{d} {t}".lower()) if len(w) > 3)
-            for d, t in texts.items()}
+    """Each domain's words, as its name and description say them (for :func:`domain_of`); a
+    clause that turns something down ("candid photos, not studio shots") says none of its
+    words, so "studio" does not name that domain (an outside review)."""
+    def said(text: str) -> set[str]:
+        clauses = [c for c in re.split(r"[,;:.()]|\band\b|\bbut\b", text.lower())
+                   if not _NEGATED.search(c)]
+        return {w for c in clauses for w in re.findall(r"[a-z]+", c) if len(w) > 3}
+    return {d: frozenset(said(f"{d}, {t}")) for d, t in texts.items()}
 
 
 def _named_by(style: list[str], described: dict[str, frozenset[str]]) -> str | None:

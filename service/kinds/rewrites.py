@@ -46,6 +46,10 @@ _U = re.compile(r"\bu(?=\s+(?:have|got|can|could|do|offer|support|guys|know|said
 _EXCL = re.compile(r"\bexcl\b\.?", re.I)  # "even digits excl 0" (set 65: zero kept at 200)
 # radio talk: "Negative on cat, add bear instead. Over." (held-out sets 91 and 105: kept at 200)
 _NEGATIVE_ON = re.compile(r"\bnegative\s+on\b", re.I)
+# "Strike trousers, those were recovered dry" (set 102: kept at 200); not "strike that" (a
+# correction marker), "strike a balance", nor a lightning strike at the end of a clause
+_STRIKE = re.compile(r"\bstrike(?:\s+out)?\s+(?!(?:a|an|that|this|it|of|on|in|at|to)\b)"
+                     r"(?=[a-z0-9])", re.I)
 # "@dana can u …", "@ml-team": people, read as "team" (a word about the app, never a class)
 _HANDLE = re.compile(r"(?:^|(?<=[\s(]))@[\w-]+", re.I)
 _COMPOUND = re.compile(r"\b(\w+)-(and|or)-(\w+)\b", re.I)  # "cats-and-dogs", "black-and-white"
@@ -166,12 +170,12 @@ def without_chatter(text: str) -> str:
     where nothing else is about numbers ("sevens and ones with a serif" keeps its digit),
     "nonzero digits" as "digits 1 to 9", "shoe type things" as "shoes", "excl." as
     "excluding", "u have" as "you have", "the odd dog" as "the occasional dog", "negative on"
-    as "drop", and "read them" as "recognize them"."""
+    and "strike" as "drop", and "read them" as "recognize them"."""
     text = text if _OTHER_NUMBER.search(text) else _PRONOUN_ONES.sub("", text)
     text = _CAM.sub("team", _READ_THEM.sub("recognize ", text))
     text = clipart(_SHOT.sub("filmed ", text))
     text = _NONZERO.sub(r"\1 1 to 9", _WEBCOMIC.sub("web ", _TYPE_THINGS.sub(_plural, text)))
-    text = _NEGATIVE_ON.sub("drop", text)
+    text = _STRIKE.sub("drop ", _NEGATIVE_ON.sub("drop", text))
     text = _U.sub("you", _EXCL.sub("excluding", _WITH.sub("with ", text)))  # "every animal u
     # have except bears" (set 64: a clash)
     text = _ODD.sub(lambda m: "the occasional " if m[1].lower() == "the" else "an occasional ",

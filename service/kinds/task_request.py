@@ -225,7 +225,8 @@ def resolve_request(
         ignored += context + strays
     if request.classes is None:  # a listed definition may name another class in passing
         matches = heads.rescued(resolver, matches, request.description or "", notes)
-        matches = without_lone_digit(matches, request.description or "", notes)
+        matches = without_lone_digit(matches, request.description or "", notes, listed,
+                                     marks.declared)
     unknown = [m for m in matches if m.name is None]
     if unknown:
         raise Problem(

