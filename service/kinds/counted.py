@@ -102,8 +102,8 @@ _AMOUNT = re.compile(r"(?:\b(?:about|around|approx(?:imately)?|roughly|nearly|ov
 
 # "Number of classes: 3" as a field of a spec (an outside review of stop 50: the digit three
 # at 200), read as "exactly 3 classes" before fields are read
-_NUMBER_OF = re.compile(rf"\b(?:number|num|no\.|count|#)\s+(?:of\s+)?(?:classes|categories|"
-                        rf"labels)\s*(?::|is|-)?\s*{_N}\b", re.I)
+_NUMBER_OF = re.compile(rf"(?:\b(?:number|num|no\.|count|n)|#)[\s_]+(?:of[\s_]+)?(?:classes|"
+                        rf"categories|labels)\s*(?::|is|-|=)?\s*{_N}\b", re.I)  # "num_classes: 2"
 
 
 def count_field(text: str) -> str:

@@ -29,6 +29,9 @@ from service.kinds.domains import described_words, domain_of
     # "pls" is no plural a number counts; a list's last digit before its style is no count
     ("the digits 2, 7 and 9 pls", ["two", "seven", "nine"], None),
     ("1 3 5 7 9 photos", ["one", "three", "five", "seven", "nine"], "photo"),
+    # a spec's "num_classes: 2" declares the count, as "Number of classes: 2" does
+    ("num_classes: 2\nclasses:\n  - coat\n  - dress\ndomain: photo", ["coat", "dress"],
+     "photo"),
     # "Correction," opens a correction as "Correction:" does
     ("Targets: cat, dog. Correction, cat, dog, sheep. Over.", ["cat", "dog", "sheep"], None),
 ])
