@@ -21,7 +21,8 @@ from service.kinds.tokens import singular_forms, words
 from service.kinds.vocabulary import FILLER
 
 _MARKER = re.compile(r"\bno,?\s+wait\b,?|\bwait,?\s+no\b,?|\bsorry,?\s+i\s+mean(?:t)?\b|"
-                     r"\bno\s+sorry\b|\b(?:scra(?:tch|p)|strike)\s+that\b|\bcorrection\s*:|\bi\s+meant\b|"
+                     r"\bno\s+sorry\b|\b(?:scra(?:tch|p)|strike)\s+that\b|\bcorrection\s*:|"
+                     r"\bi\s+meant\b|"
                      r"(?:^|(?<=[.!?;]\s))correction\s*,|"  # "Targets: horse, dog. Correction,
                      # horse, dog, bird." (set 105); not "no colour correction, please"
                      r"(?:,|\ber\b|\bum\b|\buh\b),?\s*i\s+mean\b|"
