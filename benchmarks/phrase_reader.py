@@ -14,7 +14,7 @@ have been fitted on a scored set. The service's probability (0.9) was chosen on 
 (docs/results-resolution.md, stop 60); the others are shown, not chosen on the test.
 
     tailor train phrase-reader --out /tmp/phrases.safetensors \
-        --hold-out benchmarks/data/resolution_outside10[6-9].jsonl
+        --hold-out benchmarks/data/resolution_outside11[0-3].jsonl
     python benchmarks/phrase_reader.py --model /tmp/phrases.safetensors
 """
 
@@ -35,7 +35,7 @@ from benchmarks.request_reader import counts_table  # noqa: E402
 from benchmarks.resolution import OUTSIDE, load_rows, tailor_pacs_catalogue  # noqa: E402
 
 # the test sets: written after the stop-59 code, scored (counts only) and never read
-TEST = {"106-109": ("outside106", "outside107", "outside108", "outside109")}
+TEST = {"110-113": ("outside110", "outside111", "outside112", "outside113")}
 ACCEPT = (0.8, 0.85, 0.9, 0.95)
 OUT = Path(__file__).resolve().parent / "results" / "phrase_reader"
 

@@ -37,7 +37,7 @@ from benchmarks.resolution import OUTSIDE, load_rows, tailor_pacs_catalogue  # n
 
 # written after the stop-59 code, by agents that saw only the brief (docs: stop 60); each stop's
 # test sets are training sets from the next (98-101 since stop 60)
-TEST = ("outside106", "outside107", "outside108", "outside109")
+TEST = ("outside110", "outside111", "outside112", "outside113")
 # 0.5: the readings a 422 offers (service.kinds.reader.OFFERED); 0: every reading
 THRESHOLDS = (0.95, 0.9, 0.85, 0.8, 0.7, 0.6, 0.5, 0.0)
 OUT = Path(__file__).resolve().parent / "results" / "reader"

@@ -39,7 +39,7 @@ from benchmarks.resolution import OUTSIDE, load_rows, tailor_pacs_catalogue  # n
 
 # written after the stop-59 code by agents that saw only the brief: scored (counts only), never read
 # (docs/results-resolution.md, stop 60); 98-101, the stop-59 test, validated stop 60's changes
-TEST = {"106-107": ("outside106", "outside107"), "108-109": ("outside108", "outside109")}
+TEST = {"110-111": ("outside110", "outside111"), "112-113": ("outside112", "outside113")}
 ASK_BACK = (0.5, 0.7, 0.9)  # confidence from which an answer read otherwise is asked back
 RESCUE = (0.7, 0.9, 0.95)  # confidence from which a refusal read is answered
 SECONDED = (0.5, 0.7)  # … or read alike by the forest reader
