@@ -29,7 +29,7 @@ from service.kinds.vocabulary import (
     PEOPLE,
     SAME_PLURAL,
 )
-from service.kinds.wholes import group_of
+from service.kinds.whole_words import group_of
 
 # Words before a numeral that lean to no class are about something else ("a child holds up a
 # card showing" 3: 0.21). Chosen when names could end such a mention too: on the tuning pool

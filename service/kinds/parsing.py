@@ -91,8 +91,10 @@ from service.kinds.vocabulary import (
     REQUESTING,
     SIZES,
     STYLE_HINTS,
+    either_style,
 )
-from service.kinds.wholes import group_of, spell_out
+from service.kinds.whole_words import all_of_them, group_of
+from service.kinds.wholes import spell_out
 
 # A retraction goes on over "and"/"or" ("remove 0 and 1"), and over commas when nothing after
 # adds or keeps ("Drop 9, 8, 7 from …"; not "skip birds, horses and cows too", "remove the
@@ -116,13 +118,15 @@ def parse(text: str, known: Known = Known()) -> Parsed:  # noqa: B008 (immutable
     """Split ``text`` into class mentions and style words (see the module docstring)."""
     text = continued(without_designators(clipart(text)))  # "Style: clip art", "Amendment No.
     # 1"; "1, 2, 3... up to 9" as a range before "..." ends a sentence
+    text = all_of_them(text, known.groups)  # "animals, all of them", before a field is read
     text = EXCEPTION_OF.sub("except", dictated(read_emoji(text, known.class_of)))  # "🐘🦒"
     text = count_field(CLOCK_TIME.sub("", DATE.sub(" ", text)))  # "Amendment (14:20): please
     # add …", "(review of 3 March)"
     if one_bounded(text):  # "a number bigger than five"
         return Parsed([], refused="a bound ('a number bigger than five') names no number; "
                                   "name the digits, e.g. 'the digits 6 to 9'")
-    any_style = ANY_STYLE.search(text)  # "no particular image type": no domain
+    any_style = ANY_STYLE.search(text) or either_style(text)  # "no particular image type",
+    # "photo or sketch": no domain
     camera = taking_pictures(text)  # "I'm taking pictures of the kids' old clothes"
     try:
         text, cut = as_prose(text, known)  # a thread, a chat, a config, a letter

@@ -50,6 +50,16 @@ _NEGATIVE_ON = re.compile(r"\bnegative\s+on\b", re.I)
 # correction marker), "strike a balance", nor a lightning strike at the end of a clause
 _STRIKE = re.compile(r"\bstrike(?:\s+out)?\s+(?!(?:a|an|that|this|it|of|on|in|at|to)\b)"
                      r"(?=[a-z0-9])", re.I)
+# "so don't bother with cats -- just birds vs dogs" (sets 34 and 108: a 422, and the cows
+# kept at 200)
+_BOTHER = re.compile(r"\b(?:do\s*n[o']?t|not)\s+(?:bother(?:ed)?|worry)\s+(?:with|about)\b", re.I)
+# a command line's flags: "coat, shirt, pullover --exclude shirt" (set 98: the pullover
+# dropped instead, at 200), "digits 0-9 --style sketch" (set 98: only zero and nine)
+_FLAG = re.compile(r"(?:^|(?<=\s))--(?:(?P<out>exclude|without|skip|drop)|style|domain)"
+                   r"(?:\s+|=)(?=[a-z0-9])", re.I)
+_DOUBLE_DASH = re.compile(r"(?<=\S)\s+--\s+(?=\S)")  # a typed dash: "skip cats -- just birds"
+# chat spellings of "because": "6 and 9 bc the clients confuse them" (sets 62, 80 and 106)
+_BECAUSE = re.compile(r"\b(?:bc|b/c|cuz|bcoz|bcuz)\b(?=\s+[a-z])", re.I)
 # "@dana can u …", "@ml-team": people, read as "team" (a word about the app, never a class)
 _HANDLE = re.compile(r"(?:^|(?<=[\s(]))@[\w-]+", re.I)
 _COMPOUND = re.compile(r"\b(\w+)-(and|or)-(\w+)\b", re.I)  # "cats-and-dogs", "black-and-white"
@@ -157,6 +167,10 @@ def clipart(text: str) -> str:
     return _CLIP_ART.sub("clipart", text)
 
 
+def _flag(m: re.Match) -> str:
+    return "; drop " if m["out"] else "; style: "
+
+
 def without_designators(text: str) -> str:
     """A document's numbered designator gone ("Amendment No. 1 to this RFP adds 'zebra'" was
     read as "no 1 …": a negation, set 83); "no 1s" stays a negation."""
@@ -169,13 +183,15 @@ def without_chatter(text: str) -> str:
     ("ask Cam"; a lower-case or upper-case cam hints at photos), "ones with pigs" as "pigs"
     where nothing else is about numbers ("sevens and ones with a serif" keeps its digit),
     "nonzero digits" as "digits 1 to 9", "shoe type things" as "shoes", "excl." as
-    "excluding", "u have" as "you have", "the odd dog" as "the occasional dog", "negative on"
-    and "strike" as "drop", and "read them" as "recognize them"."""
+    "excluding", "u have" as "you have", "the odd dog" as "the occasional dog", "negative on",
+    "strike" and "don't bother with" as "drop", "bc" as "because", a spaced "--" as a dash,
+    "--exclude X" and "--style X" as clauses, and "read them" as "recognize them"."""
     text = text if _OTHER_NUMBER.search(text) else _PRONOUN_ONES.sub("", text)
     text = _CAM.sub("team", _READ_THEM.sub("recognize ", text))
     text = clipart(_SHOT.sub("filmed ", text))
     text = _NONZERO.sub(r"\1 1 to 9", _WEBCOMIC.sub("web ", _TYPE_THINGS.sub(_plural, text)))
-    text = _STRIKE.sub("drop ", _NEGATIVE_ON.sub("drop", text))
+    text = _STRIKE.sub("drop ", _NEGATIVE_ON.sub("drop", _BOTHER.sub("drop", text)))
+    text = _DOUBLE_DASH.sub(" — ", _FLAG.sub(_flag, _BECAUSE.sub("because", text)))
     text = _U.sub("you", _EXCL.sub("excluding", _WITH.sub("with ", text)))  # "every animal u
     # have except bears" (set 64: a clash)
     text = _ODD.sub(lambda m: "the occasional " if m[1].lower() == "the" else "an occasional ",

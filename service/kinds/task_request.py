@@ -37,7 +37,7 @@ from service.kinds.vocabulary import (
     SIZES,
     VENUES,
 )
-from service.kinds.wholes import group_of
+from service.kinds.whole_words import group_of
 
 # words of a negated chunk that say it is excluded, not what is: "bags are out of scope"
 _EXCLUSION_WORDS = NEEDED | DROPPED | RETRACTING | {"out", "scope", "handled", "leave",

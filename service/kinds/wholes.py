@@ -16,20 +16,25 @@ from collections.abc import Callable, Mapping
 
 from service.kinds.everything import whole_at, whole_catalogue
 from service.kinds.namely import names_next, narrowed
-from service.kinds.tokens import NUMERALS, singular_forms, words
+from service.kinds.tokens import words
 from service.kinds.vocabulary import FILLER, NEGATIONS
+from service.kinds.whole_words import (
+    BOUNDED,
+    COUNTS,
+    DIGIT,
+    TOTAL,
+    distributed,
+    group_of,
+    related,
+    whole_bare,
+)
 
-# English synonyms of common group names; a catalogue's own group names always count
-SYNONYMS = {"digit": {"number", "numeral"}, "number": {"digit", "numeral"},
-            "clothing": {"clothes", "garment", "apparel", "fashion"},
-            "animal": {"creature", "critter"}}
-_TOTAL = r"all|every|whole|entire|complete|full"  # not "each": "pairs each animal with its word"
 _FILL = (r"the|of|your|our|a|single|possible|handwritten|written|printed|available|supported|"
          r"other|remaining|rest|"
          r"different|distinct|basic|kinds?\s+of|types?\s+of|\d+|ten|nine|eight|seven|six|five|"
          r"(?:items?|class(?:es)?|things?|ones?)\s+(?:in|of|from)")  # "every item in the …"
 _PHRASE = re.compile(
-    rf"\b(?:(?P<total>{_TOTAL})|(?P<parity>even|odd|prime)|(?:the\s+)?(?P<count>\d+|ten|nine|eight|"
+    rf"\b(?:(?P<total>{TOTAL})|(?P<parity>even|odd|prime)|(?:the\s+)?(?P<count>\d+|ten|nine|eight|"
     rf"seven|six|five|four|three))(?P<fill>(?:\s+(?:{_FILL}|even|odd|prime|single[\s-]digit))*)\s+(?P<group>[a-z]+)\b"
     r"(?:\s+(?:items?|categor(?:y|ies)|class(?:es)?|things?|stuff|pieces?|articles?|kinds?|types?|ones|"
     r"lists?|groups?|sections?|catalogue|catalog|collection|range|lineup|"
@@ -62,99 +67,19 @@ _POST = {"of", "with", "that", "which", "who", "where", "in", "on", "from"}
 _RANGE_AT = re.compile(r"^\s*(?:the\s+)?(\d|zero|one|two|three|four|five|six|seven|eight|nine)"
                        r"\s*(?:-|–|to|through|thru|until)\s*(\d|zero|one|two|three|four|five|"
                        r"six|seven|eight|nine)\b", re.I)  # fmt: skip
-_DIGIT = r"(\d|zero|one|two|three|four|five|six|seven|eight|nine)"
-_PARITY_RANGE = re.compile(rf"^\s*(?:from\s+)?(?:the\s+)?{_DIGIT}\s*(?:-|–|to|through|thru|"
-                           rf"until)\s*{_DIGIT}\b|^\s*between\s+(?:the\s+)?{_DIGIT}\s*"
-                           rf"(?:-|–|to|and)\s*{_DIGIT}\b", re.I)  # not "odd digits 1 and 7"
+_PARITY_RANGE = re.compile(rf"^\s*(?:from\s+)?(?:the\s+)?{DIGIT}\s*(?:-|–|to|through|thru|"
+                           rf"until)\s*{DIGIT}\b|^\s*between\s+(?:the\s+)?{DIGIT}\s*"
+                           rf"(?:-|–|to|and)\s*{DIGIT}\b", re.I)  # not "odd digits 1 and 7"
 _EXCLUDING = re.compile(r"^\s*,?\s*(?:(?:except(?:\s+for)?|excluding|but(?:\s+not|\s+no)?|"
                         r"other\s+than|apart\s+from|minus|without|save\s+for)\b(?:\s+(?:please\s+)?(?:skip|"
                         r"drop|remove|scrap|forget|leave\s+out)\b)?|(?:skip|drop|remove|scrap|"
                         r"forget|leave\s+out)\b)", re.I)  # "all animals, but skip the cows"
-_BOUNDED = re.compile(r"^\s*(?:from|between|below|above|under|over|less|greater|up\s+to|"
-                      r"through|to|till|until|lower|higher|smaller|bigger|larger|\d)\b", re.I)
 _LIST_WORDS = {"and", "or", "nor", "the", "for", "s", "plus", "n",
                "minus", "except", "excluding"}  # "minus X and minus the bag"
 _NAMING_NEXT = {"but", "but no"}  # exclude only before a class: not "all animals but no
 # cartoons" or "all the animals but leave the numbers out"
-_COUNTS = {w: int(d) for d, w in NUMERALS.items()} | {"ten": 10}
 
 
-# a bare group word before what it leaves out: "digits, but skip 0 and 1", "animals except
-# cows" ask for the whole group (held-out set 39)
-_BARE = re.compile(r"(?<![\w-])(?P<w>[a-z]+)(?=\s*,?\s*(?:except|excluding|other\s+than|apart\s+"
-                   r"from|minus|save\s+for|but\s+(?:not|no|skip|drop|without|remove|leave\s+"
-                   r"out)|with\s+no)\b)", re.I)
-_NOT_BARE = {"all", "every", "whole", "entire", "complete", "full", "even", "odd", "prime", "no",
-             "not", "any", "without", "other", "of", "some", "few", "many", "these", "those"}
-
-
-def _whole_bare(text: str, groups: Mapping[str, list[str]]) -> str:
-    """"digits, but skip 0" as "all digits, but skip 0" (see ``_BARE``)."""
-    def whole(m: re.Match) -> str:
-        clause = words(re.split(r"[.!?;:\n]", text[:m.start()])[-1])
-        if any(group_of(w, groups) for w in clause):  # "digits and animals except cats":
-            return m[0]  # which group the exception leaves, and the other, is unclear
-        before = clause[-2:]  # "all the animals except …" is whole
-        plural = m["w"].lower() not in groups and m["w"].lower().endswith("s") or m[
-            "w"].lower() in ("clothing", "apparel", "footwear")  # fmt: skip
-        if not plural or group_of(m["w"].lower(), groups) is None or set(before) & _NOT_BARE \
-                or (before and (before[-1].isdigit() or before[-1] in _COUNTS)):  # fmt: skip
-            return m[0]
-        return f"all {m[0]}"
-    return _BARE.sub(whole, text)
-
-
-_CHAIN = re.compile(rf"\b(?P<total>{_TOTAL})\s+(?:the\s+)?(?P<w>[a-z]+)\b", re.I)
-_AND_NEXT = re.compile(r"\s*(?:,\s*(?:and\s+|&\s*|plus\s+)?|\s*&\s*|\s+(?:and|plus|as\s+well\s+as)"
-                       r"\s+)(?:the\s+)?(?P<w>[a-z]+)\b", re.I)
-_COLLECTIVE = ("clothing", "apparel", "footwear")
-# what may follow a group word that is the whole group: not "and numbers written on tags"
-_ENDS_GROUP = re.compile(r"\s*(?:[,.;:!?)]|$|(?:and|or|except|excluding|but|minus|please|pls|"
-                         r"too|in\s+(?:photos?|pictures?|sketches|drawings?|cartoons?|paintings?))"
-                         r"\b)", re.I)  # fmt: skip
-# what narrows the group word before it: a number ("and digits one to five"), examples ("and
-# clothes like coats"), brackets (an outside review of this rule: all ten digits at 200)
-_NARROWING = re.compile(rf"\s*(?:(?:the\s+)?{_DIGIT}\b|(?:like|such|e\.?g|including|"
-                        r"especially|mostly)\b|\()", re.I)
-
-
-_RELATED = re.compile(r"\b(?:everything|anything|all\s+things)\s+(?:(?:in|from|of|within)\s+"
-                      r"(?:the\s+)?)?(?P<w>[a-z]+)(?:[\s-]related)?\b", re.I)
-
-
-_SELLS = re.compile(r"\b(?:sells?|selling|sold|stocks?|stocking|carry|carries|offers?)\s+$", re.I)
-
-
-def _related(text: str, groups: Mapping[str, list[str]]) -> str:
-    """"everything clothing-related", "everything in clothing except bags" as "all clothing"
-    (held-out set 42: a 422; an outside review: "everything in t-shirt" lost the t-shirt)."""
-    return _RELATED.sub(lambda m: f"all {m['w']}" if group_of(m["w"].lower(), groups)
-                        and not _SELLS.search(m.string[: m.start()])  # "Our shop sells
-                        # everything in clothing but we only need the shoes" (a review)
-                        and _ENDS_GROUP.match(m.string[m.end():])
-                        and not _NARROWING.match(m.string[m.end():].lstrip(" ,"))
-                        and not re.match(r"[\s,]*(?:but\s+)?only\b", m.string[m.end():])
-                        else m[0], text)  # fmt: skip  # not "…-related but only 1-3"
-
-
-def _distributed(text: str, groups: Mapping[str, list[str]]) -> str:
-    """"all animals and digits" as "all animals and all digits": a word of totality before
-    a list of group words covers each of them (the second group was dropped at 200: a
-    reviewer, stop 35). A group word followed by a bound, a number or examples ("and digits
-    1-5", "and digits one to five", "and clothes like coats") keeps its own reading."""
-    out, last = [], 0
-    for m in _CHAIN.finditer(text):
-        if m.start() < last or group_of(m["w"].lower(), groups) is None:
-            continue
-        at = m.end()
-        while (n := _AND_NEXT.match(text, at)) and group_of(n["w"].lower(), groups) and (
-                n["w"].lower().endswith("s") or n["w"].lower() in _COLLECTIVE
-                or m["total"].lower() == "every") and not _BOUNDED.match(text[n.end():]) \
-                and not _NARROWING.match(text[n.end():].lstrip(" ,")) \
-                and _ENDS_GROUP.match(text[n.end():]):
-            out += [text[last:n.start("w")], "all "]
-            last, at = n.start("w"), n.end()
-    return "".join(out) + text[last:]
 
 
 def spell_out(text: str, groups: Mapping[str, list[str]],
@@ -168,8 +93,8 @@ def spell_out(text: str, groups: Mapping[str, list[str]],
     out, last, excepted, unclear = [], 0, [], []
     if not _apposed_group(text, groups):
         text = whole_catalogue(text, groups, class_of)
-    text = _related(text, groups)  # "the whole catalogue"
-    text = _whole_bare(_distributed(text, groups), groups)
+    text = related(text, groups)  # "the whole catalogue"
+    text = whole_bare(distributed(text, groups), groups)
     for match in _PHRASE.finditer(text):
         members = _members(match, groups)
         if members is None or match.start() < last:
@@ -228,9 +153,9 @@ def _within(text: str, match: re.Match, members: list[str]) -> tuple[list[str], 
     bound = _PARITY_RANGE.match(text[match.end():])
     if bound is None or _parity(match) is None:
         return None
-    low, high = sorted(_COUNTS.get(b.lower(), int(b) if b.isdigit() else -1)
+    low, high = sorted(COUNTS.get(b.lower(), int(b) if b.isdigit() else -1)
                        for b in bound.groups() if b is not None)  # fmt: skip
-    kept = [m for m in members if low <= _COUNTS[m] <= high]
+    kept = [m for m in members if low <= COUNTS[m] <= high]
     return kept, match.end() + bound.end()
 
 
@@ -244,7 +169,7 @@ def _asked(text: str, last: int, match: re.Match, class_of: Callable[[str], str 
     would be read as asked ("knows all the odd numbers 0-9": all ten at 200, set 63)."""
     after, before = text[match.end():], text[last : match.start()]  # since the last group
     clause = _CLAUSE_START.split(before)[-1]
-    return not ((_BOUNDED.match(after) and not bounded) or _ABOUT.match(after)
+    return not ((BOUNDED.match(after) and not bounded) or _ABOUT.match(after)
                 or _NEGATED.search(before)) \
         and (bounded or all((w in FILLER and w not in NEGATIONS) or w == "plus"
                             or class_of(w) is not None for w in words(clause)))  # fmt: skip
@@ -257,19 +182,19 @@ def _members(match: re.Match, groups: Mapping[str, list[str]]) -> list[str] | No
         return None
     members = list(groups[group])
     fill = words(match["fill"] or "")
-    if sum(w in _PARITIES or w in _COUNTS or w.isdigit() for w in fill) \
+    if sum(w in _PARITIES or w in COUNTS or w.isdigit() for w in fill) \
             + bool(match["parity"] or match["count"]) > 1:  # fmt: skip
         return None  # "even odd digits", "ten ten digits"
     parity = _parity(match)
     if parity:
-        values = {m: _COUNTS.get(m) for m in members}
+        values = {m: COUNTS.get(m) for m in members}
         if any(v is None for v in values.values()):
             return None  # "odd animals" is no parity
         return [m for m in members if values[m] in _PARITIES[parity]]
-    count = match["count"] or next((w for w in fill if w in _COUNTS or w.isdigit()), None)
+    count = match["count"] or next((w for w in fill if w in COUNTS or w.isdigit()), None)
     if match["total"] is None and count is None:
         return None
-    if count is not None and _COUNTS.get(count, int(count) if count.isdigit() else -1) \
+    if count is not None and COUNTS.get(count, int(count) if count.isdigit() else -1) \
             != len(members):  # fmt: skip
         return None  # "3 digits" counts, it names no group
     return members
@@ -285,14 +210,6 @@ def _parity(match: re.Match) -> str | None:
         (w for w in words(match["fill"] or "") if w in _PARITIES), None)
     return said or None
 
-
-def group_of(word: str, groups: Mapping[str, list[str]]) -> str | None:
-    """The catalogue group a word names ("animals", "garments"), if any."""
-    for form in singular_forms(word):
-        for group in groups:
-            if form == group or form in SYNONYMS.get(group, ()):
-                return group
-    return None
 
 
 def _modifies(tokens: list[str], after: int) -> bool:
@@ -316,7 +233,7 @@ def _exceptions(text: str, start: int, class_of: Callable[[str], str | None],
     base, excluded = start + lead.end(), set()
     noes = {"no"} if "no" in lead[0].lower().split() else set()  # "but no zebras no giraffes"
     if span := _RANGE_AT.match(text[base:]):  # "except 1-3": the whole range
-        lo, hi = (int(g) if g.isdigit() else _COUNTS[g.lower()] for g in span.groups())
+        lo, hi = (int(g) if g.isdigit() else COUNTS[g.lower()] for g in span.groups())
         excluded |= {class_of(str(d)) for d in range(lo, hi + 1)}
         base += span.end()
     found = list(re.finditer(r"[a-z0-9]+|[,&]", text[base:].lower()))

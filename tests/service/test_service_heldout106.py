@@ -1,0 +1,53 @@
+"""Stop 62 (issue 13): wrong 200s and refusals of held-out sets 106-109 (read once 110-113
+were scored unread) that share a shape with rows of earlier sets, with the real bundled MiniLM
+over Tailor-PACS. Each ``test_read`` case, reworded, was answered wrongly (a wrong class set at
+200, or a 422) by the stop-61 rules; the guards hold on both."""
+
+from __future__ import annotations
+
+import pytest
+from service_testkit import resolve_description as _resolve
+
+
+@pytest.mark.parametrize(("text", "classes", "domain"), [
+    # a group word, then "all of them", is the whole group
+    ("- digits, all of them\n- plus cats and dogs (for a promo)\n- sketches",
+     ["zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "cat",
+      "dog"], "sketch"),
+    ("the animals, all of them that you have. style: pencil drawing",
+     ["bear", "bird", "cat", "cow", "dog", "elephant", "giraffe", "horse", "sheep", "zebra"],
+     "sketch"),
+    # "don't bother with X" leaves X out
+    ("The feeder cam sees our cat all day, so don't bother with cats, only birds and dogs.",
+     ["bird", "dog"], "photo"),
+    ("sheep, cows and horses. Do not worry about cows, we know those.", ["sheep", "horse"],
+     None),
+    # "bc" is "because": what follows is a reason, not a class list
+    ("the digits 0-9 but no 3 bc that key is broken", ["zero", "one", "two", "four", "five",
+                                                       "six", "seven", "eight", "nine"], None),
+    ("need 4 and 9 bc the kids mix them up", ["four", "nine"], None),
+    # a command line's flags: an exclusion, a style
+    ("dress, coat, bag --exclude coat", ["dress", "bag"], None),
+    ("digits 1-4 --style cartoon", ["one", "two", "three", "four"], "cartoon"),
+    # a spaced "--" is a dash: it ends what "skip" takes back
+    ("skip the horses -- just cows and sheep.", ["cow", "sheep"], None),
+    # two styles of different domains as alternatives: no one domain
+    ("coats vs dresses; the input is either a photo or a sketch", ["coat", "dress"], None),
+])
+def test_read(pacs, text, classes, domain):
+    assert _resolve(pacs, text) == (classes, domain)
+
+
+@pytest.mark.parametrize(("text", "classes", "domain"), [
+    # "all of them" after classes, or after a count, changes nothing
+    ("dogs, cats and birds, all of them in sketches", ["dog", "cat", "bird"], "sketch"),
+    ("the numbers zero to nine, all of them", ["zero", "one", "two", "three", "four", "five",
+                                               "six", "seven", "eight", "nine"], None),
+    ("cats and dogs, all of them black", ["cat", "dog"], None),
+    # "don't worry about" something that is no class leaves the classes as they are
+    ("Don't worry about the lighting, just tell cats from dogs", ["cat", "dog"], None),
+    # alternatives within one domain keep it
+    ("cats and dogs, cartoons or comics", ["cat", "dog"], "cartoon"),
+])
+def test_guard(pacs, text, classes, domain):
+    assert _resolve(pacs, text) == (classes, domain)
