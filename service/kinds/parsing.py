@@ -45,6 +45,7 @@ from service.kinds.dictation import dictated, listed_runs, rejoined
 from service.kinds.dismissals import dismissed, wave_off
 from service.kinds.domains import taking_pictures
 from service.kinds.emoji import read_emoji
+from service.kinds.everything import counted_whole
 from service.kinds.excepting import (
     needed_without,
     negated_slashes,
@@ -118,7 +119,8 @@ def parse(text: str, known: Known = Known()) -> Parsed:  # noqa: B008 (immutable
     """Split ``text`` into class mentions and style words (see the module docstring)."""
     text = continued(without_designators(clipart(text)))  # "Style: clip art", "Amendment No.
     # 1"; "1, 2, 3... up to 9" as a range before "..." ends a sentence
-    text = all_of_them(text, known.groups)  # "animals, all of them", before a field is read
+    text = counted_whole(all_of_them(text, known.groups), known.groups)  # "animals, all of
+    # them", "all 30 classes", before a field is read
     text = EXCEPTION_OF.sub("except", dictated(read_emoji(text, known.class_of)))  # "🐘🦒"
     text = count_field(CLOCK_TIME.sub("", DATE.sub(" ", text)))  # "Amendment (14:20): please
     # add …", "(review of 3 March)"

@@ -66,8 +66,9 @@ SENTENCE = re.compile(r"(?<=\bplease)(?=\s+(?:my|i|we|our|it'?s|thanks?|thx)\s)|
                       rf"|(?:{_SHORT}){_ABBREVIATION}"
                       r"\.(?=\s+(?-i:[A-Z]))"
                       r"|,(?=\s*(?:those|these|they)\s+(?:are|were|will|get|go|have|already)\b)"
-                      r"|(?<=\bit|\bus|\bme)\.(?=\s)|(?<=\bthem)\.(?=\s)"  # "the game guesses it.
-                      # need all ten digits" (set 52: "game" glued to the digits)
+                      r"|(?<=\bit|\bus|\bme)\.(?=\s)|(?<=\bthem)\.(?=\s)|(?<=\bgot)\.(?=\s)"
+                      # "the game guesses it. need all ten digits" (set 52: "game" glued to the
+                      # digits); "Everything you got. all 30 classes" (set 107: zero counted)
                       r"|(?<=\s\s)\.(?=\s+(?-i:[A-Z]))",  # a full stop left alone by words removed
                       # ("None of the wild ones. Cats, dogs": set 56, the cats were excluded); two
                       # spaces, not a quote's ('"sweaters". They are pullovers': one mention)

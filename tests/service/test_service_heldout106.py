@@ -8,6 +8,11 @@ from __future__ import annotations
 import pytest
 from service_testkit import resolve_description as _resolve
 
+EVERY = ["zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine",
+         "t-shirt", "trouser", "pullover", "dress", "coat", "sandal", "shirt", "sneaker", "bag",
+         "ankle boot", "bear", "bird", "cat", "cow", "dog", "elephant", "giraffe", "horse",
+         "sheep", "zebra"]
+
 
 @pytest.mark.parametrize(("text", "classes", "domain"), [
     # a group word, then "all of them", is the whole group
@@ -31,6 +36,10 @@ from service_testkit import resolve_description as _resolve
     ("digits 1-4 --style cartoon", ["one", "two", "three", "four"], "cartoon"),
     # a spaced "--" is a dash: it ends what "skip" takes back
     ("skip the horses -- just cows and sheep.", ["cow", "sheep"], None),
+    # "all 30" where the catalogue holds 30 classes is every class; "got." ends a sentence
+    ("all 30 classes pls", EVERY, None),
+    ("Whatever you got. all thirty of them, as cartoons", EVERY, "cartoon"),
+    ("cats and dogs, all 30 of them in photos", ["cat", "dog"], "photo"),  # was a 422
     # two styles of different domains as alternatives: no one domain
     ("coats vs dresses; the input is either a photo or a sketch", ["coat", "dress"], None),
 ])
@@ -46,6 +55,8 @@ def test_read(pacs, text, classes, domain):
     ("cats and dogs, all of them black", ["cat", "dog"], None),
     # "don't worry about" something that is no class leaves the classes as they are
     ("Don't worry about the lighting, just tell cats from dogs", ["cat", "dog"], None),
+    # "all 30" of something else, or a count that is not the catalogue's, is no catalogue
+    ("all 30 photos show cats or dogs; classify cats and dogs", ["dog", "cat"], "photo"),
     # alternatives within one domain keep it
     ("cats and dogs, cartoons or comics", ["cat", "dog"], "cartoon"),
 ])
