@@ -43,7 +43,7 @@ from service.kinds.counted import (
 )
 from service.kinds.dictation import dictated, listed_runs, rejoined
 from service.kinds.dismissals import dismissed, wave_off
-from service.kinds.domains import taking_pictures
+from service.kinds.domains import either_style, taking_pictures
 from service.kinds.emoji import read_emoji
 from service.kinds.everything import counted_whole
 from service.kinds.excepting import (
@@ -92,7 +92,6 @@ from service.kinds.vocabulary import (
     REQUESTING,
     SIZES,
     STYLE_HINTS,
-    either_style,
 )
 from service.kinds.whole_words import all_of_them, group_of
 from service.kinds.wholes import spell_out

@@ -51,8 +51,9 @@ _NEGATIVE_ON = re.compile(r"\bnegative\s+on\b", re.I)
 _STRIKE = re.compile(r"\bstrike(?:\s+out)?\s+(?!(?:a|an|that|this|it|of|on|in|at|to)\b)"
                      r"(?=[a-z0-9])", re.I)
 # "so don't bother with cats -- just birds vs dogs" (sets 34 and 108: a 422, and the cows
-# kept at 200)
-_BOTHER = re.compile(r"\b(?:do\s*n[o']?t|not)\s+(?:bother(?:ed)?|worry)\s+(?:with|about)\b", re.I)
+# kept at 200); not before a pronoun ("don't bother with that one": set 32's t-shirt asked for)
+_BOTHER = re.compile(r"\b(?:do\s*n[o']?t|not)\s+(?:bother(?:ed)?|worry)\s+(?:with|about)\b"
+                     r"(?!\s+(?:that|this|it|them|those|these)\b)", re.I)  # not "… that one"
 # a command line's flags: "coat, shirt, pullover --exclude shirt" (set 98: the pullover
 # dropped instead, at 200), "digits 0-9 --style sketch" (set 98: only zero and nine)
 _FLAG = re.compile(r"(?:^|(?<=\s))--(?:(?P<out>exclude|without|skip|drop)|style|domain)"

@@ -101,22 +101,6 @@ ANY_STYLE = re.compile(r"\b(?:no\s+particular|any|whatever|mixed|a\s+mix\s+of|a\
                        r"about|as\s+to)\s+(?:the\s+)?(?:image\s+|picture\s+)?style\b(?!\s+of\b)"
                        r"|\bno\s+(?:image\s+|picture\s+)?style\s+(?:restrictions?|preferences?|"
                        r"requirements?)\b", re.I)
-# two styles of different domains offered as alternatives: "input is either photo or sketch"
-# (held-out set 95: sketch at 200); not "cartoons or comics" (one domain) nor "photos, or
-# rather sketches" (a correction)
-_STYLE_OF = {"photo": "photo", "photograph": "photo", "sketch": "sketch", "drawing": "sketch",
-             "painting": "art_painting", "cartoon": "cartoon", "comic": "cartoon"}
-_ALTERNATIVE = re.compile(r"\b(photo|photograph|sketch|drawing|painting|cartoon|comic)(?:e?s)?\s+"
-                          r"or\s+(?!rather\b)(?:an?\s+)?(photo|photograph|sketch|drawing|painting|"
-                          r"cartoon|comic)(?:e?s)?\b", re.I)
-
-
-def either_style(text: str) -> bool:
-    """Whether ``text`` offers two styles of different domains as alternatives."""
-    return any(_STYLE_OF[a.lower()] != _STYLE_OF[b.lower()]
-               for a, b in _ALTERNATIVE.findall(text))
-
-
 # "every animal, with the exception of domestic pets (cats and dogs)" (set 61): read as
 # "except", the one form every exclusion rule knows
 EXCEPTION_OF = re.compile(r"\bwith\s+the\s+exceptions?\s+of\b", re.I)

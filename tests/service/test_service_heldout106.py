@@ -55,6 +55,8 @@ def test_read(pacs, text, classes, domain):
     ("cats and dogs, all of them black", ["cat", "dog"], None),
     # "don't worry about" something that is no class leaves the classes as they are
     ("Don't worry about the lighting, just tell cats from dogs", ["cat", "dog"], None),
+    ("sneakers and sandals. Our t-shirt merch never comes back, so don't bother with that one.",
+     ["sneaker", "sandal"], None),  # a pronoun: left to the rules that read it (set 32)
     # "all 30" of something else, or a count that is not the catalogue's, is no catalogue
     ("all 30 photos show cats or dogs; classify cats and dogs", ["dog", "cat"], "photo"),
     # alternatives within one domain keep it
