@@ -9,6 +9,7 @@ import re
 from collections.abc import Callable, Mapping
 
 from service.kinds.tokens import NUMERALS, named_classes
+from service.kinds.wholes import exceptions
 
 # "everything from the clothing category" is the whole group ("every clothing category"; the
 # group phrase takes the noun: wholes._PHRASE)
@@ -56,6 +57,30 @@ def _spelt(m: re.Match, word: str, members: list[str]) -> str:
     return re.sub(word, joint.join(members), m[0], flags=re.I)
 
 
+# the words a clause may open with before a sub-group it asks for: "I need footwear except …"
+_ASKING = {"i", "we", "need", "want", "would", "like", "please", "pls", "classify", "recognise",
+           "recognize", "detect", "identify", "tag", "sort", "spot", "just", "only", "the", "a",
+           "model", "classifier", "for", "to", "and", "also", "plus", "then", "so", "ok", "okay"}
+
+
+def _less_exceptions(text: str, w: str, members: list[str],
+                     class_of: Callable[[str], str | None]) -> str:
+    """The first sub-group word followed by an exception that names only its own classes, as
+    the classes left: "footwear but NOT the boots" → "sandal, sneaker" (set 109: a 422; the
+    boots, a class named, had kept "footwear" from being spelt out at all), where the clause
+    asks for it (``_ASKING``). The exception is read as a whole group's is
+    (:func:`service.kinds.wholes.exceptions`)."""
+    for m in re.finditer(rf"\b(?:(?:all|every)\s+(?:the\s+)?)?{w}\b", text, re.I):
+        clause = re.split(r"[.!?;:,\n(]", text[:m.start()])[-1]
+        if not set(re.findall(r"[a-z]+", clause.lower())) <= _ASKING:
+            continue  # "Bags only. Our shop sells footwear but not boots": context
+        end, excluded = exceptions(text, m.end(), class_of, members)
+        if excluded and end > m.end():
+            kept = ", ".join(c for c in members if c not in excluded)
+            return text[:m.start()] + kept + text[end:]
+    return text
+
+
 def spelt_subgroup_words(text: str, subgroups: Mapping[str, list[str]],
                          class_of: Callable[[str], str | None]) -> str:
     """A sub-group word where it asks or excludes, with the sub-group's classes in its place:
@@ -91,6 +116,7 @@ def spelt_subgroup_words(text: str, subgroups: Mapping[str, list[str]],
                           f"all {word}", text, flags=re.I)  # (an outside review: a sneaker only)
         text = _in_exceptions(text, [word, *SUBGROUP_SYNONYMS.get(word, ())], members)
         w = re.escape(word) + "s?"
+        text = _less_exceptions(text, w, members, class_of)
         text = re.sub(rf"\bno\s+(?:the\s+|any\s+)?{w}\b", "no " + ", ".join(members),
                       text, flags=re.I)  # "no footwear of any kind … sneakers": a clash
         asking = re.compile(

@@ -232,7 +232,12 @@ PEOPLE = {"guest", "guests", "visitor", "visitors", "driver", "drivers", "son", 
           "daughter", "daughters", "boss", "manager", "colleague", "colleagues", "illustrator",
           "illustrators", "wife", "husband", "mum", "mom", "dad", "friend", "friends",
           "children", "kids", "students", "pupils", "players", "fans", "followers", "twins",
-          "kiddos", "kiddo"}
+          "kiddos", "kiddo",
+          # family (set 108: "my grandchild wants an animal book" asked back)
+          "grandchild", "grandchildren", "grandkid", "grandkids", "grandson", "grandsons",
+          "granddaughter", "granddaughters", "grandma", "grandpa", "granny", "nephew",
+          "nephews", "niece", "nieces", "cousin", "cousins", "sister", "brother", "siblings",
+          "parents", "toddler", "toddlers"}
 FILLER |= ABOUT_APP
 # Stop words a class may still be named by ("one", "top", "fire truck") are kept where they do.
 # Numbers past nine are no filler: "seven, eight, nine, ten" lost its "ten" and was answered

@@ -39,12 +39,13 @@ def _plural_group(word: str, groups: Mapping[str, list[str]]) -> bool:
 
 # a group word, then "all of them": "animals, all of them" (sets 51, 88, 99 and 108: a 422, or
 # the group dropped at 200 beside another class)
-_ALL_OF_THEM = re.compile(r"(?<![\w-])(?:(?:the|your|our)\s+)?(?P<w>[a-z]+)\s*,\s*all\s+of\s+"
-                          r"(?:them|those)\b", re.I)
+_ALL_OF_THEM = re.compile(r"(?<![\w-])(?:(?:the|your|our)\s+)?(?P<w>[a-z]+)(?:\s+only)?\s*,\s*"
+                          r"all\s+of\s+(?:them|those|it)\b", re.I)  # "clothing only, all of it"
 
 
 def all_of_them(text: str, groups: Mapping[str, list[str]]) -> str:
-    """"animals, all of them" as "all the animals" (see ``_ALL_OF_THEM``)."""
+    """"animals, all of them" as "all the animals" (see ``_ALL_OF_THEM``); a word that names
+    no group, or one animal ("the cat, all of it"), is left as it is."""
     return _ALL_OF_THEM.sub(lambda m: f"all the {m['w']}" if _plural_group(m["w"], groups)
                             else m[0], text)
 

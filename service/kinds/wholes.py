@@ -106,7 +106,7 @@ def spell_out(text: str, groups: Mapping[str, list[str]],
                 excepted += members  # numbers.": the verb goes too, else it reads on
                 out, last = out + [text[last : last + left.start()]], tail
             continue
-        end, excluded = _exceptions(text, tail, class_of, members)
+        end, excluded = exceptions(text, tail, class_of, members)
         if _PREDICATE.match(text[end:]):  # "All animals except cows are out of scope"
             continue
         if excluded is None:  # "all digits except those that look alike": which ones?
@@ -219,7 +219,7 @@ def _modifies(tokens: list[str], after: int) -> bool:
         and tokens[after] not in FILLER - {"vs"}
 
 
-def _exceptions(text: str, start: int, class_of: Callable[[str], str | None],
+def exceptions(text: str, start: int, class_of: Callable[[str], str | None],
                 members: list[str]) -> tuple[int, set[str] | None]:
     """``(end, classes)``: the excluding clause right after a group phrase ("except zero and
     one", "but not cows or ankle boots", "except 1-3") and the classes it names; ``(start, ∅)``

@@ -8,6 +8,8 @@ from __future__ import annotations
 import pytest
 from service_testkit import resolve_description as _resolve
 
+from service.core.problems import Problem
+
 EVERY = ["zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine",
          "t-shirt", "trouser", "pullover", "dress", "coat", "sandal", "shirt", "sneaker", "bag",
          "ankle boot", "bear", "bird", "cat", "cow", "dog", "elephant", "giraffe", "horse",
@@ -40,6 +42,12 @@ EVERY = ["zero", "one", "two", "three", "four", "five", "six", "seven", "eight",
     ("all 30 classes pls", EVERY, None),
     ("Whatever you got. all thirty of them, as cartoons", EVERY, "cartoon"),
     ("cats and dogs, all 30 of them in photos", ["cat", "dog"], "photo"),  # was a 422
+    # a sub-group with an exception that names its own classes; a collective "all of it"
+    ("footwear but NOT the boots", ["sandal", "sneaker"], None),
+    ("I need all the footwear except ankle boots recognised", ["sandal", "sneaker"], None),
+    ("apparel only, all of it, for the shop's stock list", EVERY[10:20], None),
+    # a relative is no class the catalogue lacks
+    ("all the animals please, my grandchild wants an animal book", EVERY[20:], None),
     # two styles of different domains as alternatives: no one domain
     ("coats vs dresses; the input is either a photo or a sketch", ["coat", "dress"], None),
 ])
@@ -64,3 +72,9 @@ def test_read(pacs, text, classes, domain):
 ])
 def test_guard(pacs, text, classes, domain):
     assert _resolve(pacs, text) == (classes, domain)
+
+
+def test_subgroup_in_context_is_not_asked(pacs):
+    """"footwear but not boots" said of a shop is context: it spells out no sandals."""
+    with pytest.raises(Problem):
+        _resolve(pacs, "Bags only. Our shop sells footwear but not boots.")
