@@ -26,16 +26,21 @@ def narrowed(text: str, at: int, class_of: Callable[[str], str | None], kept: li
     lead = _NAMELY.match(text[at:])
     if not lead or lead["so"] and not names_next(text, at + lead.end(), class_of):
         return None  # "the even digits, so 1, 3 and 5" (set 38) clashes; "…, so we can" reads on
-    rest = re.split(r"[.!?;\n]", text[at + lead.end():])[0]
-    tokens, found, i = words(rest), [], 0
+    found = named_in(re.split(r"[.!?;\n]", text[at + lead.end():])[0], class_of)
+    if lead["so"] and set(found) <= set(kept):  # "odd digits, so 7 and 9 included": the
+        return None  # group restated; only a listed class outside it clashes
+    return (found, at + lead.end()) if found else None
+
+
+def named_in(text: str, class_of: Callable[[str], str | None]) -> list[str]:
+    """The classes ``text``'s words name in order, longest names first ("ankle boots")."""
+    tokens, found, i = words(text), [], 0
     while i < len(tokens):
         n, name = next(((n, class_of(" ".join(tokens[i:i + n]))) for n in (3, 2, 1)
                         if class_of(" ".join(tokens[i:i + n]))), (1, None))
         found += [name] if name else []
         i += n
-    if lead["so"] and set(found) <= set(kept):  # "odd digits, so 7 and 9 included": the
-        return None  # group restated; only a listed class outside it clashes
-    return (found, at + lead.end()) if found else None
+    return found
 
 
 def names_next(text: str, at: int, class_of: Callable[[str], str | None]) -> bool:

@@ -15,7 +15,7 @@ import re
 from collections.abc import Callable, Mapping
 
 from service.kinds.everything import whole_at, whole_catalogue
-from service.kinds.namely import names_next, narrowed
+from service.kinds.namely import named_in, names_next, narrowed
 from service.kinds.tokens import words
 from service.kinds.vocabulary import FILLER, NEGATIONS
 from service.kinds.whole_words import (
@@ -109,6 +109,8 @@ def spell_out(text: str, groups: Mapping[str, list[str]],
         end, excluded = exceptions(text, tail, class_of, members)
         if _PREDICATE.match(text[end:]):  # "All animals except cows are out of scope"
             continue
+        if excluded is None:
+            end, excluded = spelled_exception(text, tail, class_of, members)
         if excluded is None:  # "all digits except those that look alike": which ones?
             unclear.append(text[match.start():tail + 40].split(".")[0].strip(" ,;"))
             continue
@@ -126,6 +128,28 @@ def spell_out(text: str, groups: Mapping[str, list[str]],
         out += [text[last:match.start()], spelt + (f",{left} " if text[end:].strip() else "")]
         last = end
     return "".join(out) + text[last:], excepted, unclear
+
+
+# an exception named by a description, then spelt out: "except the farm ones (no cow sheep
+# horse)", "except the domestic pets, so no cats and no dogs" (sets 106 and 109: asked back)
+_SPELLED = re.compile(r"^\s*,?\s*(?:except(?:\s+for)?|excluding|but\s+not|other\s+than|apart\s+"
+                      r"from|minus)\s+(?:the\s+)?(?:[a-z-]+\s+){0,3}?[a-z-]+\s*(?:\(|,?\s*(?:i\.?\s?e\b"
+                      r"\.?|(?:namely|that\s+is|meaning|so)\b))", re.I)
+
+
+def spelled_exception(text: str, start: int, class_of: Callable[[str], str | None],
+                      members: list[str]) -> tuple[int, set[str] | None]:
+    """``(end, classes)`` of an exception described and then listed (``_SPELLED``): the classes
+    of the list, up to its closing bracket or sentence end, when every class named there is a
+    member of the group; ``(start, None)`` otherwise."""
+    lead = _SPELLED.match(text[start:])
+    if lead is None:
+        return start, None
+    rest = re.match(r"[^.;!?\n)]*\)?", text[start + lead.end():])[0]
+    names = named_in(rest, class_of)
+    if not names or not set(names) <= set(members):
+        return start, None
+    return start + lead.end() + len(rest), set(names)
 
 
 def _apposed_group(text: str, groups: Mapping[str, list[str]]) -> bool:
