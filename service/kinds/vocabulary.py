@@ -237,7 +237,7 @@ PEOPLE = {"guest", "guests", "visitor", "visitors", "driver", "drivers", "son", 
           "grandchild", "grandchildren", "grandkid", "grandkids", "grandson", "grandsons",
           "granddaughter", "granddaughters", "grandma", "grandpa", "granny", "nephew",
           "nephews", "niece", "nieces", "cousin", "cousins", "sister", "brother", "siblings",
-          "parents", "toddler", "toddlers"}
+          "parents"}
 FILLER |= ABOUT_APP
 # Stop words a class may still be named by ("one", "top", "fire truck") are kept where they do.
 # Numbers past nine are no filler: "seven, eight, nine, ten" lost its "ten" and was answered
