@@ -52,8 +52,11 @@ _STRIKE = re.compile(r"\bstrike(?:\s+out)?\s+(?!(?:a|an|that|this|it|of|on|in|at
                      r"(?=[a-z0-9])", re.I)
 # "so don't bother with cats -- just birds vs dogs" (sets 34 and 108: a 422, and the cows
 # kept at 200); not before a pronoun ("don't bother with that one": set 32's t-shirt asked for)
-_BOTHER = re.compile(r"\b(?:do\s*n[o']?t|not)\s+(?:bother(?:ed)?|worry)\s+(?:with|about)\b"
-                     r"(?!\s+(?:that|this|it|them|those|these)\b)", re.I)  # not "… that one"
+# nor a clause that goes on ("don't bother with the digits being rotated": an outside review)
+_BOTHER = re.compile(r"\b(?:do\s*n[o']?t|not)\s+bother(?:ed)?\s+(?:with|about)\b"
+                     r"(?!\s+(?:that|this|it|them|those|these)\b)"  # not "… that one"
+                     r"(?=(?:\s+(?!(?:being|vs|versus|looking|much|too)\b)[\w'-]+){1,6}\s*"
+                     r"(?:[.;,!?\n—)]|--|$))", re.I)  # the things, then the clause's end
 # a command line's flags: "coat, shirt, pullover --exclude shirt" (set 98: the pullover
 # dropped instead, at 200), "digits 0-9 --style sketch" (set 98: only zero and nine)
 _FLAG = re.compile(r"(?:^|(?<=\s))--(?:(?P<out>exclude|without|skip|drop)|style|domain)"
@@ -192,7 +195,9 @@ def without_chatter(text: str) -> str:
     text = clipart(_SHOT.sub("filmed ", text))
     text = _NONZERO.sub(r"\1 1 to 9", _WEBCOMIC.sub("web ", _TYPE_THINGS.sub(_plural, text)))
     text = _STRIKE.sub("drop ", _NEGATIVE_ON.sub("drop", _BOTHER.sub("drop", text)))
-    text = _DOUBLE_DASH.sub(" — ", _FLAG.sub(_flag, _BECAUSE.sub("because", text)))
+    text = _FLAG.sub(_flag, _BECAUSE.sub("because", text))
+    if len(_DOUBLE_DASH.findall(text)) == 1:  # "cats -- dogs -- horses" is a list
+        text = _DOUBLE_DASH.sub(" — ", text)
     text = _U.sub("you", _EXCL.sub("excluding", _WITH.sub("with ", text)))  # "every animal u
     # have except bears" (set 64: a clash)
     text = _ODD.sub(lambda m: "the occasional " if m[1].lower() == "the" else "an occasional ",

@@ -63,6 +63,12 @@ _ASKING = {"i", "we", "need", "want", "would", "like", "please", "pls", "classif
            "model", "classifier", "for", "to", "and", "also", "plus", "then", "so", "ok", "okay"}
 
 
+_LEAVES_OUT = re.compile(r"\s*,?\s*(?:except(?:\s+for)?|excluding|but\s+not|but\s+no|minus|other\s+"
+                         r"than|apart\s+from|without)\b", re.I)
+# the exception is a subject or ranked, not left out: "footwear except sandals are the priority"
+_GOES_ON = re.compile(r"\s*(?:are|is|was|were|matter|matters|especially|first|mostly)\b", re.I)
+
+
 def _less_exceptions(text: str, w: str, members: list[str],
                      class_of: Callable[[str], str | None]) -> str:
     """The first sub-group word followed by an exception that names only its own classes, as
@@ -74,8 +80,10 @@ def _less_exceptions(text: str, w: str, members: list[str],
         clause = re.split(r"[.!?;:,\n(]", text[:m.start()])[-1]
         if not set(re.findall(r"[a-z]+", clause.lower())) <= _ASKING:
             continue  # "Bags only. Our shop sells footwear but not boots": context
+        if not _LEAVES_OUT.match(text[m.end():]):
+            continue  # "footwear but sneakers especially": a bare "but" ranks, it excludes nothing
         end, excluded = exceptions(text, m.end(), class_of, members)
-        if excluded and end > m.end():
+        if excluded and end > m.end() and not _GOES_ON.match(text[end:]):
             kept = ", ".join(c for c in members if c not in excluded)
             return text[:m.start()] + kept + text[end:]
     return text

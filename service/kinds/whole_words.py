@@ -40,7 +40,9 @@ def _plural_group(word: str, groups: Mapping[str, list[str]]) -> bool:
 # a group word, then "all of them": "animals, all of them" (sets 51, 88, 99 and 108: a 422, or
 # the group dropped at 200 beside another class)
 _ALL_OF_THEM = re.compile(r"(?<![\w-])(?:(?:the|your|our)\s+)?(?P<w>[a-z]+)(?:\s+only)?\s*,\s*"
-                          r"all\s+of\s+(?:them|those|it)\b", re.I)  # "clothing only, all of it"
+                          r"all\s+of\s+(?:them|those|it)\b(?=[ \t]*(?:[\n,.;:!?)]|$)|\s+(?:please|"
+                          r"pls|that|you|except|excluding|but|minus|plus|and|in|for|as|from)\b)",
+                          re.I)  # "clothing only, all of it"; not "clothes, all of them shirts"
 
 
 def all_of_them(text: str, groups: Mapping[str, list[str]]) -> str:

@@ -130,11 +130,13 @@ def spell_out(text: str, groups: Mapping[str, list[str]],
     return "".join(out) + text[last:], excepted, unclear
 
 
-# an exception named by a description, then spelt out: "except the farm ones (no cow sheep
-# horse)", "except the domestic pets, so no cats and no dogs" (sets 106 and 109: asked back)
+# an exception named by a description, then spelt out as what is not wanted: "except the farm
+# ones (no cow sheep horse)", "except the domestic pets, so no cats and no dogs" (sets 106 and
+# 109: asked back); not "except the wild ones, so cats, dogs …", which may list what is kept (an
+# outside review)
 _SPELLED = re.compile(r"^\s*,?\s*(?:except(?:\s+for)?|excluding|but\s+not|other\s+than|apart\s+"
                       r"from|minus)\s+(?:the\s+)?(?:[a-z-]+\s+){0,3}?[a-z-]+\s*(?:\(|,?\s*(?:i\.?\s?e\b"
-                      r"\.?|(?:namely|that\s+is|meaning|so)\b))", re.I)
+                      r"\.?|(?:namely|that\s+is|meaning|so)\b))\s*,?\s*(?:no|not|without)\b", re.I)
 
 
 def spelled_exception(text: str, start: int, class_of: Callable[[str], str | None],
