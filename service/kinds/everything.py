@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Mapping
 
+from service.kinds.arithmetic import NUMBERS
 from service.kinds.tokens import named_classes
 
 _WHOLE = re.compile(
@@ -25,8 +26,6 @@ _WHOLE = re.compile(
 
 # "all 30 classes", "all thirty of them", "All 30." where the catalogue holds that many classes
 # (24 requests of the outside sets 1-109; "all 30 classes pls" was a 422)
-_TENS = {"twenty": 20, "thirty": 30, "forty": 40, "fifty": 50, "sixty": 60, "seventy": 70,
-         "eighty": 80, "ninety": 90, "hundred": 100}
 _ALL_N = re.compile(r"\b(?:all|every)\s+(?:the\s+)?(?P<n>\d+|[a-z]+)(?:[\s-]+(?:class(?:es)?|"
                     r"categor(?:y|ies)|labels?|things?|items?|of\s+them)\b|(?=\s*(?:[.!?,;:)]|"
                     r"$|please\b|pls\b)))", re.I)
@@ -39,7 +38,7 @@ def counted_whole(text: str, groups: Mapping[str, list[str]]) -> str:
 
     def whole(m: re.Match) -> str:
         n = m["n"].lower()
-        return "every class you have" if (int(n) if n.isdigit() else _TENS.get(n)) == total \
+        return "every class you have" if (int(n) if n.isdigit() else NUMBERS.get(n)) == total \
             else m[0]
     return _ALL_N.sub(whole, text) if total > 10 else text
 

@@ -72,6 +72,8 @@ def test_read(pacs, text, classes, domain):
      ["sneaker", "sandal"], None),  # a pronoun: left to the rules that read it (set 32)
     # "all 30" of something else, or a count that is not the catalogue's, is no catalogue
     ("all 30 photos show cats or dogs; classify cats and dogs", ["dog", "cat"], "photo"),
+    # a count that is not the catalogue's size is no catalogue: "all twenty of them" are photos
+    ("cats and dogs, all twenty of them in photos", ["cat", "dog"], "photo"),
     # an outside review of stop 62: a style negated or answered, a worry that goes on, a list
     # after "all of them", and "--" as a list separator keep their old reading
     ("cats and dogs in paintings, not photos or sketches", ["cat", "dog"], "art_painting"),
